@@ -1,0 +1,78 @@
+"""`ToolContext`: everything a tool may touch while it runs, and nothing more."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ._model import PathRole, ToolCall
+from ._spec import ToolSpec
+from ._workspace import ResolvedPath, Workspace
+
+if TYPE_CHECKING:
+    from ._host import Host
+    from ._session import Session
+
+
+@attrs.frozen
+class GatedPath:
+    """A path argument the host gate has checked: confined, leased, stat'ed and observed."""
+
+    argument: str
+    role: PathRole
+    resolved: ResolvedPath
+    stat: os.stat_result | None
+
+    @property
+    def path(self) -> str:
+        return self.resolved.path
+
+    @property
+    def display(self) -> str:
+        return self.resolved.display
+
+
+@attrs.define
+class ToolContext:
+    """What a tool's ``execute`` (and ``validate``/``preview``) receives besides its arguments.
+
+    - ``session``: the session (id, directory, turn origin, mode, extensions).
+    - ``workspace``: ``resolve(path, write=...)`` confines a path; ``relative`` names it.
+    - ``files``: the observed-file API (reads record observations; writes are atomic).
+    - ``config``: this plugin's config table (validated, defaults applied).
+    - ``notify(text)``: a notice shown once with the session's next results.
+    - ``cancelled``: set when the integrator cancels the batch or the session.
+    - ``gated``: the path arguments the host gate checked, by argument name.
+    - ``expected_versions``: for an approved preview, the versions it was computed on.
+    """
+
+    session: Session
+    call: ToolCall
+    tool: ToolSpec
+    cancelled: threading.Event = attrs.field(factory=threading.Event)
+    gated: dict[str, GatedPath] = attrs.field(factory=dict)
+    expected_versions: dict[str, Any] | None = None
+    previewing: bool = False
+
+    @property
+    def host(self) -> Host:
+        return self.session.host
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.session.workspace
+
+    @property
+    def files(self) -> Any:
+        return self.session.files
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.session.host.plugin_config(self.tool.plugin)
+
+    def notify(self, text: str) -> None:
+        """Queue a notice (one pending per plugin; a newer one replaces it)."""
+        self.session.notices.put(self.tool.plugin or self.tool.name, text)

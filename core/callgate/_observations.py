@@ -1,0 +1,194 @@
+"""The per-session observation ledger (files.md §5).
+
+A structured mutation may only replace a file version this session has seen.
+An entry records the version a successful read (or the session's own write)
+observed; the host gate compares it with the file as it is now, so any change
+made elsewhere (an editor, a shell command, another session) is caught.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_mod
+import threading
+import time
+from collections import OrderedDict
+
+import attrs
+
+Version = tuple[int, int, int, int, int, int, int, int, int]
+Identity = tuple[int, int]
+
+DIGEST_WINDOW_NS = 2_000_000_000
+DIGEST_MAX_BYTES = 1 << 20
+SNAPSHOT_MAX_BYTES = 1 << 20
+SNAPSHOT_BUDGET = 32 << 20
+
+
+def version_of(st: os.stat_result) -> Version:
+    """Everything one ``stat`` can prove about a file version (files.md §5.2)."""
+    return (st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino,
+            st.st_nlink, st.st_uid, st.st_gid)
+
+
+def identity_of(st: os.stat_result) -> Identity:
+    return (st.st_dev, st.st_ino)
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def needs_digest(st: os.stat_result, now_ns: int | None = None) -> bool:
+    """A version whose mtime is younger than 2 s could hide a same-second rewrite: hash it."""
+    now = time.time_ns() if now_ns is None else now_ns
+    return stat_mod.S_ISREG(st.st_mode) and st.st_size <= DIGEST_MAX_BYTES and \
+        now - st.st_mtime_ns < DIGEST_WINDOW_NS
+
+
+@attrs.frozen
+class Present:
+    """The session saw this version of the file."""
+
+    version: Version
+    identity: Identity
+    digest: str | None = None
+
+
+@attrs.frozen
+class Absent:
+    """The session saw that nothing was at this path."""
+
+
+Entry = Present | Absent
+
+
+class ObservationLedger:
+    """One session's observations, keyed by file identity and by canonical path.
+
+    Thread-safe; never persisted; child sessions start with an empty one.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_path: dict[str, Entry] = {}
+        self._path_of_identity: dict[Identity, str] = {}
+        self._snapshots: OrderedDict[Identity, str] = OrderedDict()
+        self._snapshot_bytes = 0
+
+    # --- recording ---------------------------------------------------
+
+    def record_present(self, path: str, st: os.stat_result, *, digest: str | None = None,
+                       content: bytes | None = None, snapshot: str | None = None) -> Present:
+        """Record that the session observed ``path`` at the version ``st`` describes.
+
+        When the version is young enough to need a digest, it is taken from ``content``
+        (the bytes just read or written) or, failing that, from the file.
+        """
+        if digest is None and needs_digest(st):
+            if content is not None and len(content) == st.st_size:
+                digest = hashlib.sha256(content).hexdigest()
+            else:
+                try:
+                    digest = sha256_file(path)
+                except OSError:
+                    digest = None
+        entry = Present(version_of(st), identity_of(st), digest)
+        with self._lock:
+            old = self._by_path.get(path)
+            if isinstance(old, Present) and old.identity != entry.identity:
+                self._drop_snapshot(old.identity)
+            self._by_path[path] = entry
+            self._path_of_identity[entry.identity] = path
+            if snapshot is not None:
+                self._put_snapshot(entry.identity, snapshot)
+        return entry
+
+    def record_absent(self, path: str) -> None:
+        with self._lock:
+            old = self._by_path.get(path)
+            if isinstance(old, Present):
+                self._path_of_identity.pop(old.identity, None)
+                self._drop_snapshot(old.identity)
+            self._by_path[path] = Absent()
+
+    def forget(self, path: str) -> None:
+        with self._lock:
+            old = self._by_path.pop(path, None)
+            if isinstance(old, Present):
+                self._path_of_identity.pop(old.identity, None)
+                self._drop_snapshot(old.identity)
+
+    def move(self, source: str, destination: str, st: os.stat_result) -> None:
+        """A host move: the source becomes Absent, the destination Present (snapshot kept)."""
+        with self._lock:
+            old = self._by_path.get(source)
+            snap = self._snapshots.get(old.identity) if isinstance(old, Present) else None
+        self.record_absent(source)
+        self.record_present(destination, st, snapshot=snap)
+
+    # --- reading ---------------------------------------------------
+
+    def lookup(self, path: str, st: os.stat_result | None = None) -> Entry | None:
+        """The entry for a file: by identity first (any name of it), then by path."""
+        with self._lock:
+            if st is not None:
+                other = self._path_of_identity.get(identity_of(st))
+                if other is not None:
+                    entry = self._by_path.get(other)
+                    if isinstance(entry, Present) and entry.identity == identity_of(st):
+                        return entry
+            return self._by_path.get(path)
+
+    def snapshot(self, entry: Present) -> str | None:
+        with self._lock:
+            text = self._snapshots.get(entry.identity)
+            if text is not None:
+                self._snapshots.move_to_end(entry.identity)
+            return text
+
+    def paths(self) -> dict[str, Entry]:
+        with self._lock:
+            return dict(self._by_path)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._by_path)
+
+    # --- snapshots (for stale detail), LRU within a budget ------------------------
+
+    def _put_snapshot(self, identity: Identity, text: str) -> None:
+        size = len(text.encode("utf-8", "surrogateescape"))
+        if size > SNAPSHOT_MAX_BYTES:
+            self._drop_snapshot(identity)
+            return
+        self._drop_snapshot(identity)
+        self._snapshots[identity] = text
+        self._snapshot_bytes += size
+        while self._snapshot_bytes > SNAPSHOT_BUDGET and self._snapshots:
+            _, dropped = self._snapshots.popitem(last=False)
+            self._snapshot_bytes -= len(dropped.encode("utf-8", "surrogateescape"))
+
+    def _drop_snapshot(self, identity: Identity) -> None:
+        text = self._snapshots.pop(identity, None)
+        if text is not None:
+            self._snapshot_bytes -= len(text.encode("utf-8", "surrogateescape"))
+
+
+def matches(entry: Entry | None, st: os.stat_result, path: str) -> bool:
+    """True when ``entry`` proves the session saw exactly the version ``st`` describes."""
+    if not isinstance(entry, Present):
+        return False
+    if entry.version != version_of(st):
+        return False
+    if entry.digest is not None:
+        try:
+            return sha256_file(path) == entry.digest
+        except OSError:
+            return False
+    return True

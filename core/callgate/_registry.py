@@ -1,0 +1,157 @@
+"""The tool registry: names, canonical schemas, visibility, aliases, config tables.
+
+Plugins receive the `Registry` in ``callgate_register_tools`` and add to it;
+once boot has finished it is frozen and the host reads from it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import jsonschema
+
+from ._errors import BootError
+from ._schema import canonical_schema, short_fingerprint
+from ._spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
+
+log = logging.getLogger("callgate")
+
+
+class Registry:
+    """Every tool of one host, with the plugin each came from."""
+
+    def __init__(self, os_name: str, plugin_manager: Any) -> None:
+        self.os = os_name
+        self._pm = plugin_manager
+        self._tools: dict[str, ToolSpec] = {}
+        self._schema_errors: dict[str, str] = {}
+        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
+        self._fingerprints: dict[str, str] = {}
+        self._config_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._session_extensions: dict[str, Callable[[Any], Any]] = {}
+        self._other_os: dict[str, ToolSpec] = {}
+        self.current_plugin: str | None = None
+        self._frozen = False
+
+    # --- what plugins call ---------------------------------------------------
+
+    def add(self, spec: ToolSpec) -> ToolSpec:
+        """Register a tool. A name registered twice is a boot error naming both plugins."""
+        self._check_open()
+        plugin = spec.plugin or self.current_plugin or "<unknown>"
+        if not NAME_RULE.match(spec.name):
+            raise BootError(
+                f"plugin {plugin}: tool name {spec.name!r} does not match "
+                f"{NAME_RULE.pattern} (the rule every provider accepts)"
+            )
+        if spec.visibility not in VISIBILITIES:
+            raise BootError(f"plugin {plugin}: tool {spec.name}: visibility must be one of "
+                            f"{', '.join(VISIBILITIES)}")
+        if not spec.platforms or not spec.platforms <= PLATFORMS:
+            raise BootError(f"plugin {plugin}: tool {spec.name}: platforms must be a non-empty "
+                            "subset of posix, windows")
+        if spec.visibility == "alias" and not spec.alias_of:
+            raise BootError(f"plugin {plugin}: tool {spec.name}: an alias needs alias_of")
+        if spec.execute is None and not spec.alias_of:
+            raise BootError(f"plugin {plugin}: tool {spec.name} has no execute function")
+        if not isinstance(spec.schema, dict) or spec.schema.get("type") != "object":
+            raise BootError(f"plugin {plugin}: tool {spec.name}: schema root must be "
+                            '{"type": "object", ...}')
+        existing = self._tools.get(spec.name) or self._other_os.get(spec.name)
+        if existing is not None:
+            raise BootError(
+                f"tool {spec.name!r} is registered twice: by plugin {existing.plugin} and by "
+                f"plugin {plugin}; remove or block one of them"
+            )
+        import attrs
+
+        spec = attrs.evolve(spec, plugin=plugin)
+        if self.os not in spec.platforms:
+            self._other_os[spec.name] = spec
+            return spec
+        self._tools[spec.name] = spec
+        return spec
+
+    def add_config(self, table: str, schema: dict[str, Any]) -> None:
+        """Claim a ``callgate.toml`` table; ``schema`` (JSON Schema, with defaults) validates it."""
+        self._check_open()
+        plugin = self.current_plugin or "<core>"
+        if table in self._config_schemas and self._config_schemas[table][0] != plugin:
+            raise BootError(f"config table [{table}] is claimed by plugin "
+                            f"{self._config_schemas[table][0]} and by plugin {plugin}")
+        jsonschema.Draft202012Validator.check_schema(schema)
+        self._config_schemas[table] = (plugin, schema)
+
+    def add_session_extension(self, name: str, factory: Callable[[Any], Any]) -> None:
+        """Make ``session.<name>`` a per-session object built by ``factory(session)``."""
+        self._check_open()
+        if name in self._session_extensions:
+            raise BootError(f"session extension {name!r} is added twice")
+        self._session_extensions[name] = factory
+
+    def add_hookspecs(self, module_or_class: Any) -> None:
+        """Add a plugin's own hook specs (for what it needs from the integrator)."""
+        self._pm.add_hookspecs(module_or_class)
+
+    # --- what the host reads ---------------------------------------------------
+
+    def freeze(self) -> None:
+        for spec in self._tools.values():
+            if spec.alias_of:
+                primary = self._tools.get(spec.alias_of)
+                if primary is None:
+                    raise BootError(f"plugin {spec.plugin}: alias {spec.name} points to "
+                                    f"{spec.alias_of!r}, which is not registered")
+                if spec.execute is None and spec.alias_args is None:
+                    raise BootError(f"plugin {spec.plugin}: alias {spec.name} needs alias_args "
+                                    "or an execute of its own")
+            self._fingerprints[spec.name] = short_fingerprint(spec.schema)
+            try:
+                jsonschema.Draft202012Validator.check_schema(spec.schema)
+                self._validators[spec.name] = jsonschema.Draft202012Validator(
+                    canonical_schema(spec.schema)
+                )
+            except jsonschema.SchemaError as exc:
+                self._schema_errors[spec.name] = exc.message
+                log.warning("tool %s (plugin %s) has a schema that does not compile: %s",
+                            spec.name, spec.plugin, exc.message)
+        self._frozen = True
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def tools(self) -> list[ToolSpec]:
+        return [self._tools[n] for n in sorted(self._tools)]
+
+    def validator(self, name: str) -> jsonschema.Draft202012Validator | None:
+        return self._validators.get(name)
+
+    def schema_error(self, name: str) -> str | None:
+        return self._schema_errors.get(name)
+
+    def short_fingerprint(self, name: str) -> str:
+        return self._fingerprints[name]
+
+    @property
+    def config_schemas(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        return dict(self._config_schemas)
+
+    @property
+    def session_extensions(self) -> dict[str, Callable[[Any], Any]]:
+        return dict(self._session_extensions)
+
+    def other_os_tools(self) -> list[ToolSpec]:
+        """Tools registered for another OS than this host's (kept out of every surface)."""
+        return [self._other_os[n] for n in sorted(self._other_os)]
+
+    def _check_open(self) -> None:
+        if self._frozen:
+            raise BootError("the registry is frozen: tools are added during boot only")

@@ -1,0 +1,120 @@
+"""`ToolSpec`: everything the host needs to know about one tool, and proxy `Target`s."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from ._model import PathRole, PermissionSubject, Violation
+
+if TYPE_CHECKING:
+    from ._context import ToolContext
+
+NAME_RULE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
+VISIBILITIES = ("surface", "hidden", "alias")
+PLATFORMS = frozenset({"posix", "windows"})
+
+
+def _roles(value: Iterable[str | PathRole]) -> tuple[PathRole, ...]:
+    return tuple(v if isinstance(v, PathRole) else PathRole(v) for v in value)
+
+
+@attrs.frozen(kw_only=True)
+class ToolSpec:
+    """A tool as registered: its contract (name, description, schema, flags) and its code.
+
+    - ``execute(ctx, args)`` may be sync (run in a worker thread) or ``async``;
+      it returns a `ToolResult` or a ``str`` (a successful text result), or
+      raises `ToolError`.
+    - ``read_only`` may be a callable of the arguments (a proxy is judged by
+      its target); its contract flag is then ``False``.
+    - ``mutates_paths`` names the path arguments of a structured mutation:
+      the host applies confinement, the writer lease and the observation
+      gate to them before ``execute`` runs.
+    - ``alias_of`` makes this a compatibility alias: ``alias_args`` maps its
+      arguments onto the primary's, or ``execute`` implements it directly.
+    - ``available(session)`` is asked once at session open.
+    - ``validate(args, ctx)`` returns semantic `Violation`s beyond the schema.
+    - ``preview(ctx, args)`` returns the change a mutating tool would make.
+    - ``resolve_target(ctx, args)`` makes this a proxy (``use_capability``):
+      it returns a `Target` to run in its place, a `ToolResult` to answer
+      directly, or ``None`` to run this tool's own ``execute``.
+    """
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+    execute: Callable[..., Any] | None = None
+    read_only: bool | Callable[[Any], bool] = False
+    destructive: bool | None = None
+    mutates_paths: tuple[PathRole, ...] = attrs.field(default=(), converter=_roles)
+    exclusive: bool = False
+    visibility: Literal["surface", "hidden", "alias"] = "hidden"
+    alias_of: str | None = None
+    alias_args: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    platforms: frozenset[str] = attrs.field(default=PLATFORMS, converter=frozenset)
+    available: Callable[[Any], bool] | None = None
+    preview: Callable[..., Any] | None = None
+    validate: Callable[[dict[str, Any], ToolContext], Iterable[Violation]] | None = None
+    permission_subject: PermissionSubject | None = None
+    groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    resolve_target: Callable[..., Any] | None = None
+    plugin: str | None = None
+
+    @property
+    def contract_read_only(self) -> bool:
+        """The flag the contract shows: a callable read-only flag reads as ``False``."""
+        return self.read_only is True
+
+    def is_read_only(self, arguments: Any) -> bool:
+        if callable(self.read_only):
+            try:
+                return bool(self.read_only(arguments))
+            except Exception:
+                return False
+        return bool(self.read_only)
+
+    @property
+    def is_destructive(self) -> bool:
+        return (not self.contract_read_only) if self.destructive is None else self.destructive
+
+    @property
+    def permission_name(self) -> str:
+        """Aliases are permission-checked under their primary's name (shell.md §1.6)."""
+        return self.alias_of or self.name
+
+
+@attrs.frozen(kw_only=True)
+class Target:
+    """What a proxy call (``use_capability`` ``call``) resolved to.
+
+    The pipeline validates ``arguments`` against ``tool.schema`` (unless
+    ``validate`` is false: a deferred target validates itself once it can),
+    then runs hooks, permission (under ``permission_name``), gates and
+    ``tool.execute`` once, under the outer call's id.
+    """
+
+    tool: ToolSpec
+    arguments: Any
+    label: str
+    permission_name: str | None = None
+    read_only: bool | None = None
+    destructive: bool | None = None
+    fallback: Literal["allow", "ask", "deny"] | None = None
+    validate: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.permission_name or self.tool.permission_name
+
+    def is_read_only(self) -> bool:
+        if self.read_only is not None:
+            return self.read_only
+        return self.tool.is_read_only(self.arguments)
+
+    @property
+    def is_destructive(self) -> bool:
+        return self.tool.is_destructive if self.destructive is None else self.destructive

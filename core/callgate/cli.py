@@ -1,0 +1,294 @@
+"""The ``callgate`` command: replay, tools, contract, call, plugins, demo.
+
+Packages add commands through the ``callgate.commands`` entry-point group: each
+entry point is a function ``register(subparsers)`` (``contrib/mcp-serve`` adds
+``serve`` this way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as metadata
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from . import _contract, _replay, hookspecs
+from ._errors import BootError
+from ._host import Host
+from ._model import Decision
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _ApproveAll:
+    """The ``--approve all`` approver: allows every ``ask``."""
+
+    @hookspecs.hookimpl
+    def callgate_ask_permission(self, call: Any, tool: Any, session: Any,
+                                preview: Any) -> Decision:
+        return Decision("allow", reason="approved by --approve all")
+
+
+def _boot(args: argparse.Namespace, workspace: str | None = None,
+          extra_plugins: Sequence[Any] = ()) -> Host:
+    return Host.boot(getattr(args, "config", None), os=getattr(args, "os", None) or "auto",
+                     surface=getattr(args, "surface", None), workspace=workspace,
+                     plugins=list(extra_plugins))
+
+
+def _fail(message: str) -> int:
+    print(f"callgate: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+# --- replay ------------------------------------------------------------------------
+
+
+def _read_lines(path: str) -> list[str]:
+    if path == "-":
+        return sys.stdin.read().splitlines()
+    with open(path, encoding="utf-8") as fh:
+        return fh.read().splitlines()
+
+
+async def _replay_session(host: Host, workspace: str, lines: list[str], mode: str,
+                          session_dir: str | None, emit: Any) -> None:
+    async with host.open_session(workspace, session_dir=session_dir) as session:
+        if mode != "default":
+            session.set_mode(mode)
+        async for entry, result in _replay.replay(session, lines):
+            emit(entry, result)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        lines = _read_lines(args.transcript)
+    except OSError as exc:
+        return _fail(f"cannot open transcript {args.transcript}: {exc.strerror or exc}")
+    if not os.path.isdir(args.workspace):
+        return _fail(f"workspace {args.workspace} is not a directory")
+    approver = [("callgate.cli.approve_all", _ApproveAll())] if args.approve == "all" else []
+    try:
+        host = _boot(args, args.workspace, approver)
+    except BootError as exc:
+        return _fail(str(exc))
+
+    def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+
+    anyio.run(_replay_session, host, args.workspace, lines, args.mode, args.session_dir, emit)
+    return EXIT_OK
+
+
+# --- tools, contract, call, plugins ---------------------------------------------------------
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    try:
+        host = _boot(args)
+    except BootError as exc:
+        return _fail(str(exc))
+    if args.provider or args.json:
+        try:
+            tools = host.surface(args.provider)
+        except ValueError as exc:
+            return _fail(str(exc))
+        print(json.dumps(tools, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for name in host.visible_names():
+        spec = host.registry.get(name)
+        assert spec is not None
+        flag = "read-only" if spec.contract_read_only else "writes"
+        first = spec.description.split(". ")[0].rstrip(".")
+        print(f"{name:<16} {flag:<9} {first}")
+    return EXIT_OK
+
+
+def _contract_text() -> str:
+    posix = Host.boot(os="posix", surface="lean")
+    windows = Host.boot(os="windows", surface="lean")
+    return _contract.generate(posix, windows)
+
+
+def cmd_contract(args: argparse.Namespace) -> int:
+    try:
+        text = _contract_text()
+    except BootError as exc:
+        return _fail(str(exc))
+    path = Path(args.path)
+    if args.write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+        return EXIT_OK
+    if args.check:
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current != text:
+            print(f"{path} differs from the registry; run `callgate contract --write`",
+                  file=sys.stderr)
+            return EXIT_FAILED
+        print(f"{path} matches the registry")
+        return EXIT_OK
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    line = json.dumps({"id": "c1", "name": args.name, "arguments": args.arguments})
+    workspace = args.workspace or os.getcwd()
+    try:
+        host = _boot(args, workspace)
+    except BootError as exc:
+        return _fail(str(exc))
+
+    def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+
+    anyio.run(_replay_session, host, workspace, [line], "default", None, emit)
+    return EXIT_OK
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    try:
+        host = _boot(args)
+    except BootError as exc:
+        return _fail(str(exc))
+    for info in host.plugins():
+        version = info.version or "-"
+        tools = ", ".join(info.tools) or "(no tools)"
+        print(f"{info.name}  {version}  {info.source}\n    tools: {tools}")
+    return EXIT_OK
+
+
+# --- demo -------------------------------------------------------------------------------------
+
+
+def examples_dir() -> Path | None:
+    """The repository's ``examples/`` (the demo's tour and workspace), if present."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parents[2] / "examples", Path.cwd() / "examples"):
+        if (candidate / "tour.jsonl").is_file():
+            return candidate
+    return None
+
+
+def _summary(arguments: Any, limit: int = 100) -> str:
+    text = json.dumps(arguments, ensure_ascii=False) if not isinstance(arguments, str) \
+        else arguments
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    examples = examples_dir()
+    if examples is None:
+        return _fail("cannot find examples/tour.jsonl (run the demo from a callgate checkout)")
+    lines = (examples / "tour.jsonl").read_text(encoding="utf-8").splitlines()
+    with tempfile.TemporaryDirectory(prefix="callgate-demo-") as tmp:
+        workspace = os.path.join(tmp, "workspace")
+        shutil.copytree(examples / "workspace", workspace, symlinks=True)
+        config = examples / "tour.toml"
+        try:
+            host = Host.boot(config if config.is_file() else None, surface="full",
+                             workspace=workspace)
+        except BootError as exc:
+            return _fail(str(exc))
+        print(f"callgate demo: replaying {len(lines)} lines of examples/tour.jsonl in a "
+              f"temporary copy of examples/workspace ({workspace})\n")
+
+        def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
+            raw = entry.raw if isinstance(entry.raw, dict) else {}
+            mark = "✗" if result["is_error"] else "✓"
+            kind = f"  [{result['error']['kind']}]" if result["error"] else ""
+            print(f"{mark} {result['name']}({_summary(raw.get('arguments', {}))}){kind}")
+            content = result["content"]
+            if not isinstance(content, str):
+                content = "\n".join(b.get("text") or f"<{b['media_type']} image, {b['bytes']} "
+                                    "bytes>" for b in content)
+            for text_line in content.splitlines() or [""]:
+                print(f"    {text_line}")
+            print()
+
+        anyio.run(_replay_session, host, workspace, lines, "default", None, emit)
+    print("demo finished; the temporary workspace was removed and the repository is untouched")
+    return EXIT_OK
+
+
+# --- parser -----------------------------------------------------------------------------------
+
+
+def _add_boot_options(p: argparse.ArgumentParser, config: bool = True) -> None:
+    p.add_argument("--os", choices=["posix", "windows"], help="force the surface's OS")
+    p.add_argument("--surface", choices=["lean", "full"], help="surface mode")
+    if config:
+        p.add_argument("--config", help="a callgate.toml to use")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="callgate", description=__doc__.split("\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log warnings to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("replay", help="run a JSON-Lines transcript through one session")
+    p.add_argument("transcript", help="the transcript file, or - for stdin")
+    p.add_argument("--workspace", required=True)
+    _add_boot_options(p)
+    p.add_argument("--approve", choices=["none", "all"], default="none",
+                   help="the approver for ask permissions (default: none)")
+    p.add_argument("--mode", choices=["default", "plan"], default="default")
+    p.add_argument("--session-dir", help="keep session state (goals, logs) in this directory")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("tools", help="list the provider-visible tools")
+    _add_boot_options(p)
+    p.add_argument("--provider", help="print that provider's tool definitions")
+    p.add_argument("--json", action="store_true", help="print canonical entries as JSON")
+    p.set_defaults(func=cmd_tools)
+
+    p = sub.add_parser("contract", help="generate or check docs/TOOL_CONTRACT.md")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--write", action="store_true")
+    group.add_argument("--check", action="store_true")
+    p.add_argument("--path", default=_contract.DOC_PATH)
+    p.set_defaults(func=cmd_contract)
+
+    p = sub.add_parser("call", help="run one call and print its result")
+    p.add_argument("name")
+    p.add_argument("arguments", help="the arguments as JSON")
+    p.add_argument("--workspace")
+    _add_boot_options(p)
+    p.set_defaults(func=cmd_call)
+
+    p = sub.add_parser("plugins", help="list plugins, versions, tools and origins")
+    _add_boot_options(p)
+    p.set_defaults(func=cmd_plugins)
+
+    p = sub.add_parser("demo", help="replay examples/tour.jsonl in a temporary workspace")
+    p.set_defaults(func=cmd_demo)
+
+    for ep in metadata.entry_points(group="callgate.commands"):
+        try:
+            ep.load()(sub)
+        except Exception as exc:  # a broken add-on must not break the core commands
+            print(f"callgate: command plugin {ep.name} failed to load: {exc}", file=sys.stderr)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR,
+                        format="callgate: %(message)s")
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

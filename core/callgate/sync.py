@@ -1,0 +1,92 @@
+"""The blocking facade: the same host and session calls without ``await``.
+
+One event-loop thread per host (an anyio ``BlockingPortal``) runs every
+session coroutine, so scripts, tests and any number of threads can share a
+session; its batches still run one at a time, in arrival order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from ._host import Host as AsyncHost
+from ._model import ToolCall, ToolResult
+from ._session import Session as AsyncSession
+
+__all__ = ["Host", "Session"]
+
+
+class Session:
+    """A session driven from synchronous code."""
+
+    def __init__(self, host: Host, session: AsyncSession) -> None:
+        self._host = host
+        self.session = session
+
+    def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        return self._host.portal.call(self.session.run_batch, list(calls))
+
+    def run(self, call: ToolCall) -> ToolResult:
+        [result] = self.run_batch([call])
+        return result
+
+    def close(self) -> None:
+        if not self.session.closed:
+            self._host.portal.call(self.session.close)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # plain state and methods (counters, begin_turn, set_mode, surface, goals...)
+        return getattr(self.session, name)
+
+
+class Host:
+    """A booted host plus its event-loop thread. ``close()`` stops the thread."""
+
+    def __init__(self, host: AsyncHost) -> None:
+        self.host = host
+        self._cm: AbstractContextManager[BlockingPortal] | None = start_blocking_portal()
+        self.portal: BlockingPortal = self._cm.__enter__()
+        self._sessions: list[Session] = []
+
+    @classmethod
+    def boot(cls, config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+             **kwargs: Any) -> Host:
+        """Same arguments as `callgate.Host.boot`."""
+        return cls(AsyncHost.boot(config, **kwargs))
+
+    def open_session(self, workspace: str | os.PathLike[str], **kwargs: Any) -> Session:
+        session = Session(self, self.portal.call(self._open, workspace, kwargs))
+        self._sessions.append(session)
+        return session
+
+    async def _open(self, workspace: Any, kwargs: dict[str, Any]) -> AsyncSession:
+        return self.host.open_session(workspace, **kwargs)
+
+    def close(self) -> None:
+        """Close every session opened here, then stop the loop thread (idempotent)."""
+        for session in self._sessions:
+            session.close()
+        self._sessions.clear()
+        if self._cm is not None:
+            cm, self._cm = self._cm, None
+            cm.__exit__(None, None, None)
+
+    def __enter__(self) -> Host:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.host, name)
