@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib.metadata as metadata
 import logging
 import os
+import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -21,6 +22,7 @@ import pluggy
 
 from . import _config, hookspecs
 from ._errors import BootError, ConfigError
+from ._fastcheck import compile_fast
 from ._model import Decision, ToolResult
 from ._permissions import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
 from ._permissions import RuleEngine
@@ -77,6 +79,7 @@ class Compiled:
     validator: jsonschema.Draft202012Validator | None
     error: str | None
     short_fingerprint: str
+    fast: Callable[[Any], bool] | None = None
 
 
 @attrs.frozen
@@ -131,6 +134,8 @@ class Host:
         self._compiled: dict[bytes, Compiled] = {}
         self._visible: list[str] = []
         self._plugin_sources: dict[str, tuple[str | None, str]] = {}
+        self._impls: dict[str, list[tuple[str, Any, tuple[str, ...]]]] = {}
+        self._booted = False
         self.permissions: RuleEngine
 
     # --- boot ---------------------------------------------------
@@ -171,9 +176,14 @@ class Host:
         try:
             host.pm.check_pending()
         except pluggy.PluginValidationError as exc:
-            raise BootError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from None
+            name = host.pm.get_name(exc.plugin) or repr(exc.plugin)
+            found = re.search(r"unknown hook '([^']+)'", str(exc))
+            hook = found.group(1) if found else str(exc)
+            raise BootError(f"plugin {name} implements {hook}, which is not a callgate hook "
+                            "(misspelled?)") from None
         host._register_tools()
         host._configure(surface)
+        host._booted = True
         return host
 
     def _load_entrypoints(self, wanted: bool | Sequence[str], cfg: dict[str, Any]) -> None:
@@ -319,7 +329,8 @@ class Host:
         if registered is spec:
             validator = self.registry.validator(spec.name)
             error = self.registry.schema_error(spec.name)
-            return Compiled(validator, error, self.registry.short_fingerprint(spec.name))
+            return Compiled(validator, error, self.registry.short_fingerprint(spec.name),
+                            self.registry.fast_check(spec.name))
         key = canonical_bytes(spec.schema) if isinstance(spec.schema, dict) else \
             repr(spec.schema).encode()
         found = self._compiled.get(key)
@@ -327,8 +338,9 @@ class Host:
             fp = short_fingerprint(spec.schema) if isinstance(spec.schema, dict) else "0" * 16
             try:
                 jsonschema.Draft202012Validator.check_schema(spec.schema)
-                found = Compiled(jsonschema.Draft202012Validator(canonical_schema(spec.schema)),
-                                 None, fp)
+                canonical = canonical_schema(spec.schema)
+                found = Compiled(jsonschema.Draft202012Validator(canonical), None, fp,
+                                 compile_fast(canonical))
             except (jsonschema.SchemaError, TypeError, AttributeError) as exc:
                 found = Compiled(None, getattr(exc, "message", str(exc)), fp)
             self._compiled[key] = found
@@ -339,11 +351,17 @@ class Host:
     def each_hook(self, name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
         """Call a hook's implementations one by one, in pluggy's order, yielding
         ``(plugin name, result)`` so that decisions can name their plugin."""
-        caller = getattr(self.pm.hook, name)
-        for impl in reversed(caller.get_hookimpls()):
-            result = impl.function(*[kwargs[a] for a in impl.argnames])
+        impls = self._impls.get(name)
+        if impls is None:
+            caller = getattr(self.pm.hook, name)
+            impls = [(i.plugin_name, i.function, i.argnames)
+                     for i in reversed(caller.get_hookimpls())]
+            if self._booted:
+                self._impls[name] = impls
+        for plugin_name, function, argnames in impls:
+            result = function(*[kwargs[a] for a in argnames])
             if result is not None:
-                yield impl.plugin_name, result
+                yield plugin_name, result
 
     # --- sessions ---------------------------------------------------
 

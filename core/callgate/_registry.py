@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 
 from ._errors import BootError
+from ._fastcheck import compile_fast
 from ._schema import canonical_schema, short_fingerprint
 from ._spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
 
@@ -29,6 +30,7 @@ class Registry:
         self._schema_errors: dict[str, str] = {}
         self._validators: dict[str, jsonschema.Draft202012Validator] = {}
         self._fingerprints: dict[str, str] = {}
+        self._fast: dict[str, Callable[[Any], bool] | None] = {}
         self._config_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
         self._session_extensions: dict[str, Callable[[Any], Any]] = {}
         self._other_os: dict[str, ToolSpec] = {}
@@ -110,9 +112,9 @@ class Registry:
             self._fingerprints[spec.name] = short_fingerprint(spec.schema)
             try:
                 jsonschema.Draft202012Validator.check_schema(spec.schema)
-                self._validators[spec.name] = jsonschema.Draft202012Validator(
-                    canonical_schema(spec.schema)
-                )
+                canonical = canonical_schema(spec.schema)
+                self._validators[spec.name] = jsonschema.Draft202012Validator(canonical)
+                self._fast[spec.name] = compile_fast(canonical)
             except jsonschema.SchemaError as exc:
                 self._schema_errors[spec.name] = exc.message
                 log.warning("tool %s (plugin %s) has a schema that does not compile: %s",
@@ -133,6 +135,10 @@ class Registry:
 
     def validator(self, name: str) -> jsonschema.Draft202012Validator | None:
         return self._validators.get(name)
+
+    def fast_check(self, name: str) -> Callable[[Any], bool] | None:
+        """The certainly-valid fast path of a tool's schema (see `_fastcheck`), if any."""
+        return self._fast.get(name)
 
     def schema_error(self, name: str) -> str | None:
         return self._schema_errors.get(name)

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +69,41 @@ class _Prepared:
     exclusive: bool = False
 
 
+class _FifoLock:
+    """An event-loop lock that serves waiters in arrival order and costs nothing uncontended.
+
+    Only touched from the session's event loop, so plain attributes suffice.
+    """
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiters: deque[anyio.Event] = deque()
+
+    async def __aenter__(self) -> None:
+        if not self._held and not self._waiters:
+            self._held = True
+            return
+        event = anyio.Event()
+        self._waiters.append(event)
+        try:
+            await event.wait()
+        except BaseException:
+            if event in self._waiters:
+                self._waiters.remove(event)
+            elif event.is_set():  # handed over to us while we were being cancelled
+                self._release()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # ownership passes directly to the next waiter
+        else:
+            self._held = False
+
+
 def _blocked(message: str, signature: str) -> ToolResult:
     return ToolResult.failure("blocked", message, signature, {"executed": False})
 
@@ -113,8 +148,7 @@ class Session:
         self.storm = StormBreaker()
         self._counters: Counter[str] = Counter({name: 0 for name in COUNTERS})
         self._counter_lock = threading.Lock()
-        self._batch_lock: anyio.Lock | None = None
-        self._batch_lock_guard = threading.Lock()
+        self._batch_lock = _FifoLock()
         self._cancel = threading.Event()
         self._children: list[Session] = []
         self._closed = False
@@ -243,12 +277,6 @@ class Session:
 
     # --- the batch pipeline ---------------------------------------------------
 
-    def _lock(self) -> anyio.Lock:
-        with self._batch_lock_guard:
-            if self._batch_lock is None:
-                self._batch_lock = anyio.Lock()
-            return self._batch_lock
-
     async def run(self, call: ToolCall) -> ToolResult:
         """Run one call as a batch of one."""
         [result] = await self.run_batch([call])
@@ -258,7 +286,7 @@ class Session:
         """Run one model turn's calls; returns one result per call, in call order."""
         if self._closed:
             raise RuntimeError("the session is closed")
-        async with self._lock():
+        async with self._batch_lock:
             self._cancel.clear()
             prepared = [await self._prepare_safely(c) for c in calls]
             results: list[ToolResult | None] = [p.result for p in prepared]
@@ -276,33 +304,34 @@ class Session:
                         results: list[ToolResult | None]) -> None:
         """Read-only calls run concurrently; a mutation or an exclusive call waits for every
         earlier call and holds back every later one."""
-        async with anyio.create_task_group() as tg:
-            running: list[anyio.Event] = []
+        group: list[int] = []
+        for i, p in enumerate(prepared):
+            if p.result is not None:
+                continue
+            if p.read_only and not p.exclusive:
+                group.append(i)
+                continue
+            await self._run_group(group, prepared, results)
+            group = []
+            await self._run_one(i, prepared, results)
+        await self._run_group(group, prepared, results)
 
-            async def run_one(i: int, done: anyio.Event | None = None) -> None:
-                try:
-                    results[i] = await self._execute_safely(prepared[i])
-                finally:
-                    if done is not None:
-                        done.set()
+    async def _run_group(self, group: list[int], prepared: list[_Prepared],
+                         results: list[ToolResult | None]) -> None:
+        if len(group) == 1:
+            await self._run_one(group[0], prepared, results)
+        elif group:
+            async with anyio.create_task_group() as tg:
+                for i in group:
+                    tg.start_soon(self._run_one, i, prepared, results)
 
-            for i, p in enumerate(prepared):
-                if p.result is not None:
-                    continue
-                if self._cancel.is_set():
-                    results[i] = ToolResult.failure(
-                        "cancelled", "cancelled before it started; nothing was run",
-                        "cancelled", {"executed": False})
-                    continue
-                if p.read_only and not p.exclusive:
-                    done = anyio.Event()
-                    running.append(done)
-                    tg.start_soon(run_one, i, done)
-                    continue
-                for event in running:
-                    await event.wait()
-                running.clear()
-                await run_one(i)
+    async def _run_one(self, i: int, prepared: list[_Prepared],
+                       results: list[ToolResult | None]) -> None:
+        if self._cancel.is_set():
+            results[i] = ToolResult.failure("cancelled", "cancelled before it started; nothing "
+                                            "was run", "cancelled", {"executed": False})
+            return
+        results[i] = await self._execute_safely(prepared[i])
 
     async def _prepare_safely(self, call: ToolCall) -> _Prepared:
         try:
@@ -383,7 +412,8 @@ class Session:
             self.count("argument_failures")
             return None, invalid_result(spec.name, fp, [json_violation(exc.what)], [],
                                         inside_capability=inside_capability)
-        if compiled.validator.is_valid(args):
+        if (compiled.fast is not None and compiled.fast(args)) or \
+                compiled.validator.is_valid(args):
             violations = self._plugin_violations(spec, args, call_id)
             if not violations:
                 return args, None
@@ -397,11 +427,11 @@ class Session:
 
     def _plugin_violations(self, spec: ToolSpec, args: dict[str, Any],
                            call_id: str) -> list[Violation]:
-        hook = self.host.pm.hook.callgate_validate_arguments
         out: list[Violation] = []
-        for found in hook(call=ToolCall(call_id, spec.name, args), tool=spec, session=self):
-            if found:
-                out.extend(found)
+        for _plugin, found in self.host.each_hook("callgate_validate_arguments",
+                                                  call=ToolCall(call_id, spec.name, args),
+                                                  tool=spec, session=self):
+            out.extend(found)
         return out
 
     # steps 3-6 ----------------------------------------------------------------------------
