@@ -2,8 +2,9 @@
 
 Boot follows pluggy's pattern: add the hook specs, load the ``callgate``
 entry points (filtered by config and environment), register the integrator's
-in-process plugins, ``check_pending()``, then ask every plugin to register its
-tools. The registry is frozen afterwards; sessions read from it.
+in-process plugins, ask every plugin to register its tools (and its own hook
+specs), then ``check_pending()``. The registry is frozen afterwards; sessions
+read from it.
 """
 
 from __future__ import annotations
@@ -173,6 +174,9 @@ class Host:
                 continue
             host.pm.register(obj, name=name)
             host._plugin_sources[name] = (None, "in process")
+        # Tools first: plugins add their own hook specs while registering (workflow's
+        # conversation, tasks' runner), so an integrator implementing those is not pending.
+        host._register_tools()
         try:
             host.pm.check_pending()
         except pluggy.PluginValidationError as exc:
@@ -181,7 +185,6 @@ class Host:
             hook = found.group(1) if found else str(exc)
             raise BootError(f"plugin {name} implements {hook}, which is not a callgate hook "
                             "(misspelled?)") from None
-        host._register_tools()
         host._configure(surface)
         host._booted = True
         return host
