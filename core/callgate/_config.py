@@ -8,6 +8,8 @@ the file, the key and its line; a table no loaded plugin reads is a warning
 from __future__ import annotations
 
 import copy
+import difflib
+import json
 import logging
 import os
 import re
@@ -39,9 +41,33 @@ class ConfigSource:
             return None
         return find_line(self.text, self.prefix + tuple(str(p) for p in path))
 
+    def line_of_value(self, path: tuple[Any, ...], value: str) -> int | None:
+        """The line holding the string ``value`` in the list at ``path`` (else the key's line)."""
+        start = self.line_of(path)
+        if start is None or self.text is None:
+            return start
+        quoted = (f'"{value}"', f"'{value}'", json.dumps(value))
+        for number, line in enumerate(self.text.splitlines()[start - 1:], start):
+            if any(q in line for q in quoted):
+                return number
+            if number > start and _HEADER.match(line):
+                break
+        return start
+
     def error(self, message: str, path: tuple[Any, ...]) -> ConfigError:
-        key = ".".join(str(p) for p in path) if path else None
+        key = _dotted((*self.prefix, *path)) if path else None
         return ConfigError(message, file=self.file, key=key, line=self.line_of(path))
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    """``permissions.deny[1]``: dotted table and key names, list indexes in brackets."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
 
 
 def load(config: str | os.PathLike[str] | Mapping[str, Any] | None,
@@ -79,9 +105,35 @@ def _load_file(path: str, *, required: bool) -> ConfigSource:
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         line = int(match.group(1)) if match else None
-        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        raise ConfigError(f"not valid TOML: {reason}", file=path, line=line) from None
+        if line is None and "end of document" in str(exc):
+            line = max(1, len(text.splitlines()))
+        reason = re.sub(r"\s*\((at line \d+, column \d+|at end of document)\)", "",
+                        str(exc))
+        key = key_at(text, line) if line else None
+        raise ConfigError(f"not valid TOML: {reason}", file=path, key=key, line=line) \
+            from None
     return ConfigSource(data, path, text)
+
+
+_ASSIGN = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
+                     r"(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+
+
+def key_at(text: str, line: int) -> str | None:
+    """The dotted key set at (or, inside a multi-line value, nearest above) a 1-based line."""
+    lines = text.splitlines()
+    key: str | None = None
+    for number in range(min(line, len(lines)), 0, -1):
+        current = lines[number - 1]
+        header = _HEADER.match(current)
+        if header:
+            table = _norm_table(header.group(1))
+            return f"{table}.{key}" if key else table
+        if key is None:
+            assign = _ASSIGN.match(current)
+            if assign:
+                key = _norm_table(assign.group(1))
+    return key
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
@@ -155,29 +207,57 @@ def validate_table(source: ConfigSource, table: str, schema: Mapping[str, Any]) 
     return apply_defaults(schema, value)
 
 
+_TOML_TYPES = {dict: "a table", list: "an array", str: "a string", bool: "a boolean",
+               int: "an integer", float: "a float"}
+_SCHEMA_TYPES = {"object": "a table", "array": "an array", "string": "a string",
+                 "boolean": "a boolean", "integer": "an integer", "number": "a number",
+                 "null": "nothing"}
+
+
+def _toml_type(value: Any) -> str:
+    return _TOML_TYPES.get(type(value), f"a {type(value).__name__}")
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
     kw, val = err.validator, err.validator_value
     if kw == "type":
-        return f"must be of type {val}"
+        wanted = " or ".join(_SCHEMA_TYPES.get(t, t) for t in ([val] if isinstance(val, str)
+                                                                 else val))
+        return f"must be {wanted}, not {_toml_type(err.instance)}"
     if kw == "enum":
-        return "must be one of " + ", ".join(repr(v) for v in val)
+        return "must be one of " + ", ".join(json.dumps(v) for v in val)
     if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         sym = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">",
                "exclusiveMaximum": "<"}[kw]
         return f"must be {sym} {val}"
     if kw == "required":
-        return f"is missing required keys: {', '.join(val)}"
+        missing = [k for k in val if isinstance(err.instance, dict) and k not in err.instance]
+        return f"is missing required keys: {', '.join(missing or val)}"
     return err.message
 
 
 def check_unclaimed(source: ConfigSource, claimed: set[str]) -> list[str]:
-    """Warn about tables that no loaded plugin reads; returns the warnings."""
+    """Check the top level against the claimed tables; returns the warnings.
+
+    A table no loaded plugin reads is a warning (its plugin may be disabled on
+    purpose). A top-level value that is not a table, or a table whose name is a
+    near miss of a claimed one (``[permisions]``), is a `ConfigError`: settings
+    there would be silently ignored.
+    """
     warnings = []
-    for table in source.data:
-        if table not in claimed:
-            line = source.line_of((table,))
-            where = f"{source.file}:{line}: " if source.file and line else ""
-            msg = f"{where}config table [{table}] is not read by any loaded plugin; ignored"
-            log.warning(msg)
-            warnings.append(msg)
+    for table, value in source.data.items():
+        if table in claimed:
+            continue
+        if not isinstance(value, dict):
+            raise source.error("unknown top-level key; settings belong in a table such as "
+                               "[permissions] or [results]", (table,))
+        close = difflib.get_close_matches(table, sorted(claimed), n=1, cutoff=0.8)
+        if close:
+            raise source.error(f"unknown table [{table}]; did you mean [{close[0]}]?",
+                               (table,))
+        line = source.line_of((table,))
+        where = f"{source.file}:{line}: " if source.file and line else ""
+        msg = f"{where}config table [{table}] is not read by any loaded plugin; ignored"
+        log.warning(msg)
+        warnings.append(msg)
     return warnings

@@ -236,7 +236,7 @@ class Host:
         for table, (_plugin, schema) in claimed.items():
             self._tables[table] = _config.validate_table(self.config_source, table, schema)
         self.warnings.extend(_config.check_unclaimed(self.config_source, set(claimed)))
-        self.permissions = RuleEngine(self._tables["permissions"], set(self.registry.names()))
+        self.permissions = RuleEngine.from_host(self)
         self.warnings.extend(getattr(self.permissions, "warnings", []))
         surface_cfg = self._tables["surface"]
         mode = surface or surface_cfg["mode"]

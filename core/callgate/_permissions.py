@@ -1,17 +1,51 @@
 """Permission rules from ``[permissions]`` (host.md §6).
 
 Rules come in three lists, ``allow``, ``ask`` and ``deny``, of the forms
-``Tool`` and ``Tool(spec)``. Precedence is deny > ask > allow > fallback; the
-fallback is allow for read-only tools and ``mode`` for the rest. Every
-decision names the rule that made it.
+``Tool`` and ``Tool(spec)``. ``Tool`` is an exact tool name (MCP names
+included: ``mcp__github__*`` is a literal, not a glob), or a group: ``Edit``
+(every structured mutation) and ``Bash`` (the shell). The spec is matched
+against the tool's *permission subject* (`PermissionSubject`):
+
+- ``command``: ``cmd:*`` is a word-boundary prefix match, applied to every
+  segment of a compound command (``&&``, ``||``, ``;``, ``|``, substitutions).
+  A deny or ask rule fires when any segment matches; an allow rule covers a
+  call only when every segment is matched by some allow rule.
+- ``path``: a glob on the workspace-relative path (``*`` and ``?`` never
+  cross ``/``, ``**`` does; a pattern starting with ``/`` is absolute). Every
+  path argument must pass (both ends of a move), in its written and its
+  symlink-resolved form.
+- ``pattern`` and ``url``: ``*`` matches any run, ``/`` included;
+  ``domain:<host>`` matches a URL's host.
+
+Precedence is deny > ask > allow > fallback (the session applies the
+fallback: allow for read-only tools, else the target's or ``mode``). Every
+decision names the rule that made it. Malformed rules fail boot with the
+rule's text; rules naming no known tool are warnings.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
+import json
 import logging
-from typing import Any
+import os
+import posixpath
+import re
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from ._commands import deny_variants, normalize, split_command, suggested_prefix
+from ._errors import ConfigError
 from ._model import Decision
+from ._spec import NAME_RULE, ToolSpec
+
+if TYPE_CHECKING:
+    from ._config import ConfigSource
+    from ._host import Host
 
 log = logging.getLogger("callgate")
 
@@ -27,23 +61,473 @@ CONFIG_SCHEMA: dict[str, Any] = {
     },
 }
 
+ACTIONS = ("deny", "ask", "allow")
+#: host.md §6: the group ``Edit`` is every structured mutation (plus any tool that
+#: declares the group), ``Bash`` is the shell of either OS.
+EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "delete_range",
+                        "delete_symbol", "move_file", "notebook_edit"})
+BASH_TOOLS = frozenset({"bash", "pwsh"})
+GROUPS = {"Edit": EDIT_TOOLS, "Bash": BASH_TOOLS}
+MCP_TOOL = re.compile(r"^mcp__([A-Za-z0-9][A-Za-z0-9_-]*?)__(.+)$")
+MCP_CONNECT = re.compile(r"^mcp_connect__([A-Za-z0-9][A-Za-z0-9_-]*)$")
+_RULE = re.compile(r"^([^\s()]+)(?:\((.*)\))?$", re.DOTALL)
+
+
+class RuleError(ValueError):
+    """A rule that cannot be parsed or can never mean anything (a boot error)."""
+
+
+@attrs.frozen
+class Rule:
+    """One parsed rule: its list (``allow``/``ask``/``deny``), tool part and spec."""
+
+    action: str
+    text: str
+    tool: str
+    spec: str | None
+    index: int = 0
+
+    @classmethod
+    def parse(cls, action: str, text: str, index: int = 0) -> Rule:
+        stripped = text.strip()
+        if not stripped:
+            raise RuleError("an empty rule; write a tool name such as read_file or Bash(ls:*)")
+        match = _RULE.match(stripped)
+        if match is None:
+            raise RuleError("expected Tool or Tool(spec): a tool name without spaces, "
+                            "optionally followed by one parenthesized spec")
+        tool, spec = match.group(1), match.group(2)
+        if spec is not None:
+            spec = spec.strip()
+            if not spec:
+                raise RuleError(f"the spec in parentheses is empty; write {tool} to match "
+                                "every call of the tool")
+        return cls(action, stripped, tool, spec, index)
+
+
+@attrs.frozen
+class Unit:
+    """One thing a spec is matched against: a command segment or one path argument.
+
+    ``loose`` lists every form a deny or ask rule is tried on (any match fires);
+    ``strict`` lists groups of forms an allow rule must cover (every group, by
+    any of its forms).
+    """
+
+    loose: tuple[str, ...]
+    strict: tuple[tuple[str, ...], ...]
+    label: str
+
+
+Matcher = Callable[[str], bool]
+
+
+# --- spec matchers -----------------------------------------------------------------
+
+
+def _star_regex(pattern: str) -> str:
+    """``*`` matches any run; everything else is literal."""
+    return ".*".join(re.escape(part) for part in pattern.split("*"))
+
+
+def _path_regex(pattern: str) -> str:
+    """A path glob: ``*``/``?``/``[..]`` stay within one component, ``**`` crosses ``/``."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            j = i
+            while j < n and pattern[j] == "*":
+                j += 1
+            if j - i >= 2:
+                at_start = i == 0 or pattern[i - 1] == "/"
+                if at_start and j < n and pattern[j] == "/":
+                    out.append("(?:.*/)?")  # "**/": zero or more directories
+                    i = j + 1
+                    continue
+                if at_start and j == n and i > 0:
+                    out.pop()  # "dir/**" also matches "dir" itself
+                    out.append("(?:/.*)?")
+                    i = j
+                    continue
+                out.append(".*")
+            else:
+                out.append("[^/]*")
+            i = j
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
+            if end < 0:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            body = pattern[i + 1:end]
+            if body[:1] in ("!", "^"):
+                body = "^" + body[1:]
+            body = body.replace("\\", "\\\\")
+            out.append(f"(?!/)[{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _is_abs(value: str) -> bool:
+    return value.startswith("/") or bool(re.match(r"^[A-Za-z]:/", value))
+
+
+def _clean_path_pattern(spec: str) -> str:
+    spec = spec.replace("\\", "/") if os.sep == "\\" else spec
+    if spec.startswith("~"):
+        spec = os.path.expanduser(spec).replace(os.sep, "/")
+    cleaned = posixpath.normpath(spec)
+    return "." if cleaned in ("", "./") else cleaned
+
+
+def compile_spec(kind: str, spec: str) -> Matcher:
+    """The matcher for ``spec`` under a subject ``kind``; `RuleError` when malformed."""
+    if kind == "command":
+        text = normalize(spec)
+        if text.endswith(":*"):
+            prefix = text[:-2].rstrip()
+            if not prefix:
+                raise RuleError("the command prefix before :* is empty; write the tool or "
+                                "group name alone to match every command")
+            regex = re.compile(_star_regex(prefix) + r"(?: .*)?", re.DOTALL)
+        elif ":*" in text:
+            raise RuleError(":* is only allowed at the end of a command spec")
+        else:
+            regex = re.compile(_star_regex(text), re.DOTALL)
+        return lambda value: regex.fullmatch(value) is not None
+    if kind == "path":
+        pattern = _clean_path_pattern(spec)
+        absolute = _is_abs(pattern)
+        try:
+            regex = re.compile(_path_regex(pattern), re.DOTALL)
+        except re.error as exc:
+            raise RuleError(f"not a valid path glob ({exc})") from None
+        return lambda value: _is_abs(value) == absolute and regex.fullmatch(value) is not None
+    if kind == "url" and spec.startswith("domain:"):
+        host = spec[len("domain:"):].strip().lower()
+        if not host:
+            raise RuleError("domain: needs a host name, e.g. web_fetch(domain:docs.python.org)")
+        regex = re.compile(_star_regex(host), re.DOTALL)
+
+        def by_host(value: str) -> bool:
+            try:
+                hostname = urllib.parse.urlsplit(value).hostname
+            except ValueError:
+                return False
+            return hostname is not None and regex.fullmatch(hostname) is not None
+
+        return by_host
+    if kind in ("pattern", "url"):
+        regex = re.compile(_star_regex(spec), re.DOTALL)
+        return lambda value: regex.fullmatch(value) is not None
+    raise RuleError(f"unknown permission subject kind {kind!r}")
+
+
+# --- subjects ----------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _path_forms(path: str, root: str | None) -> tuple[str, ...]:
+    """The relative (when inside ``root``) and absolute forms of an absolute path."""
+    absolute = path.replace(os.sep, "/") if os.sep == "\\" else path
+    if root is None:
+        return (absolute,)
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive
+        return (absolute,)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return (absolute,)
+    return ("." if rel == os.curdir else rel.replace(os.sep, "/"), absolute)
+
+
+def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = None,
+                  name: str | None = None) -> list[Unit]:
+    """What the call's ``Tool(spec)`` rules are matched against (empty: no subject)."""
+    subject = spec.permission_subject
+    if subject is None or not isinstance(arguments, Mapping):
+        return []
+    values = [v for arg in subject.arguments for v in _strings(arguments.get(arg))]
+    units: list[Unit] = []
+    if subject.kind == "command":
+        flavor = "pwsh" if "pwsh" in (name, spec.name, spec.permission_name) else "posix"
+        for text in values:
+            for segment in split_command(text, flavor):
+                units.append(Unit(tuple(deny_variants(segment)), ((segment,),), segment))
+        return units
+    if subject.kind == "path":
+        if not values:
+            values = ["."]  # a directory argument left out means the workspace root
+        workspace = getattr(session, "workspace", None)
+        for text in values:
+            if workspace is not None:
+                try:
+                    lexical = workspace.lexical(text)
+                except Exception:
+                    lexical = os.path.normpath(text)
+                canonical = os.path.realpath(lexical)
+                root = workspace.root
+            else:
+                lexical = canonical = os.path.normpath(os.path.abspath(text))
+                root = None
+            written, resolved = _path_forms(lexical, root), _path_forms(canonical, root)
+            loose = tuple(dict.fromkeys(written + resolved))
+            units.append(Unit(loose, (written, resolved), written[0]))
+        return units
+    return [Unit((text,), ((text,),), text) for text in values]
+
+
+# --- the engine ---------------------------------------------------------------------------
+
 
 class RuleEngine:
-    """Matches a call against the configured rules (exact tool names for now)."""
+    """Matches calls against the configured rules; built once per host at boot.
 
-    def __init__(self, config: dict[str, Any], tool_names: set[str]) -> None:
+    ``tools`` are the registered tool specs by name (``other_tools``: those of
+    the other OS, known but not registered here); ``source`` is where the
+    config came from, for error lines; ``mcp_servers`` the configured MCP
+    server names, so that rules for unknown servers warn.
+    """
+
+    def __init__(self, config: Mapping[str, Any],
+                 tools: Mapping[str, ToolSpec] | Iterable[str] = (), *,
+                 other_tools: Mapping[str, ToolSpec] | None = None,
+                 source: ConfigSource | None = None,
+                 mcp_servers: Iterable[str] | None = None) -> None:
         self.mode: str = config.get("mode", "allow")
         self.ask_without_approver: str = config.get("ask_without_approver", "deny")
-        self.rules = {kind: list(config.get(kind, [])) for kind in ("deny", "ask", "allow")}
+        self.tools: dict[str, ToolSpec] = dict(tools) if isinstance(tools, Mapping) else {}
+        names = set(self.tools) if isinstance(tools, Mapping) else set(tools)
+        self.other_tools = dict(other_tools or {})
+        self.warnings: list[str] = []
+        self._source = source
+        self._mcp_servers = set(mcp_servers) if mcp_servers is not None else None
+        self.rules: list[Rule] = []
+        for action in ACTIONS:
+            for index, text in enumerate(config.get(action, [])):
+                try:
+                    rule = Rule.parse(action, text, index)
+                    self._check(rule, names)
+                except RuleError as exc:
+                    raise self._error(action, index, text, str(exc)) from None
+                self.rules.append(rule)
 
-    def decide(self, name: str, spec: Any, arguments: dict[str, Any],
-               session: Any) -> Decision | None:
-        for kind in ("deny", "ask", "allow"):
-            for rule in self.rules[kind]:
-                if rule == name:
-                    return Decision(kind, rule)  # type: ignore[arg-type]
+    @classmethod
+    def from_host(cls, host: Host) -> RuleEngine:
+        """The engine for a booting host: its ``[permissions]`` table and registry."""
+        servers = host.config_source.data.get("mcp_servers")
+        return cls(host.config("permissions"),
+                   {s.name: s for s in host.registry.tools()},
+                   other_tools={s.name: s for s in host.registry.other_os_tools()},
+                   source=host.config_source,
+                   mcp_servers=servers if isinstance(servers, dict) else None)
+
+    # --- boot checks ---------------------------------------------------------------
+
+    def _error(self, action: str, index: int, text: str, reason: str) -> ConfigError:
+        source = self._source
+        file = source.file if source is not None else None
+        line = source.line_of_value(("permissions", action), text) if source else None
+        return ConfigError(f"malformed rule {json.dumps(text)}: {reason}", file=file,
+                           key=f"permissions.{action}[{index}]", line=line)
+
+    def _warn(self, rule: Rule, message: str) -> None:
+        where = ""
+        source = self._source
+        if source is not None and source.file:
+            line = source.line_of_value(("permissions", rule.action), rule.text)
+            where = f"{source.file}:{line}: " if line else f"{source.file}: "
+        text = f"{where}[permissions] {rule.action} rule {json.dumps(rule.text)} {message}"
+        log.warning(text)
+        self.warnings.append(text)
+
+    def _members(self, rule: Rule) -> list[ToolSpec]:
+        """The known tools a rule's tool part names (a group names several)."""
+        known = {**self.other_tools, **self.tools}
+        if rule.tool in GROUPS:
+            return [s for n, s in sorted(known.items())
+                    if n in GROUPS[rule.tool] or rule.tool in s.groups]
+        spec = known.get(rule.tool)
+        return [spec] if spec is not None else []
+
+    def _check(self, rule: Rule, names: set[str]) -> None:
+        members = self._members(rule)
+        if rule.spec is not None:
+            kinds = {m.permission_subject.kind for m in members if m.permission_subject}
+            for kind in sorted(kinds):
+                self._matcher(kind, rule.spec)  # raises RuleError when malformed
+            if rule.tool not in GROUPS and members and not kinds:
+                raise RuleError(f"tool {rule.tool} takes no spec (it has no permission "
+                                f"subject); write {rule.tool} alone")
+            if rule.tool in GROUPS and members and not kinds:
+                self._warn(rule, f"matches nothing: no {rule.tool} tool has a permission "
+                           "subject")
+            if not members and not self._is_mcp_name(rule.tool):
+                kind = _guess_kind(rule.spec)
+                self._matcher(kind, rule.spec)
+        if rule.tool in GROUPS or rule.tool in names or rule.tool in self.other_tools:
+            return
+        if any(c in rule.tool for c in "*?["):
+            self._warn(rule, "matches no tool: tool names are exact, not patterns "
+                       "(an MCP rule names one tool, e.g. mcp__github__create_issue)")
+            return
+        if not NAME_RULE.match(rule.tool) and not self._is_mcp_name(rule.tool):
+            self._warn(rule, f"matches no tool: {rule.tool!r} is not a valid tool name")
+            return
+        mcp = MCP_TOOL.match(rule.tool) or MCP_CONNECT.match(rule.tool)
+        if mcp:
+            server = mcp.group(1)
+            if self._mcp_servers is not None and server not in self._mcp_servers:
+                self._warn(rule, f"names MCP server {server!r}, which is not configured "
+                           "in [mcp_servers]")
+            elif self._mcp_servers is None:
+                self._warn(rule, f"names MCP server {server!r}, but no [mcp_servers] are "
+                           "configured")
+            return
+        close = difflib.get_close_matches(rule.tool, sorted(names | set(GROUPS)), n=3,
+                                          cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        self._warn(rule, f"names {rule.tool!r}, which is not a registered tool{hint}")
+
+    @staticmethod
+    def _is_mcp_name(name: str) -> bool:
+        return bool(MCP_TOOL.match(name) or MCP_CONNECT.match(name))
+
+    @staticmethod
+    @functools.cache
+    def _matcher(kind: str, spec: str) -> Matcher:
+        return compile_spec(kind, spec)
+
+    # --- matching ------------------------------------------------------------------
+
+    def applies(self, rule: Rule, name: str, spec: ToolSpec | None) -> bool:
+        """Whether ``rule``'s tool part names this call (exactly, or through a group)."""
+        if rule.tool == name:
+            return True
+        group = GROUPS.get(rule.tool)
+        if group is None:
+            return False
+        if name in group:
+            return True
+        return spec is not None and rule.tool in spec.groups and name in (
+            spec.name, spec.permission_name)
+
+    def _fires(self, rule: Rule, kind: str | None, units: list[Unit]) -> Unit | bool | None:
+        """For deny/ask: ``True`` (spec-less), the first unit a form of which matches, or None."""
+        if rule.spec is None:
+            return True
+        if kind is None:
+            return None
+        matcher = self._matcher(kind, rule.spec)
+        return next((u for u in units if any(matcher(form) for form in u.loose)), None)
+
+    def decide(self, name: str, spec: ToolSpec | None, arguments: Any,
+               session: Any = None) -> Decision | None:
+        """The rule decision for one call, or ``None`` when no rule speaks (fallback)."""
+        rules = [r for r in self.rules if self.applies(r, name, spec)]
+        if not rules:
+            return None
+        kind = spec.permission_subject.kind if spec and spec.permission_subject else None
+        units = subject_units(spec, arguments, session, name) \
+            if spec is not None and any(r.spec is not None for r in rules) else []
+        for action in ("deny", "ask"):
+            for rule in rules:
+                if rule.action != action:
+                    continue
+                hit = self._fires(rule, kind, units)
+                if hit is True:
+                    return Decision(action, rule.text, source="permissions")  # type: ignore[arg-type]
+                if isinstance(hit, Unit):
+                    return Decision(action, rule.text,  # type: ignore[arg-type]
+                                    reason=f"it matches {json.dumps(hit.label)}",
+                                    source="permissions")
+        allows = [r for r in rules if r.action == "allow"]
+        for rule in allows:
+            if rule.spec is None:
+                return Decision("allow", rule.text, source="permissions")
+        covering = self._cover(allows, kind, units)
+        if covering:
+            return Decision("allow", ", ".join(covering), source="permissions")
         return None
 
-    def allow_rule_for(self, name: str, arguments: dict[str, Any]) -> str:
-        """The rule text that would allow this call (for "ask without approver" messages)."""
-        return name
+    def _cover(self, allows: list[Rule], kind: str | None, units: list[Unit]) -> list[str]:
+        """The allow rules that together cover every unit (empty: not covered)."""
+        if kind is None or not units or not allows:
+            return []
+        used: list[str] = []
+        for unit in units:
+            for group in unit.strict:
+                rule = next((r for r in allows if r.spec is not None and
+                             any(self._matcher(kind, r.spec)(f) for f in group)), None)
+                if rule is None:
+                    return []
+                if rule.text not in used:
+                    used.append(rule.text)
+        return used
+
+    def denied_by_name(self, name: str, spec: ToolSpec | None = None) -> str | None:
+        """The spec-less deny rule that denies every call of ``name``, if any.
+
+        The capability plugin hides such ids and re-checks them right before a
+        connect or a ``tools/call`` (capability.md §1, §5).
+        """
+        for rule in self.rules:
+            if rule.action == "deny" and rule.spec is None and self.applies(rule, name, spec):
+                return rule.text
+        return None
+
+    def allow_rules_for(self, name: str, arguments: Any, spec: ToolSpec | None = None,
+                        session: Any = None) -> list[str]:
+        """Rules that, added to ``allow``, would allow this call (for "no approver" refusals)."""
+        spec = spec or self.tools.get(name) or self.other_tools.get(name)
+        if spec is None or spec.permission_subject is None:
+            return [name]
+        kind = spec.permission_subject.kind
+        group = "Bash" if name in BASH_TOOLS or "Bash" in spec.groups else None
+        allows = [r for r in self.rules if r.action == "allow" and r.spec is not None
+                  and self.applies(r, name, spec)]
+        wanted: list[str] = []
+        for unit in subject_units(spec, arguments, session, name):
+            if self._cover(allows, kind, [unit]):
+                continue
+            if kind == "command":
+                rule = f"{group or name}({suggested_prefix(unit.label)}:*)"
+            elif kind == "url":
+                host = urllib.parse.urlsplit(unit.label).hostname if "://" in unit.label \
+                    else None
+                rule = f"{name}(domain:{host})" if host else f"{name}({unit.label})"
+            else:
+                rule = f"{name}({unit.label})"
+            if rule not in wanted:
+                wanted.append(rule)
+        return wanted or [name]
+
+    def allow_rule_for(self, name: str, arguments: Any) -> str:
+        """The rule text that would allow this call (the first, when several are needed)."""
+        return self.allow_rules_for(name, arguments)[0]
+
+
+def _guess_kind(spec: str) -> str:
+    """For a rule naming a tool not loaded here: check the spec the way it most likely reads."""
+    if spec.endswith(":*"):
+        return "command"
+    return "pattern"
+
+
+__all__ = ["BASH_TOOLS", "CONFIG_SCHEMA", "EDIT_TOOLS", "Rule", "RuleEngine", "RuleError",
+           "compile_spec", "subject_units"]

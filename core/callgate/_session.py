@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import json
 import logging
 import os
 import shutil
@@ -509,16 +510,19 @@ class Session:
         if decision.action == "deny":
             if decision.rule:
                 why = f"blocked: {call.name} is denied by rule {decision.rule}"
+                if decision.reason:
+                    why += f" ({decision.reason})"
             elif plugin != "callgate.permissions":
                 why = f"blocked: {decision.reason or f'{call.name} is denied by {plugin}'}"
             else:
                 why = (f"blocked: {call.name} is not allowed by any rule and [permissions] "
                        'mode is "deny"')
             return _blocked(why, sig_rule)
-        return await self._ask(call, spec, args, decision, sig_rule)
+        return await self._ask(call, spec, args, decision, sig_rule, plugin)
 
     async def _ask(self, call: ToolCall, spec: ToolSpec, args: dict[str, Any],
-                   decision: Decision, sig_rule: str) -> ToolResult | dict[str, Any] | None:
+                   decision: Decision, sig_rule: str, plugin: str = "callgate.permissions"
+                   ) -> ToolResult | dict[str, Any] | None:
         preview, versions = None, None
         if spec.preview is not None:
             try:
@@ -533,12 +537,21 @@ class Session:
         if answer is None:
             if self.host.permissions.ask_without_approver == "allow":
                 return versions
-            wanted = self.host.permissions.allow_rule_for(call.name, args)
-            because = (f"rule {decision.rule} asks for approval" if decision.rule
-                       else '[permissions] mode is "ask"')
+            engine = self.host.permissions
+            if decision.rule:  # an ask rule outranks every allow rule
+                return _blocked(
+                    f"blocked: {call.name} needs approval (rule {decision.rule} in [permissions] "
+                    "ask) and no approver is available; nothing was run", sig_rule)
+            if plugin != "callgate.permissions":
+                return _blocked(
+                    f"blocked: {call.name} needs approval (asked by {plugin}) and no approver "
+                    "is available; nothing was run", sig_rule)
+            wanted = ", ".join(json.dumps(r) for r in
+                               engine.allow_rules_for(call.name, args, spec, self))
             return _blocked(
-                f"blocked: {call.name} needs approval ({because}) and no approver is "
-                f'available; a rule allow = ["{wanted}"] in [permissions] would allow it',
+                f"blocked: {call.name} needs approval (no [permissions] rule allows it and the "
+                'fallback is "ask") and no approver is available; '
+                f"allow = [{wanted}] in [permissions] would allow it",
                 sig_rule)
         allowed = answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
         if allowed:
