@@ -311,6 +311,19 @@ class Host:
 
         return _providers.render_result(result, provider)
 
+    def accept_arguments(self, provider: str, name: str, arguments: Any) -> Any:
+        """A provider's call arguments in the canonical form the pipeline validates.
+
+        Only strict ``openai-responses`` tools change: the nulls strict mode sends
+        for optional properties the model left out are removed.
+        """
+        from . import _providers
+
+        spec = self.registry.get(name)
+        if spec is None:
+            return arguments
+        return _providers.accept_arguments(spec, provider, arguments)
+
     def contract_entry(self, spec: ToolSpec) -> dict[str, Any]:
         return {"name": spec.name, "read_only": spec.contract_read_only,
                 "description": spec.description, "schema": canonical_schema(spec.schema)}

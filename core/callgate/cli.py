@@ -131,10 +131,13 @@ def cmd_contract(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
         return EXIT_OK
     if args.check:
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if current != text:
+        diff = _contract.drift(path, text)
+        if diff:
             print(f"{path} differs from the registry; run `callgate contract --write`",
                   file=sys.stderr)
+            shown = diff[:60] + ([f"... ({len(diff) - 60} more diff lines)"]
+                                 if len(diff) > 60 else [])
+            print("\n".join(shown), file=sys.stderr)
             return EXIT_FAILED
         print(f"{path} matches the registry")
         return EXIT_OK
