@@ -1,0 +1,58 @@
+"""``callgate serve``: the subcommand, added through the ``callgate.commands`` entry point.
+
+Importing this module stays cheap (no ``mcp`` import): the ``callgate`` command
+loads every command plugin before it parses its arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def register(subparsers: Any) -> None:
+    """Add ``serve`` to the ``callgate`` command (entry point ``callgate.commands``)."""
+    p = subparsers.add_parser(
+        "serve", help="serve the host's tools to an MCP client over stdio",
+        description="Speak MCP over stdin/stdout: tools/list is the host's surface, every "
+                    "tools/call runs through the full pipeline in one session that lives as "
+                    "long as the connection.")
+    p.add_argument("--workspace", required=True, help="the directory the tools work in")
+    p.add_argument("--config", help="a callgate.toml (default: the workspace's callgate.toml "
+                                    "or [tool.callgate] in its pyproject.toml)")
+    p.add_argument("--surface", choices=["lean", "full"],
+                   help="surface mode (default: [surface] mode, else lean)")
+    p.add_argument("--session-dir", help="keep session state (goals, results) in this directory")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import anyio
+    from callgate import BootError, Host
+
+    from ._approval import ElicitationApprover
+    from ._server import CallgateMCP
+    from ._stdio import serve_stdio
+
+    workspace = os.path.abspath(args.workspace)
+    if not os.path.isdir(workspace):
+        print(f"callgate: workspace {args.workspace} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        host = Host.boot(args.config, surface=args.surface, workspace=workspace,
+                         plugins=[("callgate_mcp_serve.approver", ElicitationApprover())])
+    except (BootError, OSError) as exc:
+        print(f"callgate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for warning in host.warnings:
+        print(f"callgate: warning: {warning}", file=sys.stderr)
+    app = CallgateMCP(host, workspace, session_dir=args.session_dir)
+    anyio.run(serve_stdio, app)
+    return EXIT_OK
+
+
+__all__ = ["cmd_serve", "register"]

@@ -1,0 +1,244 @@
+"""The MCP server: one callgate session behind the SDK's low-level ``Server``.
+
+- ``tools/list`` is the session's surface in its ``mcp`` rendering (host.md §2):
+  names, descriptions, input schemas and ``readOnlyHint``/``destructiveHint``.
+- ``tools/call`` runs the call as a batch of one through the whole pipeline, in
+  the one session this connection owns, so observations, jobs and goals carry
+  from call to call. The low-level server does not validate arguments; the
+  host does, and every failure (invalid arguments, refusals, tool errors) is a
+  ``CallToolResult`` with ``isError`` and the host's feedback text, never a
+  protocol error.
+- ``ask`` permissions become an elicitation (see `_approval`). On a handshake-era
+  connection the server sends ``elicitation/create`` while the call waits; on a
+  2026-07-28 connection, which forbids server-initiated requests, the call
+  answers ``InputRequiredResult`` and resumes when the client retries with the
+  user's answer and the echoed ``requestState``.
+- The connection's lifespan owns the session: when the client goes away the
+  session is closed (its jobs killed, the MCP servers it started stopped).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import os
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+import attrs
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from callgate import Host, Session, ToolCall, ToolResult, __version__
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+from ._approval import APPROVAL_KEY, ApprovalChannel, current_channel
+
+log = logging.getLogger("callgate.mcp_serve")
+
+INSTRUCTIONS = (
+    "These tools act on one workspace through callgate: every call is validated and "
+    "permission-checked, and a file must be read (any window) before it is edited. Errors "
+    "come back as results that say what to change."
+)
+
+#: How long a 2026-07-28 client may take to come back with an approval before the
+#: host treats the ask as unanswered (and applies ``ask_without_approver``).
+APPROVAL_TIMEOUT_S = 600.0
+
+
+def client_can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client declared form elicitation (an empty ``elicitation`` means form)."""
+    caps = ctx.session.client_capabilities
+    if caps is None or caps.elicitation is None:
+        return False
+    return caps.elicitation.form is not None or caps.elicitation.url is None
+
+
+def to_mcp_result(host: Host, result: ToolResult) -> types.CallToolResult:
+    """The host's ``mcp`` rendering as the SDK's model, with the error's kind in ``_meta``."""
+    rendered: dict[str, Any] = dict(host.render_result(result, "mcp"))
+    if result.error is not None:
+        rendered["_meta"] = {"callgate/error": {"kind": result.error.kind,
+                                                "signature": result.error.signature}}
+    return types.CallToolResult.model_validate(rendered, by_name=False)
+
+
+def _text_error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                is_error=True)
+
+
+@attrs.define(eq=False)
+class _Running:
+    """One ``tools/call`` in flight: its events (an approval question, then the result)."""
+
+    call: ToolCall
+    events_in: MemoryObjectSendStream[tuple[str, Any]]
+    events: MemoryObjectReceiveStream[tuple[str, Any]]
+    answers_in: MemoryObjectSendStream[tuple[str, Mapping[str, Any] | None]]
+    answers: MemoryObjectReceiveStream[tuple[str, Mapping[str, Any] | None]]
+    token: str = attrs.field(factory=lambda: secrets.token_urlsafe(24))
+    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
+    started: bool = False
+
+    @classmethod
+    def new(cls, call: ToolCall) -> _Running:
+        ev_in, ev = anyio.create_memory_object_stream[tuple[str, Any]](math.inf)
+        ans_in, ans = anyio.create_memory_object_stream[tuple[str, Mapping[str, Any] | None]](1)
+        return cls(call, ev_in, ev, ans_in, ans)
+
+
+class CallgateMCP:
+    """Serve a booted host's tools to one MCP client connection.
+
+    ``server`` is the SDK's low-level ``Server``; run it on any transport
+    (``serve_stdio`` does stdio). The session opens when the connection starts
+    (``server.lifespan``) and closes when it ends. Boot the host with
+    `ElicitationApprover` among its plugins for ``ask`` to reach the client.
+    """
+
+    def __init__(self, host: Host, workspace: str | os.PathLike[str], *,
+                 session_dir: str | os.PathLike[str] | None = None,
+                 approval_timeout: float = APPROVAL_TIMEOUT_S, name: str = "callgate") -> None:
+        if not os.path.isdir(workspace):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
+        self.host = host
+        self.workspace = os.fspath(workspace)
+        self.session_dir = session_dir
+        self.approval_timeout = approval_timeout
+        self.session: Session | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._turn = anyio.Lock()  # one batch at a time, in arrival order
+        self._waiting: dict[str, _Running] = {}
+        self._ids = itertools.count(1)
+        self.server: Server[CallgateMCP] = Server(
+            name, version=__version__, instructions=INSTRUCTIONS, lifespan=self._lifespan,
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+
+    # --- lifespan -----------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[CallgateMCP]:
+        session = self.host.open_session(self.workspace, session_dir=self.session_dir,
+                                         origin="human")
+        self.session = session
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                try:
+                    yield self
+                finally:
+                    session.cancel()
+                    tasks.cancel_scope.cancel()
+        finally:
+            self._tasks = None
+            self._waiting.clear()
+            with anyio.CancelScope(shield=True):
+                await session.close()
+
+    async def aclose(self) -> None:
+        """Close the session now (idempotent): cancel its batch, kill its jobs, stop its servers."""
+        if self.session is not None and not self.session.closed:
+            self.session.cancel()
+            await self.session.close()
+
+    def _live_session(self) -> Session:
+        if self.session is None or self._tasks is None or self.session.closed:
+            raise RuntimeError("the callgate session is not open (the server is not running)")
+        return self.session
+
+    # --- tools/list -----------------------------------------------------------------
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        tools = [types.Tool.model_validate(t, by_name=False)
+                 for t in self._live_session().surface("mcp")]
+        return types.ListToolsResult(tools=tools)
+
+    # --- tools/call -----------------------------------------------------------------
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.CallToolRequestParams
+                         ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.request_state is not None:
+            running = self._waiting.pop(params.request_state, None)
+            if running is None or running.call.name != params.name:
+                return _text_error(
+                    f"the approval request for {params.name} expired or is unknown; nothing "
+                    "was run. Call the tool again.")
+            answer = (params.input_responses or {}).get(APPROVAL_KEY)
+            if isinstance(answer, types.ElicitResult):
+                running.answers_in.send_nowait((answer.action, answer.content))
+            else:
+                running.answers_in.send_nowait(("cancel", None))
+        else:
+            running = _Running.new(ToolCall(f"mcp-{next(self._ids)}", params.name,
+                                            params.arguments))
+            channel = ApprovalChannel(self._live_session(), self._elicit_for(ctx, running))
+            assert self._tasks is not None
+            self._tasks.start_soon(self._run, running, channel, name=f"callgate {params.name}")
+        return await self._outcome(running)
+
+    def _elicit_for(self, ctx: ServerRequestContext[Any, Any], running: _Running) -> Any:
+        if not client_can_elicit(ctx):
+            return None
+        if ctx.session.can_send_request:  # handshake era: ask while the call waits
+            async def elicit_now(message: str, schema: dict[str, Any]) -> Any:
+                result = await ctx.session.elicit_form(message, schema,
+                                                       related_request_id=ctx.request_id)
+                return result.action, result.content
+            return elicit_now
+
+        async def elicit_later(message: str, schema: dict[str, Any]) -> Any:
+            # 2026-07-28: hand the question to the request handler, which answers
+            # InputRequiredResult; the client's retry delivers the answer here.
+            running.events_in.send_nowait(("ask", (message, schema)))
+            with anyio.move_on_after(self.approval_timeout):
+                return await running.answers.receive()
+            self._waiting.pop(running.token, None)
+            log.warning("no approval for %s within %ss", running.call.name, self.approval_timeout)
+            return None
+        return elicit_later
+
+    async def _run(self, running: _Running, channel: ApprovalChannel) -> None:
+        current_channel.set(channel)
+        session = self._live_session()
+        with running.scope:  # cancelled while it waits for its turn: never runs
+            try:
+                async with self._turn:
+                    running.started = True
+                    [result] = await session.run_batch([running.call])
+            except Exception as exc:  # the pipeline never raises for a tool: a host fault
+                log.exception("running %s failed", running.call.name)
+                result = ToolResult.failure("tool_error", f"{running.call.name} failed: {exc}")
+            running.events_in.send_nowait(("done", result))
+
+    async def _outcome(self, running: _Running
+                       ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            kind, payload = await running.events.receive()
+        except anyio.get_cancelled_exc_class():
+            # The client cancelled the request: a call still waiting for its turn never
+            # runs; a running one is cancelled cooperatively (its tools see ctx.cancelled).
+            if not running.started:
+                running.scope.cancel()
+            elif self.session is not None:
+                self.session.cancel()
+            raise
+        if kind == "ask":
+            message, schema = payload
+            self._waiting[running.token] = running
+            request = types.ElicitRequest(params=types.ElicitRequestFormParams(
+                message=message, requested_schema=schema))
+            return types.InputRequiredResult(input_requests={APPROVAL_KEY: request},
+                                             request_state=running.token)
+        return to_mcp_result(self.host, payload)
+
+
+__all__ = ["APPROVAL_TIMEOUT_S", "CallgateMCP", "client_can_elicit", "to_mcp_result"]
