@@ -192,14 +192,14 @@ def compile_spec(kind: str, spec: str) -> Matcher:
     """The matcher for ``spec`` under a subject ``kind``; `RuleError` when malformed."""
     if kind == "command":
         text = normalize(spec)
+        if ":*" in text[:-2]:
+            raise RuleError(":* is only allowed at the end of a command spec")
         if text.endswith(":*"):
             prefix = text[:-2].rstrip()
             if not prefix:
                 raise RuleError("the command prefix before :* is empty; write the tool or "
                                 "group name alone to match every command")
             regex = re.compile(_star_regex(prefix) + r"(?: .*)?", re.DOTALL)
-        elif ":*" in text:
-            raise RuleError(":* is only allowed at the end of a command spec")
         else:
             regex = re.compile(_star_regex(text), re.DOTALL)
         return lambda value: regex.fullmatch(value) is not None

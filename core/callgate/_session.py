@@ -515,8 +515,10 @@ class Session:
             elif plugin != "callgate.permissions":
                 why = f"blocked: {decision.reason or f'{call.name} is denied by {plugin}'}"
             else:
-                why = (f"blocked: {call.name} is not allowed by any rule and [permissions] "
-                       'mode is "deny"')
+                wanted = ", ".join(json.dumps(r) for r in
+                                   engine.allow_rules_for(call.name, args, spec, self))
+                why = (f"blocked: {call.name} is not allowed by any [permissions] rule and the "
+                       f'fallback is "deny"; allow = [{wanted}] in [permissions] would allow it')
             return _blocked(why, sig_rule)
         return await self._ask(call, spec, args, decision, sig_rule, plugin)
 
