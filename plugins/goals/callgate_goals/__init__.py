@@ -1,1 +1,35 @@
-"""(package under construction)"""
+"""callgate's goal tools: ``create_goal``, ``get_goal``, ``update_goal``.
+
+A goal is long-running work the host keeps for the model: an id and a revision
+the model must quote exactly, a phase (active, paused, blocked, complete), and
+automatic rounds the integrator drives while the goal is armed. Only a direct
+human turn may create a goal or use every action; an automatic round may only
+complete or block its own goal. State lives in ``goals.json`` in the session
+directory, and a restarted host restores the goal disarmed.
+
+The integrator declares each turn and drives the rounds::
+
+    session.begin_turn("human")              # then run the model on the user's message
+    while session.goals.should_continue():
+        r = session.goals.start_round()      # an automatic turn bound to the goal
+        run_model(r.prompt)
+
+``session.begin_turn("automatic")`` does the same as ``start_round()`` (through
+``callgate_turn_start``) and leaves the round in ``session.goals.round``.
+
+Entry point (``pyproject.toml``): ``[project.entry-points.callgate] goals = "callgate_goals"``.
+"""
+
+from ._book import GoalBook, GoalRound, Outcome
+from ._goal import Goal
+from ._plugin import callgate_register_tools, callgate_shape_result, callgate_turn_start
+
+__all__ = [
+    "Goal",
+    "GoalBook",
+    "GoalRound",
+    "Outcome",
+    "callgate_register_tools",
+    "callgate_shape_result",
+    "callgate_turn_start",
+]
