@@ -1,1 +1,32 @@
-"""(package under construction)"""
+"""callgate-shell: the host's one shell and its background jobs (shell.md).
+
+Boot registers ``bash`` on POSIX or ``pwsh`` on Windows (``[shell] force``
+overrides), never both; tools never branch on the OS at call time. Both share
+the job tools ``job_output`` and ``job_kill`` and the hidden compatibility
+aliases ``bash_output``, ``kill_shell`` and ``wait``, which execute for replay
+but never appear in a provider schema.
+
+Every command runs in its own process group with stdin on the null device, a
+non-interactive environment and the workspace root as cwd; timeouts,
+cancellation, ``job_kill`` and session close end the whole group. Background
+output goes to a log in the session directory plus a 64 KiB in-memory tail.
+
+The entry point is this module (``shell = "callgate_shell"``). Integrators may
+wrap every command with the ``callgate_wrap_command`` hook (`hookspecs`), and
+read a session's jobs with ``session.jobs()``.
+"""
+
+from ._jobs import Job, JobTable
+from ._plugin import callgate_register_tools, callgate_session_end, callgate_shape_result
+from ._select import CONFIG_SCHEMA, ShellChoice, select_shell
+
+__all__ = [
+    "CONFIG_SCHEMA",
+    "Job",
+    "JobTable",
+    "ShellChoice",
+    "callgate_register_tools",
+    "callgate_session_end",
+    "callgate_shape_result",
+    "select_shell",
+]

@@ -1,0 +1,42 @@
+"""The ``bash`` tool (POSIX hosts): one command per call in a fresh, non-interactive bash."""
+
+from __future__ import annotations
+
+from callgate import PermissionSubject, ToolSpec
+
+from ._command import Shell, blank_command, command_schema, make_execute
+
+DESCRIPTION = (
+    "Run one command with bash and get back its stdout and stderr combined, in the order "
+    "they were written, followed by a status line with the exit code. Use it for builds, "
+    "tests, git, package managers and other programs. To search, read, list, edit or move "
+    "files, use the dedicated tools (grep, glob, ls, read_file, edit_file, move_file) rather "
+    "than grep/cat/ls/find/sed/mv in the shell: they behave the same on every OS. For symbols "
+    "and architecture questions, start with LSP or read tools and a targeted grep. Every call "
+    "is a fresh process in the workspace root with empty stdin: cd and export do not carry "
+    "over, and nothing can wait for input. timeout_ms (default 120000, at most 600000) ends "
+    "the whole process tree. run_in_background=true starts a job and returns its bash-N id at "
+    "once; read it with job_output and stop it with job_kill."
+)
+
+
+def bash_argv(executable: str, command: str) -> list[str]:
+    """No login shell, not interactive: nothing from profiles or rc files."""
+    return [executable, "-c", command]
+
+
+def bash_tool(executable: str) -> ToolSpec:
+    """The ``bash`` tool, running ``executable`` (looked up at boot)."""
+    shell = Shell("bash", executable, lambda command: bash_argv(executable, command),
+                  reaping_exemption=True)
+    return ToolSpec(
+        name="bash",
+        description=DESCRIPTION,
+        schema=command_schema(description_required=False),
+        execute=make_execute(shell),
+        read_only=False,
+        visibility="surface",
+        validate=blank_command,
+        permission_subject=PermissionSubject("command", ("command",)),
+        groups=("Bash",),
+    )
