@@ -1,1 +1,104 @@
-"""(package under construction)"""
+"""callgate's capability plugin: ``use_capability`` over hidden tools, MCP servers and results.
+
+One fixed, provider-visible tool reaches everything that is not on the tool
+list, so the surface never changes mid-session:
+
+- ``tool:<name>`` — any tool registered in the session (hidden ones included);
+- ``mcp-server:<s>`` / ``mcp-tool:<s>/<t>`` — MCP servers from
+  ``[mcp_servers.<s>]`` in ``callgate.toml``, started as stdio children only
+  after a gated connect (permission name ``mcp_connect__<s>``) and stopped
+  with the session (needs the ``[mcp]`` extra: the official ``mcp`` SDK);
+- ``session:tool_result`` — pages through a stored tool result.
+
+Configure a server::
+
+    [mcp_servers.time]
+    command = "python"
+    args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+The integrator may change a server's settings while a session runs with
+``session.mcp_servers.set_enabled(name, False)`` or
+``session.mcp_servers.reconfigure(name, ...)``; calls re-check them right
+before every connect and ``tools/call``. ``session.capability_declines`` lists
+the ``(capability_id, reason)`` pairs the model declined.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from callgate import Decision, ToolCall, ToolSpec, hookimpl
+
+from . import _policy
+from ._config import CAPABILITY_SCHEMA, MCP_SERVERS_SCHEMA
+from ._names import connect_permission_name, norm, server_of_permission_name, tool_permission_name
+from ._proxy import SPEC as USE_CAPABILITY
+from ._servers import McpServers, mcp_installed
+from ._targets import plan_of
+
+log = logging.getLogger("callgate.capability")
+
+__all__ = [
+    "USE_CAPABILITY",
+    "McpServers",
+    "callgate_check_permission",
+    "callgate_register_tools",
+    "callgate_session_end",
+    "callgate_session_start",
+    "connect_permission_name",
+    "mcp_installed",
+    "norm",
+    "tool_permission_name",
+]
+
+
+@hookimpl
+def callgate_register_tools(registry: Any, host: Any) -> None:
+    registry.add_config("capability", CAPABILITY_SCHEMA)
+    registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
+    registry.add(USE_CAPABILITY)
+    registry.add_session_extension("mcp_servers", McpServers)
+    registry.add_session_extension("capability_declines", lambda session: [])
+
+
+@hookimpl
+def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> Decision | None:
+    """A deferred MCP call starts its server: an exact deny on the connect refuses it too."""
+    plan = plan_of(tool)
+    if plan is None or not plan.deferred:
+        return None
+    server = server_of_permission_name(call.name) or plan.server
+    if session.mcp_servers.live(server) is not None:
+        return None
+    connect = connect_permission_name(server)
+    rule = _policy.exact_deny(session.host, session, connect)
+    if rule is None:
+        return None
+    return Decision("deny", rule, f"{call.name} would start MCP server {server}, and rule "
+                    f"{rule} denies that")
+
+
+@hookimpl
+def callgate_session_start(session: Any) -> None:
+    """Connect ``auto_start`` servers in the background when no prompt would be needed."""
+    tables = session.host.config("mcp_servers") or {}
+    if not any(t.get("auto_start") and t.get("enabled", True) for t in tables.values()):
+        return
+    if not mcp_installed():
+        log.warning("auto_start MCP servers are configured but the mcp SDK is not installed")
+        return
+    servers: McpServers = session.mcp_servers
+    for name in servers.names():
+        config = servers.config(name)
+        assert config is not None
+        if not (config.auto_start and config.enabled):
+            continue
+        if _policy.connect_allowed_without_asking(session.host, session, name, config.trusted):
+            servers.start_in_background(name)
+
+
+@hookimpl
+def callgate_session_end(session: Any) -> None:
+    """Stop every MCP child the session started."""
+    session.mcp_servers.close()

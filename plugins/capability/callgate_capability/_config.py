@@ -1,0 +1,135 @@
+"""The ``[capability]`` and ``[mcp_servers.<name>]`` tables, and one server's settings.
+
+A server's *identity* (name, command, args, env names, absolute cwd) keys its
+schema cache and is re-checked right before every connect and call: a change
+means the approval was for something else (capability.md §5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ._names import SERVER_NAME
+
+CAPABILITY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        # "" means the user cache directory + /callgate.
+        "cache_dir": {"type": "string", "default": ""},
+    },
+}
+
+SERVER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["command"],
+    "properties": {
+        "command": {"type": "string", "minLength": 1},
+        "args": {"type": "array", "items": {"type": "string"}, "default": []},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
+        "cwd": {"type": "string", "default": ""},
+        "enabled": {"type": "boolean", "default": True},
+        "auto_start": {"type": "boolean", "default": False},
+        "startup_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30},
+        "call_timeout_s": {"type": "number", "minimum": 1, "maximum": 3600, "default": 120},
+        "trusted": {"type": "boolean", "default": True},
+    },
+}
+
+MCP_SERVERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"pattern": SERVER_NAME.pattern, "maxLength": 64},
+    "additionalProperties": SERVER_SCHEMA,
+}
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@attrs.frozen(kw_only=True)
+class ServerConfig:
+    """One configured MCP server, with ``cwd`` made absolute."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    env: Mapping[str, str] = attrs.field(factory=dict, converter=lambda v: dict(sorted(v.items())))
+    cwd: str
+    enabled: bool = True
+    auto_start: bool = False
+    startup_timeout_s: float = 30
+    call_timeout_s: float = 120
+    trusted: bool = True
+
+    @property
+    def identity(self) -> str:
+        """SHA-256 hex of the canonical JSON of what decides which process runs."""
+        doc = {"name": self.name, "command": self.command, "args": list(self.args),
+               "env_names": sorted(self.env), "cwd": self.cwd}
+        raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    def expanded_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """``env`` with ``${VAR}`` taken from the host environment.
+
+        Raises `MissingVariable` naming the key and the variable, never a value.
+        """
+        source = os.environ if environ is None else environ
+        out: dict[str, str] = {}
+        for key, value in self.env.items():
+            def substitute(match: re.Match[str], key: str = key) -> str:
+                var = match.group(1)
+                if var not in source:
+                    raise MissingVariable(key, var)
+                return source[var]
+            out[key] = _VAR.sub(substitute, value)
+        return out
+
+
+class MissingVariable(Exception):
+    """An ``env`` value refers to a variable the host environment does not have."""
+
+    def __init__(self, key: str, var: str) -> None:
+        super().__init__(f"env {key} uses ${{{var}}}, which is not set in callgate's "
+                         "environment")
+        self.key = key
+        self.var = var
+
+
+def server_config(name: str, table: Mapping[str, Any], workspace_root: str) -> ServerConfig:
+    """A `ServerConfig` from a validated ``[mcp_servers.<name>]`` table."""
+    cwd = table.get("cwd") or ""
+    absolute = os.path.normpath(os.path.join(workspace_root, os.path.expanduser(cwd)))
+    return ServerConfig(
+        name=name, command=table["command"], args=table.get("args", []),
+        env=table.get("env", {}), cwd=absolute, enabled=table.get("enabled", True),
+        auto_start=table.get("auto_start", False),
+        startup_timeout_s=table.get("startup_timeout_s", 30),
+        call_timeout_s=table.get("call_timeout_s", 120), trusted=table.get("trusted", True),
+    )
+
+
+def user_cache_dir() -> str:
+    """The platform's per-user cache directory (no third-party dependency)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser(r"~\AppData\Local")
+    elif sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return base
+
+
+def cache_dir(capability_table: Mapping[str, Any]) -> str:
+    configured = capability_table.get("cache_dir") or ""
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    return os.path.join(user_cache_dir(), "callgate")

@@ -1,0 +1,439 @@
+"""One session's MCP children, driven by the official ``mcp`` SDK on a private loop thread.
+
+Sessions are driven from many event loops and threads (the sync facade, replay,
+``callgate serve``), while an MCP connection is a set of anyio tasks bound to
+the loop that opened it. So each session owns one daemon thread running its
+own asyncio loop; connects and calls are coroutines submitted to it, and
+callers wait on the returned futures (watching for cancellation).
+
+A connection is held open by one task per server: ``stdio_client`` (the SDK
+spawns the child in its own process group and, on exit, closes stdin, waits,
+then kills the tree) and ``ClientSession``; ``initialize`` and a full
+``tools/list`` run before the server counts as connected. Only this module
+imports ``mcp``: without the SDK the rest of the plugin still works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import anyio
+import attrs
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import types as mcp_types
+
+log = logging.getLogger("callgate.capability")
+
+MAX_PAGES = 50
+TAIL_LINES = 20
+TAIL_BYTES = 2048
+_POLL_S = 0.5
+
+
+@attrs.frozen
+class Launch:
+    """Everything needed to start one server (env already expanded)."""
+
+    name: str
+    identity: str
+    command: str
+    args: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str
+    startup_timeout_s: float
+    log_path: str
+
+
+class StartFailure(Exception):
+    """A server did not come up: ``reason`` is one short clause, ``stderr`` its tail."""
+
+    def __init__(self, reason: str, stderr: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.stderr = stderr
+
+
+class ServerGone(Exception):
+    """The server exited (or its connection closed) while a call was pending."""
+
+    def __init__(self, reason: str, stderr: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.stderr = stderr
+
+
+class CallTimedOut(Exception):
+    """``tools/call`` sent, no answer within the server's ``call_timeout_s``."""
+
+
+class NotConnected(Exception):
+    """The server has no live connection (never started, failed, or exited)."""
+
+
+class Cancelled(Exception):
+    """The integrator cancelled the batch while we waited for the loop thread."""
+
+
+# --- which process did stdio_client spawn? -------------------------------------------
+#
+# The SDK does not hand out the child process, but an exit code ("exited with
+# code 3") and a fast kill of a server that hangs while starting need it. We
+# wrap the SDK's process factory once; the wrapper reports each process to
+# the connection task that asked for it (a context variable), and does
+# nothing else. If a future SDK renames the factory, exit codes are simply
+# not reported.
+
+_SPAWN_SINK: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "callgate_mcp_spawn_sink", default=None)
+_probe_lock = threading.Lock()
+
+
+def _install_spawn_probe() -> None:
+    from mcp.client import stdio as sdk_stdio
+
+    with _probe_lock:
+        original = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+        if original is None or getattr(original, "_callgate_probe", False):
+            return
+
+        async def probe(*args: Any, **kwargs: Any) -> Any:
+            process = await original(*args, **kwargs)
+            sink = _SPAWN_SINK.get()
+            if sink is not None:
+                sink.append(process)
+            return process
+
+        probe._callgate_probe = True  # type: ignore[attr-defined]
+        sdk_stdio._create_platform_compatible_process = probe  # type: ignore[attr-defined]
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def stderr_tail(path: str, offset: int) -> str:
+    """The last ≤20 lines / 2 KiB a child wrote to stderr since ``offset``, UTF-8 safe."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            end = fh.tell()
+            start = max(offset, end - 64 * 1024)
+            fh.seek(start)
+            data = fh.read(end - start)
+    except OSError:
+        data = b""
+    lines = data.rstrip(b"\r\n").splitlines()[-TAIL_LINES:]
+    text = b"\n".join(lines)
+    if len(text) > TAIL_BYTES:
+        text = text[-TAIL_BYTES:]
+        while text and (text[0] & 0xC0) == 0x80:  # never start inside a character
+            text = text[1:]
+    decoded = text.decode("utf-8", "replace").strip("\n")
+    return decoded if decoded.strip() else "(no stderr output)"
+
+
+class Connection:
+    """One live (or starting, or failed) child and its client session."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.status = "starting"
+        self.tools: list[mcp_types.Tool] = []
+        self.server_info: dict[str, Any] = {}
+        self.session: ClientSession | None = None
+        self.process: Any = None
+        self.failure: str | None = None
+        self._stop: anyio.Event | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._timed_out = False
+        self._stopping = False
+        self._exit_at_failure: int | None = None
+        self._log_offset = 0
+
+    @property
+    def pid(self) -> int | None:
+        return getattr(self.process, "pid", None)
+
+    @property
+    def alive(self) -> bool:
+        if self.status != "connected":
+            return False
+        return self.process is None or self.process.returncode is None
+
+    def tail(self) -> str:
+        return stderr_tail(self.launch.log_path, self._log_offset)
+
+    # --- start ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_future()
+        self._stop = anyio.Event()
+        os.makedirs(os.path.dirname(self.launch.log_path), exist_ok=True)
+        errlog = open(self.launch.log_path, "ab")  # noqa: SIM115 - closed by _hold
+        self._log_offset = errlog.tell()
+        self._task = loop.create_task(self._hold(errlog))
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), self.launch.startup_timeout_s)
+        except TimeoutError:
+            self._timed_out = True
+            self.kill_tree()
+            if self._scope is not None:
+                self._scope.cancel()
+            await asyncio.wait({self._task}, timeout=10)
+            self.status = "failed"
+            reason = f"did not finish starting within {seconds(self.launch.startup_timeout_s)} s"
+            self.failure = reason
+            raise StartFailure(reason, self.tail()) from None
+
+    async def _hold(self, errlog: Any) -> None:
+        sink: list[Any] = []
+        _SPAWN_SINK.set(sink)
+        error: BaseException | None = None
+        launch = self.launch
+        params = StdioServerParameters(command=launch.command, args=list(launch.args),
+                                       env=launch.env or None, cwd=launch.cwd)
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    self.process = sink[0] if sink else None
+                    try:
+                        await self._serve(read, write)
+                    except Exception:
+                        await self._settle_exit(1.0)
+                        self._exit_at_failure = getattr(self.process, "returncode", None)
+                        raise
+        except Exception as exc:
+            error = _leaf(exc)
+        finally:
+            errlog.close()
+        assert self._ready is not None
+        if not self._ready.done():
+            self.status = "failed"
+            reason = self._start_reason(error)
+            self.failure = reason
+            if self._timed_out:  # start() has already answered the caller
+                self._ready.cancel()
+            else:
+                self._ready.set_exception(StartFailure(reason, self.tail()))
+        elif not self._stopping:
+            self.status = "failed"
+            self.failure = self._exit_reason(error)
+        else:
+            self.status = "stopped"
+
+    async def _serve(self, read: Any, write: Any) -> None:
+        from callgate import __version__
+
+        info = mcp_types.Implementation(name="callgate", version=__version__)
+        async with ClientSession(read, write, client_info=info) as session:
+            init = await session.initialize()
+            tools: list[mcp_types.Tool] = []
+            cursor: str | None = None
+            for _ in range(MAX_PAGES):
+                params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await session.list_tools(params=params)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            self.session = session
+            self.tools = tools
+            server = init.server_info
+            self.server_info = {"name": server.name, "version": server.version} if server else {}
+            self.status = "connected"
+            assert self._ready is not None
+            self._ready.set_result(None)
+            await self._watch()
+            self.session = None
+
+    async def _watch(self) -> None:
+        """Hold the connection until asked to stop, or until the child exits."""
+        assert self._stop is not None
+        while not self._stop.is_set():
+            with anyio.move_on_after(_POLL_S):
+                await self._stop.wait()
+            if self.process is not None and self.process.returncode is not None:
+                return
+
+    async def _settle_exit(self, timeout: float) -> None:
+        """Give a child that closed its stdout a moment to be reaped (for its exit code)."""
+        with anyio.move_on_after(timeout):
+            while self.process is not None and self.process.returncode is None:
+                await anyio.sleep(0.02)
+
+    def _start_reason(self, error: BaseException | None) -> str:
+        if self._timed_out:
+            return f"did not finish starting within {seconds(self.launch.startup_timeout_s)} s"
+        if self.process is None and isinstance(error, FileNotFoundError):
+            return f'command "{self.launch.command}" was not found'
+        if self.process is None and isinstance(error, PermissionError):
+            return f'command "{self.launch.command}" could not be run (permission denied)'
+        code = self._exit_at_failure
+        if code is not None:
+            return _describe_exit(code)
+        if error is None:
+            return "the connection closed before the server was ready"
+        return f"{type(error).__name__}: {error}".strip()
+
+    def _exit_reason(self, error: BaseException | None) -> str:
+        code = getattr(self.process, "returncode", None)
+        if code is not None:
+            return _describe_exit(code)
+        if error is not None:
+            return f"the connection failed ({type(error).__name__}: {error})"
+        return "the connection closed"
+
+    # --- stop ------------------------------------------------------------------
+
+    async def stop(self) -> None:
+        """Close stdin and let the SDK wind the child down (it kills the tree if needed)."""
+        self._stopping = True
+        if self._stop is not None:
+            self._stop.set()
+        if self._task is not None and not self._task.done():
+            await asyncio.wait({self._task}, timeout=10)
+        self.kill_tree()
+
+    def kill_tree(self) -> None:
+        """SIGKILL the child's process group (it was started as a session leader)."""
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        try:
+            if os.name == "posix":
+                os.killpg(process.pid, signal.SIGKILL)
+            else:  # pragma: no cover - the SDK's job object covers the tree on Windows
+                process.kill()
+        except (OSError, ProcessLookupError):
+            pass
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return f"was killed by signal {name}"
+    return f"exited with code {code}"
+
+
+class McpRuntime:
+    """The loop thread and the connections of one session."""
+
+    def __init__(self) -> None:
+        _install_spawn_probe()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="callgate-mcp", daemon=True)
+        self._thread.start()
+        self._conns: dict[str, Connection] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._closed = False
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    # --- from any thread --------------------------------------------------------
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        if self._closed:
+            coro.close()
+            raise NotConnected("the session is closed")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def wait(self, future: concurrent.futures.Future[Any],
+             cancelled: threading.Event | None = None) -> Any:
+        """Block until ``future`` is done; cancel it if ``cancelled`` is set meanwhile."""
+        while True:
+            done, _ = concurrent.futures.wait([future], timeout=0.1)
+            if done:
+                return future.result()
+            if cancelled is not None and cancelled.is_set():
+                future.cancel()
+                raise Cancelled()
+
+    def connection(self, name: str) -> Connection | None:
+        return self._conns.get(name)
+
+    def connections(self) -> list[Connection]:
+        return list(self._conns.values())
+
+    def close(self, timeout: float = 15.0) -> None:
+        """Stop every child (stdin closed, then the SDK's tree kill), then the loop."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            asyncio.run_coroutine_threadsafe(self._stop_all(), self._loop).result(timeout)
+        except Exception:
+            log.warning("stopping MCP servers took too long; killing them", exc_info=True)
+        for conn in list(self._conns.values()):
+            conn.kill_tree()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    # --- on the loop ----------------------------------------------------------------
+
+    async def _stop_all(self) -> None:
+        conns = list(self._conns.values())
+        await asyncio.gather(*(c.stop() for c in conns), return_exceptions=True)
+
+    async def connect(self, launch: Launch) -> Connection:
+        """The live connection for ``launch``; starts it (once at a time) when needed."""
+        lock = self._locks.setdefault(launch.name, asyncio.Lock())
+        async with lock:
+            conn = self._conns.get(launch.name)
+            if conn is not None and conn.alive and conn.launch.identity == launch.identity:
+                return conn
+            if conn is not None and conn.status in ("connected", "starting"):
+                await conn.stop()
+            conn = Connection(launch)
+            self._conns[launch.name] = conn
+            await conn.start()
+            return conn
+
+    async def call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float,
+                   on_send: Callable[[], None] | None = None) -> mcp_types.CallToolResult:
+        """Send ``tools/call``; ``on_send`` runs right before the request goes out."""
+        conn = self._conns.get(name)
+        if conn is None or not conn.alive or conn.session is None:
+            raise NotConnected(name)
+        if on_send is not None:
+            on_send()
+        try:
+            with anyio.fail_after(timeout):
+                return await conn.session.call_tool(tool, arguments)
+        except TimeoutError:
+            raise CallTimedOut() from None
+        except Exception as exc:
+            await conn._settle_exit(1.0)
+            code = getattr(conn.process, "returncode", None)
+            if code is not None or conn.status != "connected":
+                reason = _describe_exit(code) if code is not None else "the connection closed"
+                if conn._stop is not None:
+                    conn._stop.set()
+                conn.status = "failed"
+                conn.failure = reason
+                raise ServerGone(reason, conn.tail()) from None
+            raise _leaf(exc) from None

@@ -1,0 +1,285 @@
+"""The MCP servers of one session: settings, status, live tools, connects and calls.
+
+``session.mcp_servers`` is this object. Its settings start from
+``[mcp_servers]`` and may change at run time (``set_enabled``,
+``reconfigure``): the proxy re-reads them right before every connect and call.
+Children belong to the session that started them and stop when it closes;
+sessions never share them. The SDK is imported only when a server is used.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from callgate import ImageBlock, TextBlock, ToolError, ToolResult
+
+from ._cache import CachedServer, McpToolInfo, SchemaCache
+from ._config import MissingVariable, ServerConfig, cache_dir, server_config
+
+if TYPE_CHECKING:
+    from ._mcp_client import Launch, McpRuntime
+
+log = logging.getLogger("callgate.capability")
+
+NOT_INSTALLED = "MCP support is not installed (callgate-capability[mcp])"
+
+
+def mcp_installed() -> bool:
+    """Whether the official ``mcp`` SDK can be imported (the ``[mcp]`` extra)."""
+    try:
+        import mcp  # noqa: F401
+        from mcp import ClientSession, stdio_client  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class McpServers:
+    """One session's view of its MCP servers (``session.mcp_servers``)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        host = session.host
+        root = session.workspace.root
+        self._root = root
+        tables = host.config("mcp_servers") or {}
+        self._configs: dict[str, ServerConfig] = {
+            name: server_config(name, table, root) for name, table in sorted(tables.items())}
+        self.cache = SchemaCache(cache_dir(host.config("capability") or {}))
+        self._runtime: McpRuntime | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # --- settings (the integrator may change them while the session runs) -----------
+
+    def names(self) -> list[str]:
+        return sorted(self._configs)
+
+    def config(self, name: str) -> ServerConfig | None:
+        return self._configs.get(name)
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        """Enable or disable a configured server from now on (running calls re-check)."""
+        self._configs[name] = attrs.evolve(self._configs[name], enabled=bool(enabled))
+
+    def reconfigure(self, name: str, **changes: Any) -> ServerConfig:
+        """Change a server's settings (``command``, ``args``, ``env``, ``cwd``, ...)."""
+        current = self._configs[name]
+        if "cwd" in changes:
+            changes["cwd"] = os.path.normpath(os.path.join(self._root, changes["cwd"] or ""))
+        self._configs[name] = attrs.evolve(current, **changes)
+        return self._configs[name]
+
+    # --- what is known -----------------------------------------------------------------
+
+    def status(self, name: str) -> str:
+        """``configured`` | ``starting`` | ``connected`` | ``failed``."""
+        runtime = self._runtime
+        conn = runtime.connection(name) if runtime is not None else None
+        if conn is None or conn.status == "stopped":
+            return "configured"
+        if conn.status == "connected" and not conn.alive:
+            return "failed"
+        return conn.status
+
+    def live(self, name: str) -> dict[str, McpToolInfo] | None:
+        """The live tools of a connected server whose identity still matches, by name."""
+        config = self._configs.get(name)
+        runtime = self._runtime
+        conn = runtime.connection(name) if runtime is not None else None
+        if config is None or conn is None or not conn.alive:
+            return None
+        if conn.launch.identity != config.identity:
+            return None
+        return {t.name: _info(t) for t in conn.tools}
+
+    def cached(self, name: str) -> CachedServer | None:
+        config = self._configs.get(name)
+        return self.cache.load(config.identity) if config is not None else None
+
+    def known(self, name: str) -> tuple[str, list[McpToolInfo]]:
+        """``("live"|"cache"|"none", tools)``: live beats cache."""
+        live = self.live(name)
+        if live is not None:
+            return "live", sorted(live.values(), key=lambda t: t.name)
+        cached = self.cached(name)
+        if cached is not None:
+            return "cache", sorted(cached.tools, key=lambda t: t.name)
+        return "none", []
+
+    def pid(self, name: str) -> int | None:
+        runtime = self._runtime
+        conn = runtime.connection(name) if runtime is not None else None
+        return conn.pid if conn is not None and conn.alive else None
+
+    # --- connecting and calling (blocking; called from worker threads) ---------------
+
+    def _ensure_runtime(self) -> McpRuntime:
+        with self._lock:
+            if self._closed:
+                raise ToolError("cancelled", "the session is closing; nothing was started",
+                                "cancelled", {"executed": False})
+            if self._runtime is None:
+                from ._mcp_client import McpRuntime
+
+                self._runtime = McpRuntime()
+            return self._runtime
+
+    def _launch(self, config: ServerConfig) -> Launch:
+        from ._mcp_client import Launch
+
+        try:
+            env = config.expanded_env()
+        except MissingVariable as exc:
+            raise _start_error(config.name, str(exc), "(no stderr output)") from None
+        if not os.path.isdir(config.cwd):
+            raise _start_error(config.name, f'working directory "{config.cwd}" does not exist',
+                               "(no stderr output)")
+        log_path = os.path.join(self._session.scratch_dir(), "mcp", f"{config.name}.stderr.log")
+        return Launch(config.name, config.identity, config.command, tuple(config.args), env,
+                      config.cwd, float(config.startup_timeout_s), log_path)
+
+    def connect(self, name: str, cancelled: threading.Event | None = None
+                ) -> list[McpToolInfo]:
+        """Start (or reuse) the server's child; returns its live tools. Writes the cache."""
+        from ._mcp_client import Cancelled, NotConnected, StartFailure
+
+        config = self._configs[name]
+        launch = self._launch(config)
+        runtime = self._ensure_runtime()
+        try:
+            conn = runtime.wait(runtime.submit(runtime.connect(launch)), cancelled)
+        except StartFailure as exc:
+            raise _start_error(name, exc.reason, exc.stderr) from None
+        except Cancelled:
+            raise ToolError("cancelled", f'cancelled while MCP server "{name}" was starting',
+                            "cancelled") from None
+        except NotConnected:
+            raise ToolError("cancelled", "the session is closing; nothing was started",
+                            "cancelled", {"executed": False}) from None
+        tools = [_info(t) for t in conn.tools]
+        try:
+            self.cache.save(config.identity, name, conn.server_info, tools)
+        except OSError as exc:
+            log.warning("could not write the MCP schema cache for %s: %s", name, exc)
+        return tools
+
+    def call(self, name: str, tool: str, arguments: dict[str, Any],
+             cancelled: threading.Event | None = None) -> ToolResult:
+        """Send one ``tools/call`` (counted in ``remote_dispatches``) and shape its result."""
+        from ._mcp_client import CallTimedOut, Cancelled, NotConnected, ServerGone, seconds
+
+        config = self._configs[name]
+        runtime = self._ensure_runtime()
+        future = runtime.submit(runtime.call(
+            name, tool, arguments, float(config.call_timeout_s),
+            on_send=lambda: self._session.count("remote_dispatches")))
+        label = f'MCP tool "{tool}" on "{name}"'
+        meta = {"server": name, "mcp_tool": tool}
+        try:
+            answer = runtime.wait(future, cancelled)
+        except CallTimedOut:
+            return ToolResult.failure(
+                "timeout", f"{label} did not answer within {seconds(config.call_timeout_s)} s",
+                "timeout", meta)
+        except ServerGone as exc:
+            return ToolResult.failure(
+                "tool_error", f'MCP server "{name}" failed during the call: {exc.reason}\n'
+                f"stderr (last lines):\n{exc.stderr}", f"mcp_server_failed:{name}", meta)
+        except NotConnected:
+            return ToolResult.failure(
+                "tool_error", f'MCP server "{name}" is not connected any more; call again to '
+                "reconnect", f"mcp_server_failed:{name}", meta)
+        except Cancelled:
+            return ToolResult.failure("cancelled", f"{label} was cancelled", "cancelled", meta)
+        except Exception as exc:
+            return ToolResult.failure(
+                "tool_error", f"{label} failed: {type(exc).__name__}: {exc}",
+                f"mcp_error:{name}", meta)
+        return to_result(answer, label, meta)
+
+    def start_in_background(self, name: str) -> None:
+        """Connect without waiting (``auto_start``); a failure shows as status ``failed``."""
+        config = self._configs[name]
+        try:
+            launch = self._launch(config)
+            runtime = self._ensure_runtime()
+        except ToolError as exc:
+            log.warning("auto_start of MCP server %s: %s", name, exc.message)
+            return
+        future = runtime.submit(runtime.connect(launch))
+
+        def saved(done: Any) -> None:
+            if done.cancelled() or done.exception() is not None:
+                return
+            conn = done.result()
+            try:
+                self.cache.save(config.identity, name, conn.server_info,
+                                [_info(t) for t in conn.tools])
+            except OSError:
+                pass
+
+        future.add_done_callback(saved)
+
+    def close(self) -> None:
+        """Stop every child this session started (idempotent)."""
+        with self._lock:
+            self._closed = True
+            runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            runtime.close()
+
+
+def _start_error(name: str, reason: str, stderr: str) -> ToolError:
+    return ToolError("tool_error", f'MCP server "{name}" failed to start: {reason}\n'
+                     f"stderr (last lines):\n{stderr}", f"mcp_start_failed:{name}",
+                     {"server": name})
+
+
+def _info(tool: Any) -> McpToolInfo:
+    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) \
+        if tool.annotations is not None else {}
+    return McpToolInfo(tool.name, tool.description or "", tool.input_schema, annotations)
+
+
+def to_result(answer: Any, label: str, meta: Mapping[str, Any]) -> ToolResult:
+    """An MCP ``CallToolResult`` as a callgate result (capability.md §5 "Results")."""
+    texts: list[str] = []
+    images: list[ImageBlock] = []
+    for block in answer.content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "image":
+            try:
+                images.append(ImageBlock(block.mime_type, base64.b64decode(block.data)))
+            except (binascii.Error, ValueError):
+                texts.append(f"[image {block.mime_type}: undecodable data]")
+        elif kind == "resource_link":
+            texts.append(_resource(str(block.uri), block.mime_type))
+        elif kind == "resource":
+            inner = block.resource
+            texts.append(_resource(str(inner.uri), getattr(inner, "mime_type", None)))
+        elif kind == "audio":
+            texts.append(f"[audio {block.mime_type}]")
+    if not texts and not images and answer.structured_content is not None:
+        texts.append(json.dumps(answer.structured_content, separators=(",", ":"),
+                                ensure_ascii=False, sort_keys=True))
+    text = "\n".join(texts)
+    if answer.is_error:
+        return ToolResult.failure("tool_error", f"{label} reported an error:\n{text}",
+                                  f"mcp_tool_error:{meta.get('server')}/{meta.get('mcp_tool')}",
+                                  meta)
+    return ToolResult(content=[TextBlock(text), *images], meta=dict(meta))
+
+
+def _resource(uri: str, mime: str | None) -> str:
+    return f"[resource {uri} {mime}]" if mime else f"[resource {uri}]"
