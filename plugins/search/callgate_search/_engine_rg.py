@@ -1,0 +1,147 @@
+"""The ripgrep grep engine: the ``rg`` binary of the PyPI ``ripgrep`` package, read via ``--json``.
+
+rg runs at the workspace root with every ignore source switched off except
+``.gitignore`` files at and below the searched path, never following
+symlinks and skipping hidden names, and sorts by path so output streams in
+the order the model reads. What rg cannot know (the ``.gitignore`` files
+above a searched subdirectory, path-shaped ``glob`` filters) is applied to
+its output here. Reading stops, and rg is killed, once the match cap is
+known to be exceeded, the deadline passes or the batch is cancelled.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from ._grep_model import FileHits, GrepRequest
+
+BASE_FLAGS = ("--json", "--sort", "path", "--no-config", "--no-ignore-global",
+              "--no-ignore-parent", "--no-ignore-dot", "--no-ignore-exclude", "--no-require-git",
+              "-g", "!node_modules", "-g", "!__pycache__")
+
+
+class InvalidPattern(Exception):
+    """rg refused the pattern; the message is rg's own first line of substance."""
+
+
+def find_rg() -> str | None:
+    """The ``rg`` binary next to the running interpreter, else on ``PATH``."""
+    name = "rg.exe" if os.name == "nt" else "rg"
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("rg")
+
+
+def command(rg: str, req: GrepRequest) -> list[str]:
+    """The rg command line for ``req`` (run with the workspace root as working directory)."""
+    args = [rg, *BASE_FLAGS]
+    if req.ignore_case:
+        args.append("--ignore-case")
+    if req.context:
+        args += ["--context", str(req.context)]
+    if req.glob is not None and req.glob.by_name and not req.is_file:
+        args += ["--type-add", f"cg:{req.glob.pattern}", "--type", "cg"]
+    args += ["--regexp", req.pattern, "--", req.target_rel or "."]
+    return args
+
+
+def _text(field: dict[str, Any]) -> str:
+    if "text" in field:
+        return field["text"]
+    return base64.b64decode(field["bytes"]).decode("utf-8", "replace")
+
+
+def _line(field: dict[str, Any]) -> str:
+    text = _text(field)
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _rel(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def rg_error(stderr: str) -> str:
+    """rg's first message line, with the cause of a regex parse error attached."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    if not lines:
+        return "rg rejected the pattern"
+    first = lines[0].removeprefix("rg: ")
+    cause = next((ln.removeprefix("error: ") for ln in lines if ln.startswith("error:")), None)
+    if cause and first.endswith(":"):
+        return f"{first} {cause}"
+    return first
+
+
+def search(rg: str, req: GrepRequest) -> Iterator[FileHits]:
+    """Yield the hits of each file with a matching line, in path order."""
+    post_filter_ignores = not req.is_file and req.rules.any_between(req.target_rel)
+    post_filter_glob = req.glob is not None and (not req.glob.by_name or req.is_file)
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(command(rg, req), cwd=req.root, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=errors)
+        done = threading.Event()
+        watchdog = threading.Thread(target=_watch, args=(proc, req, done), daemon=True)
+        watchdog.start()
+        saw_output = False
+        try:
+            assert proc.stdout is not None
+            current: FileHits | None = None
+            skipping = False
+            found = 0
+            for raw in proc.stdout:
+                saw_output = True
+                message = json.loads(raw)
+                kind = message["type"]
+                data = message.get("data", {})
+                if kind == "begin":
+                    rel = _rel(_text(data["path"]))
+                    skipping = (post_filter_glob and not req.wanted(rel)) or \
+                        (post_filter_ignores and req.rules.ignored_below(rel, req.target_rel))
+                    current = None if skipping else FileHits(rel)
+                elif kind in ("match", "context") and current is not None:
+                    number = data["line_number"]
+                    current.lines[number] = _line(data["lines"])
+                    if kind == "match":
+                        current.matches.append(number)
+                elif kind == "end" and current is not None:
+                    if current.matches:
+                        found += len(current.matches)
+                        yield current
+                    current = None
+                    if found > req.limit:
+                        return
+            if current is not None and current.matches:
+                yield current  # cut short by the deadline: keep what was found
+        finally:
+            done.set()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+            watchdog.join()
+        if proc.returncode == 2 and not saw_output and not req.timed_out:
+            errors.seek(0)
+            raise InvalidPattern(rg_error(errors.read().decode("utf-8", "replace")))
+
+
+def _watch(proc: subprocess.Popen[bytes], req: GrepRequest, done: threading.Event) -> None:
+    """Kill rg at the deadline or on cancellation (checked every 50 ms)."""
+    while not done.wait(0.05):
+        if req.cancelled.is_set() or time.monotonic() >= req.deadline:
+            if time.monotonic() >= req.deadline:
+                req.timed_out = True
+            if proc.poll() is None:
+                proc.kill()
+            return

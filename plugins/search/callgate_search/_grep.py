@@ -1,0 +1,144 @@
+"""The ``grep`` tool: regex search over one file or a directory tree (search.md §2)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import attrs
+from callgate import ToolContext, ToolError, ToolResult, Violation
+
+from . import _engine_python, _engine_rg
+from ._globs import GlobError, compile_glob
+from ._grep_model import GrepRequest, render
+from ._locate import deadline, locate, timed_out_line
+from ._patterns import pattern_problem
+from ._walk import IgnoreRules
+
+MAX_MATCHES = 200
+MAX_CONTEXT = 10
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "minLength": 1,
+                    "description": "Regular expression in Python re syntax, matched against "
+                                   "each line. No look-around, backreferences or newlines."},
+        "path": {"type": "string", "minLength": 1, "default": ".",
+                 "description": "File or directory to search, relative to the workspace."},
+        "glob": {"type": "string", "minLength": 1,
+                 "description": "Only search files matching this glob: without '/' it matches "
+                                "file names at any depth (*.py, *.{ts,tsx}); with '/' the "
+                                "workspace-relative path (src/**/*.ts)."},
+        "case_insensitive": {"type": "boolean", "default": False,
+                             "description": "Match letters regardless of case."},
+        "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
+                    "description": "Lines of context to show before and after each match."},
+        "max_matches": {"type": "integer", "minimum": 1, "maximum": MAX_MATCHES,
+                        "default": MAX_MATCHES,
+                        "description": "Stop after this many matching lines."},
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+}
+
+DESCRIPTION = (
+    "Search file contents for a regular expression (Python re syntax), in one file or "
+    "recursively under a directory of the workspace. Hidden files, files matched by "
+    ".gitignore, binary files and dependency folders such as node_modules are skipped while "
+    "walking (name a file or folder in path to search it anyway). Prints each matching line "
+    "as path:line:text in path order, at most 200 lines; narrow with glob, or widen with "
+    "case_insensitive and context. Independent searches with no data dependency should be "
+    "issued in the same round."
+)
+
+
+def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+    """Refuse, before anything is read, patterns and globs grep cannot run."""
+    out = []
+    problem = pattern_problem(args["pattern"])
+    if problem:
+        out.append(Violation("/pattern", "regex", f"a regex grep can run; {problem}"))
+    if "glob" in args:
+        try:
+            compile_glob(args["glob"])
+        except GlobError as exc:
+            out.append(Violation("/glob", "glob", f"a valid glob; {exc}"))
+    return out
+
+
+@attrs.define
+class Grep:
+    """The grep tool of one host; ``rg`` is the binary found at boot (or ``None``)."""
+
+    rg: str | None
+
+    def engine(self, ctx: ToolContext) -> str:
+        wanted = ctx.config.get("grep_engine", "auto")
+        if wanted == "python" or self.rg is None:
+            return "python"
+        return "rg"
+
+    def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        target = locate(ctx, "grep", args.get("path", "."))
+        glob = compile_glob(args["glob"]) if "glob" in args else None
+        engine = self.engine(ctx)
+        meta: dict[str, Any] = {"engine": engine}
+        if not (target.is_dir or target.is_file):
+            raise ToolError("tool_error", f"grep: {target.display} is not a regular file or "
+                            "directory", "SEARCH_NOT_REGULAR")
+        if target.is_file:
+            if glob is not None and not glob.matches(target.rel):
+                return ToolResult.ok("(no matches)", {**meta, "matches": 0})
+            if _engine_python.read_text(target.path) is None and _is_readable(target.path):
+                return ToolResult.ok(f"(no matches; {target.shown(target.rel)} is a binary file)",
+                                     {**meta, "matches": 0, "binary": True})
+        seconds, until = deadline(ctx)
+        limit = args.get("max_matches", MAX_MATCHES)
+        req = GrepRequest(
+            root=target.root, target_rel=target.rel, is_file=target.is_file,
+            pattern=args["pattern"], ignore_case=args.get("case_insensitive", False),
+            context=args.get("context", 0), glob=glob, limit=limit, deadline=until,
+            cancelled=ctx.cancelled if ctx.cancelled is not None else threading.Event(),
+            rules=IgnoreRules(target.root),
+        )
+        hits = _engine_rg.search(self.rg, req) if engine == "rg" and self.rg else \
+            _engine_python.search(req)
+        try:
+            rendered = render(_prefixed(hits, target.prefix), limit, req.context)
+        except _engine_rg.InvalidPattern as exc:
+            raise ToolError("tool_error", f"grep: invalid pattern: {exc}; rewrite it in the "
+                            "subset Python re and ripgrep share", "SEARCH_INVALID_PATTERN") \
+                from None
+        finally:
+            hits.close()
+        if req.cancelled.is_set() and not req.timed_out:
+            raise ToolError("cancelled", "grep: cancelled before the search finished",
+                            "cancelled")
+        lines = rendered.lines
+        if rendered.truncated:
+            lines.append(f"... (truncated at {limit} matches; narrow the pattern, path or glob)")
+        if not lines and not req.timed_out:
+            lines.append("(no matches)")
+        if req.timed_out:
+            lines.append(timed_out_line(seconds))
+        meta.update(matches=rendered.kept, truncated=rendered.truncated,
+                    timed_out=req.timed_out)
+        return ToolResult.ok("\n".join(lines), meta)
+
+
+def _prefixed(hits: Any, prefix: str) -> Any:
+    if not prefix:
+        yield from hits
+        return
+    for fh in hits:
+        fh.path = prefix + fh.path
+        yield fh
+
+
+def _is_readable(path: str) -> bool:
+    try:
+        with open(path, "rb"):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,191 @@
+"""Walking a workspace the way every search tool agrees on (search.md §1).
+
+One walk order (path order: component by component, each by code point, the
+order ``rg --sort path`` prints), one prune list, one reading of ``.gitignore``
+files. Symlinks are never followed: a walk lists the real tree below its root.
+The ``code`` plugin walks through this module too, so grep and code_index skip
+exactly the same files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
+
+import pathspec
+
+#: Directory names that tools never walk into unless the caller names them.
+PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox",
+                   ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+
+#: One ``.gitignore`` file's rules, compiled.
+Spec = pathspec.GitIgnoreSpec
+
+
+def path_key(rel: str) -> tuple[str, ...]:
+    """The sort key of a ``/``-separated path: its components, each compared by code point."""
+    return tuple(rel.split("/"))
+
+
+def join_rel(parent: str, name: str) -> str:
+    """``parent/name`` with ``""`` meaning the root."""
+    return f"{parent}/{name}" if parent else name
+
+
+def _compile(lines: list[str]) -> Spec | None:
+    """Compile a ``.gitignore``; a line pathspec cannot read is dropped (as git does)."""
+    try:
+        return Spec.from_lines(lines)
+    except Exception:
+        good = []
+        for line in lines:
+            try:
+                Spec.from_lines([line])
+            except Exception:
+                continue
+            good.append(line)
+        return Spec.from_lines(good) if good else None
+
+
+class IgnoreRules:
+    """The ``.gitignore`` files of one tree, read on demand and cached per directory.
+
+    Git semantics per path component: the rules of the root's file and of each
+    directory down to the entry apply, deeper files win over shallower ones,
+    later lines over earlier ones, and ``!`` re-includes. Nothing else is read
+    (no global excludes, no ``.git/info/exclude``, no files above the root).
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._specs: dict[str, Spec | None] = {}
+        self._dir_verdicts: dict[str, bool] = {}
+        self._chains: dict[str, tuple[tuple[str, Spec], ...]] = {}
+
+    def spec(self, rel_dir: str, present: bool | None = None) -> Spec | None:
+        """The rules of ``<root>/<rel_dir>/.gitignore`` (``present=False``: known to be absent)."""
+        if rel_dir in self._specs:
+            return self._specs[rel_dir]
+        spec = None
+        if present is not False:
+            path = os.path.join(self.root, rel_dir, ".gitignore") if rel_dir else \
+                os.path.join(self.root, ".gitignore")
+            try:
+                with open(path, "rb") as fh:
+                    text = fh.read().decode("utf-8", "replace")
+            except OSError:
+                text = None
+            if text is not None:
+                if text.startswith("\ufeff"):
+                    text = text[1:]
+                spec = _compile(text.splitlines())
+        self._specs[rel_dir] = spec
+        return spec
+
+    def chain(self, rel_dir: str) -> tuple[tuple[str, Spec], ...]:
+        """The ``(directory, rules)`` pairs that apply inside ``rel_dir``, shallowest first."""
+        found = self._chains.get(rel_dir)
+        if found is None:
+            parent = rel_dir.rpartition("/")[0] if rel_dir else None
+            found = self.chain(parent) if parent is not None else ()
+            spec = self.spec(rel_dir)
+            if spec is not None:
+                found = (*found, (rel_dir, spec))
+            self._chains[rel_dir] = found
+        return found
+
+    def verdict(self, rel: str, is_dir: bool) -> bool:
+        """True when the rules of the entry's ancestors ignore ``rel`` itself (one component)."""
+        chain = self.chain(rel.rpartition("/")[0])
+        if not chain:
+            return False
+        suffix = "/" if is_dir else ""
+        for base, spec in reversed(chain):
+            sub = rel[len(base) + 1:] if base else rel
+            result = spec.check_file(sub + suffix)
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+    def ignored_below(self, rel: str, top: str) -> bool:
+        """True when any component of file ``rel`` below directory ``top`` is ignored."""
+        parts = rel.split("/")
+        start = len(top.split("/")) if top else 0
+        for depth in range(start + 1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            known = self._dir_verdicts.get(prefix)
+            if known is None:
+                known = self.verdict(prefix, True)
+                self._dir_verdicts[prefix] = known
+            if known:
+                return True
+        return self.verdict(rel, False)
+
+    def any_between(self, top: str) -> bool:
+        """True when the root or a directory above ``top`` has a ``.gitignore``."""
+        parent = top.rpartition("/")[0] if top else None
+        return parent is not None and bool(self.chain(parent))
+
+
+class FileEntry(NamedTuple):
+    """A regular file a walk found: its path relative to the tree's root, and on disk."""
+
+    rel: str
+    path: str
+
+
+def walk_files(root: str, top_rel: str, *, skip_hidden: bool, ignore: IgnoreRules | None,
+               enter: Callable[[str, str], bool] | None = None,
+               stop: Callable[[], bool] | None = None) -> Iterator[FileEntry]:
+    """The regular files below ``<root>/<top_rel>``, in path order, depth first.
+
+    - ``skip_hidden``: names starting with ``.`` are left out (files and directories).
+    - ``ignore``: gitignored entries are left out (rules above ``top_rel`` apply too).
+    - ``enter(rel, name)``: asked for each `PRUNE` directory; the walk enters only when it
+      says yes (default: never).
+    - ``stop()``: checked once per directory; the walk ends early when it says yes.
+
+    Symlinks and special files are never yielded or followed. The top is always walked.
+    """
+    top = os.path.join(root, top_rel) if top_rel else root
+    stack: list[Iterator[tuple[str, str, os.DirEntry[str]]]] = [_listing(top, top_rel, ignore)]
+    while stack:
+        try:
+            rel, name, entry = next(stack[-1])
+        except StopIteration:
+            stack.pop()
+            continue
+        if skip_hidden and name.startswith("."):
+            continue
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if name in PRUNE and (enter is None or not enter(rel, name)):
+                    continue
+                if ignore is not None and ignore.verdict(rel, True):
+                    continue
+                if stop is not None and stop():
+                    return
+                stack.append(_listing(entry.path, rel, ignore))
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        if ignore is not None and ignore.verdict(rel, False):
+            continue
+        yield FileEntry(rel, entry.path)
+
+
+def _listing(path: str, rel: str, ignore: IgnoreRules | None
+             ) -> Iterator[tuple[str, str, os.DirEntry[str]]]:
+    try:
+        with os.scandir(path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return iter(())
+    if ignore is not None:
+        ignore.spec(rel, any(e.name == ".gitignore" for e in entries))
+    return ((join_rel(rel, e.name), e.name, e) for e in entries)
