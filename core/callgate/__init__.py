@@ -23,12 +23,38 @@ and expose the module in your package's ``pyproject.toml``::
 
 import logging as _logging
 
-from ._atomic import create_file, replace_file, sweep_stale_temps, temp_name
+from ._atomic import (
+    PRUNE,
+    copy_noreplace,
+    create_file,
+    make_parents,
+    pid_alive,
+    remove_empty_dirs,
+    rename_noreplace,
+    replace_file,
+    sweep_stale_temps,
+    sweep_tree,
+    temp_name,
+)
+from ._changes import ChangeDiff, FilePreview, change_diff
 from ._context import GatedPath, ToolContext
 from ._errors import BootError, ConfigError, ToolError
-from ._gate import check_paths, not_found, not_observed, removed_after_read, stale
+from ._files_api import DEFAULT_MAX_EDIT_BYTES, FileAccess, SourceFile, binary_error, too_large
+from ._gate import (
+    changed_while_applying,
+    check_paths,
+    io_error,
+    is_directory,
+    kind_of,
+    not_found,
+    not_observed,
+    not_regular,
+    removed_after_read,
+    stale,
+    stale_detail,
+)
 from ._host import Host, PluginInfo
-from ._lease import WriterLease
+from ._lease import WriterLease, held_paths
 from ._model import (
     ERROR_KINDS,
     Decision,
@@ -57,6 +83,25 @@ from ._results import ResultStore, page_text
 from ._schema import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
 from ._session import Session
 from ._spec import Target, ToolSpec
+from ._textio import (
+    ENCODINGS,
+    DecodedText,
+    bom_of,
+    decode_bytes,
+    decode_text,
+    detect_encoding,
+    display,
+    display_line,
+    display_lines,
+    encode_text,
+    has_escapes,
+    is_binary,
+    line_style,
+    newline_bytes,
+    split_lines,
+    to_crlf,
+    unit_of,
+)
 from ._workspace import ResolvedPath, Workspace, within
 from .hookspecs import hookimpl, hookspec
 
@@ -65,12 +110,19 @@ _logging.getLogger("callgate").addHandler(_logging.NullHandler())
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_MAX_EDIT_BYTES",
+    "ENCODINGS",
     "ERROR_KINDS",
+    "PRUNE",
     "Absent",
     "BootError",
+    "ChangeDiff",
     "ConfigError",
     "Decision",
+    "DecodedText",
     "ErrorInfo",
+    "FileAccess",
+    "FilePreview",
     "GatedPath",
     "Host",
     "ImageBlock",
@@ -85,6 +137,7 @@ __all__ = [
     "ResolvedPath",
     "ResultStore",
     "Session",
+    "SourceFile",
     "Target",
     "TextBlock",
     "ToolCall",
@@ -95,25 +148,56 @@ __all__ = [
     "Violation",
     "Workspace",
     "WriterLease",
+    "binary_error",
+    "bom_of",
     "canonical_bytes",
     "canonical_schema",
+    "change_diff",
+    "changed_while_applying",
     "check_paths",
+    "copy_noreplace",
     "create_file",
+    "decode_bytes",
+    "decode_text",
+    "detect_encoding",
+    "display",
+    "display_line",
+    "display_lines",
+    "encode_text",
     "fingerprint",
+    "has_escapes",
+    "held_paths",
     "hookimpl",
     "hookspec",
     "identity_of",
+    "io_error",
+    "is_binary",
+    "is_directory",
+    "kind_of",
+    "line_style",
+    "make_parents",
     "matches",
     "needs_digest",
+    "newline_bytes",
     "not_found",
     "not_observed",
+    "not_regular",
     "page_text",
+    "pid_alive",
+    "remove_empty_dirs",
     "removed_after_read",
+    "rename_noreplace",
     "replace_file",
     "short_fingerprint",
+    "split_lines",
     "stale",
+    "stale_detail",
     "sweep_stale_temps",
+    "sweep_tree",
     "temp_name",
+    "to_crlf",
+    "too_large",
+    "unit_of",
     "version_of",
     "within",
 ]

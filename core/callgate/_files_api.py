@@ -1,20 +1,102 @@
 """The observed-file API plugins use (``ctx.files``): reads that record observations,
-writes that are atomic and refresh them. The `files` plugin builds its tools on
-the same ledger; third-party tools get the same guarantees through this API."""
+and the read-once / double-check / atomic-publish / record sequence every structured
+mutation follows (files.md §4, §5.5, §6 steps 6-12).
+
+A mutating tool declares its path arguments (``mutates_paths``); the host gate
+has then confined, leased, stat'ed and checked them (``ctx.gated``). The tool::
+
+    source = ctx.files.load(ctx.gated["path"], tool="edit_file")   # size, read, binary
+    new_text = ...                                                  # compute the change
+    changed = ctx.files.publish(source, source.encode(new_text))    # double check + replace
+
+``publish`` is a no-op (and records the current version) when the bytes are
+the same, so a tool answers "nothing changed" without writing.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat as stat_mod
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ._atomic import create_file, replace_file
+from ._context import GatedPath
 from ._errors import ToolError
-from ._gate import not_found
-from ._observations import SNAPSHOT_MAX_BYTES
+from ._gate import changed_while_applying, io_error, not_found
+from ._observations import SNAPSHOT_MAX_BYTES, needs_digest, version_of
+from ._textio import DecodedText, decode_text, detect_encoding, encode_text, is_binary
 from ._workspace import ResolvedPath
 
 if TYPE_CHECKING:
     from ._session import Session
+
+#: files.md: mutations refuse files (and contents) above ``[files] max_edit_bytes``.
+DEFAULT_MAX_EDIT_BYTES = 64 << 20
+MIB = 1 << 20
+
+
+def _mib(n: int) -> str:
+    value = n / MIB
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+
+
+def too_large(display: str, size: int, limit: int, *, content: bool = False) -> ToolError:
+    """``FS_TOO_LARGE`` for a file (or new content) above the edit limit."""
+    what = f"the new content for {display} is" if content else f"{display} is"
+    return ToolError("tool_error", f"FS_TOO_LARGE: {what} {_mib(size)} MiB, above the "
+                     f"{_mib(limit)} MiB edit limit; use the shell or raise "
+                     "files.max_edit_bytes", "FS_TOO_LARGE")
+
+
+def binary_error(display: str, tool: str) -> ToolError:
+    if tool == "read_file":
+        recovery = "use view_image for images or the shell"
+    else:
+        recovery = f"{tool} edits text files only; use the shell (move_file can still move it)"
+    return ToolError("tool_error", f"FS_BINARY: {display} looks binary; {recovery}", "FS_BINARY")
+
+
+@attrs.frozen
+class SourceFile:
+    """A mutation's source, read once: its bytes, the stat of the open handle (equal to the
+    gated path's), and the text (``None`` for binary or undecoded reads)."""
+
+    resolved: ResolvedPath
+    stat: os.stat_result
+    data: bytes
+    decoded: DecodedText | None = None
+
+    @property
+    def path(self) -> str:
+        return self.resolved.path
+
+    @property
+    def display(self) -> str:
+        return self.resolved.display
+
+    @property
+    def text(self) -> str:
+        assert self.decoded is not None, "the source was loaded without decoding"
+        return self.decoded.text
+
+    @property
+    def encoding(self) -> str:
+        return self.decoded.encoding if self.decoded is not None else "utf-8"
+
+    @property
+    def version(self) -> tuple[int, ...]:
+        return version_of(self.stat)
+
+    def encode(self, text: str) -> bytes:
+        """``text`` in this file's encoding, BOM and byte order (endings are the caller's)."""
+        return encode_text(text, self.encoding)
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return version_of(a) == version_of(b)
 
 
 class FileAccess:
@@ -23,59 +105,185 @@ class FileAccess:
     def __init__(self, session: Session) -> None:
         self._session = session
 
+    @property
+    def max_edit_bytes(self) -> int:
+        """``[files] max_edit_bytes`` (64 MiB unless configured)."""
+        return int(self._session.host.plugin_config_value(
+            "files", "max_edit_bytes", DEFAULT_MAX_EDIT_BYTES))
+
+    # --- the mutation sequence (after the host gate) -----------------------------------
+
+    def load(self, gated: GatedPath, *, tool: str, decode: bool = True,
+             max_bytes: int | None = None) -> SourceFile:
+        """Steps 6-8: the size limit, one read (bytes and the handle's stat, which must
+        still be the gated version), and the binary check; then decode the whole file."""
+        rp, st = gated.resolved, gated.stat
+        if st is None:
+            raise not_found(rp.display)
+        limit = self.max_edit_bytes if max_bytes is None else max_bytes
+        if st.st_size > limit:
+            raise too_large(rp.display, st.st_size, limit)
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
+            getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(rp.path, flags)
+        except FileNotFoundError:
+            raise changed_while_applying(rp.display) from None
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+        try:
+            before = os.fstat(fd)
+            if not stat_mod.S_ISREG(before.st_mode) or not _same_file(before, st):
+                raise changed_while_applying(rp.display)
+            chunks = []
+            while chunk := os.read(fd, max(before.st_size + 1, 1 << 16)):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+            if not _same_file(os.fstat(fd), st) or len(data) != st.st_size:
+                raise changed_while_applying(rp.display)
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+        finally:
+            os.close(fd)
+        if not decode:
+            return SourceFile(rp, st, data)
+        encoding = detect_encoding(data, complete=True)
+        if is_binary(data, encoding):
+            raise binary_error(rp.display, tool)
+        return SourceFile(rp, st, data, decode_text(data))
+
+    def double_check(self, source: SourceFile) -> None:
+        """§5.5: just before publishing, the path must still be the version read, and hold
+        the bytes read (compared directly: stronger than comparing digests, and cheaper)."""
+        try:
+            now = os.stat(source.path)
+        except OSError:
+            raise changed_while_applying(source.display) from None
+        if not _same_file(now, source.stat):
+            raise changed_while_applying(source.display)
+        try:
+            with open(source.path, "rb") as fh:
+                view = memoryview(source.data)
+                pos = 0
+                while True:
+                    chunk = fh.read(1 << 22)
+                    if not chunk:
+                        break
+                    if view[pos:pos + len(chunk)] != chunk:
+                        raise changed_while_applying(source.display)
+                    pos += len(chunk)
+                if pos != len(source.data):
+                    raise changed_while_applying(source.display)
+        except OSError:
+            raise changed_while_applying(source.display) from None
+
+    def publish(self, source: SourceFile, data: bytes, *, text: str | None = None) -> bool:
+        """Steps 10-12: same bytes → nothing written (returns ``False``); else replace the
+        file atomically (mode kept, double-checked) and record the new version."""
+        if data == source.data:
+            self.record(source.resolved, source.data, text=source.decoded.text
+                        if source.decoded is not None else None, expect=source.stat)
+            return False
+        try:
+            replace_file(source.path, data, mode=stat_mod.S_IMODE(source.stat.st_mode),
+                         before_publish=lambda: self.double_check(source))
+        except ToolError:
+            raise
+        except OSError as exc:
+            raise io_error(source.display, exc) from None
+        self.record(source.resolved, data, text=text)
+        return True
+
+    def create(self, gated: GatedPath | ResolvedPath, data: bytes, *,
+               text: str | None = None) -> list[str]:
+        """Create-only publish of a new file (parents made; they go again on failure);
+        ``FS_ALREADY_EXISTS`` if another creator got there first. Records the version."""
+        rp = gated.resolved if isinstance(gated, GatedPath) else gated
+        try:
+            made = create_file(rp.path, data)
+        except FileExistsError:
+            raise ToolError("already_exists", f"FS_ALREADY_EXISTS: {rp.display} was created "
+                            "meanwhile; read it, then retry", "FS_ALREADY_EXISTS") from None
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+        self.record(rp, data, text=text)
+        return made
+
+    def record(self, path: ResolvedPath | str, data: bytes | None = None, *,
+               text: str | None = None, expect: os.stat_result | None = None) -> None:
+        """Record the current version of a file this session just wrote (or found unchanged).
+
+        ``data`` is what the file holds (for the digest), ``text`` its decoded form (the
+        stale-detail snapshot). A stat that fails, or that is not ``expect``, forgets
+        the entry instead of recording a version nobody saw.
+        """
+        canonical = path.path if isinstance(path, ResolvedPath) else path
+        ledger = self._session.ledger
+        try:
+            st = os.stat(canonical)
+        except OSError:
+            ledger.forget(canonical)
+            return
+        if expect is not None and not _same_file(st, expect):
+            return
+        if data is not None and len(data) != st.st_size:
+            ledger.forget(canonical)
+            return
+        if text is None and data is not None and len(data) <= SNAPSHOT_MAX_BYTES:
+            decoded = decode_text(data)
+            text = None if is_binary(data, decoded.encoding) else decoded.text
+        snapshot = text if data is not None and len(data) <= SNAPSHOT_MAX_BYTES else None
+        digest = hashlib.sha256(data).hexdigest() if data is not None and \
+            len(data) <= SNAPSHOT_MAX_BYTES else None
+        ledger.record_present(canonical, st, content=data, snapshot=snapshot,
+                              digest=digest if needs_digest(st) else None)
+
+    # --- simple observed reads and writes (third-party tools) ----------------------------
+
     def read_bytes(self, path: str | os.PathLike[str]) -> tuple[ResolvedPath, bytes]:
         """Read a whole file and record that this session observed its version."""
         rp = self._session.workspace.resolve(path)
         try:
+            st0 = os.stat(rp.path)
             with open(rp.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 data = fh.read()
+                st1 = os.fstat(fh.fileno())
         except FileNotFoundError:
             self._session.ledger.record_absent(rp.path)
             raise not_found(rp.display) from None
         except OSError as exc:
-            raise ToolError("tool_error", f"FS_IO: {rp.display}: {exc.strerror}", "FS_IO") \
-                from None
-        if os.stat(rp.path) == st:
-            text = data.decode("utf-8", "surrogateescape") if len(data) <= SNAPSHOT_MAX_BYTES \
-                else None
-            self._session.ledger.record_present(rp.path, st, content=data, snapshot=text)
+            raise io_error(rp.display, exc) from None
+        if _same_file(st0, st) and _same_file(st, st1) and len(data) == st.st_size:
+            self.record(rp, data, expect=st)
         return rp, data
 
     def read_text(self, path: str | os.PathLike[str]) -> str:
-        """Read a UTF-8 text file (undecodable bytes kept as surrogate escapes)."""
+        """Read a text file (encoding detected; see `decode_text`) and observe it."""
         _, data = self.read_bytes(path)
-        return data.decode("utf-8", "surrogateescape")
+        return decode_text(data).text
 
     def write_bytes(self, path: str | os.PathLike[str], data: bytes) -> ResolvedPath:
-        """Atomically create or replace a file and record the new version."""
+        """Atomically create or replace a file and record the new version.
+
+        This does not check observations; declare the path in ``mutates_paths`` to
+        have the host gate do that before your tool runs.
+        """
         rp = self._session.workspace.resolve(path, write=True)
         if os.path.exists(rp.path):
-            replace_file(rp.path, data)
-        else:
             try:
-                create_file(rp.path, data)
-            except FileExistsError:
-                raise ToolError("already_exists", f"FS_ALREADY_EXISTS: {rp.display} was "
-                                "created meanwhile; read it, then retry",
-                                "FS_ALREADY_EXISTS") from None
-        self.record(rp, data)
+                replace_file(rp.path, data)
+            except OSError as exc:
+                raise io_error(rp.display, exc) from None
+            self.record(rp, data)
+        else:
+            self.create(rp, data)
         return rp
 
     def write_text(self, path: str | os.PathLike[str], text: str,
-                   like: object | None = None) -> ResolvedPath:
-        """Atomically write ``text`` as UTF-8 (``like`` is accepted for encoding-aware
-        callers; the files plugin's text model keeps a file's encoding and endings)."""
-        return self.write_bytes(path, text.encode("utf-8", "surrogateescape"))
-
-    def record(self, path: ResolvedPath | str, data: bytes | None = None) -> None:
-        """Record the current version of a file this session just wrote."""
-        canonical = path.path if isinstance(path, ResolvedPath) else path
-        try:
-            st = os.stat(canonical)
-        except OSError:
-            self._session.ledger.forget(canonical)
-            return
-        snap = data.decode("utf-8", "surrogateescape") if data is not None and \
-            len(data) <= SNAPSHOT_MAX_BYTES else None
-        self._session.ledger.record_present(canonical, st, content=data, snapshot=snap)
+                   like: SourceFile | DecodedText | None = None) -> ResolvedPath:
+        """Atomically write ``text`` in the encoding of ``like`` (a loaded source or its
+        decoded text: BOM, byte order, GB18030 and undecodable bytes come back), else UTF-8."""
+        decoded = like.decoded if isinstance(like, SourceFile) else like
+        data = decoded.encode(text) if decoded is not None else encode_text(text, "utf-8")
+        return self.write_bytes(path, data)

@@ -1,8 +1,10 @@
 """The host gate for structured mutations (host.md §3 step 5, files.md §5.4 and §6).
 
-Driven by a tool's ``mutates_paths``: confinement, then the writer lease,
-then ``stat``, then the observation check. Any tool that declares its path
-arguments gets the same protection, third-party tools included.
+Driven by a tool's ``mutates_paths``: confinement of every path, then the
+writer lease over all of them (sorted), then per path ``stat`` and the
+observation check. Any tool that declares its path arguments gets the same
+protection, third-party tools included. Size, binary and content checks come
+after, inside the tool, under the same lease.
 """
 
 from __future__ import annotations
@@ -18,26 +20,47 @@ from ._lease import WriterLease
 from ._model import PathRole
 from ._observations import Absent, Present, matches, version_of
 from ._spec import ToolSpec
+from ._textio import decode_text, display_lines, is_binary
 
 if TYPE_CHECKING:
     from ._session import Session
 
 STALE_DETAIL_MAX_BYTES = 1 << 20
+STALE_DETAIL_LINES = 30
+STALE_DETAIL_CHARS = 2048
 
 
 def not_found(display: str) -> ToolError:
-    return ToolError("not_found", f"FS_NOT_FOUND: {display} does not exist; check the path "
-                     "(ls or glob), or create the file with write_file", "FS_NOT_FOUND")
+    return ToolError("not_found", f"FS_NOT_FOUND: {display} does not exist; create it only if "
+                     "needed", "FS_NOT_FOUND")
 
 
-def is_directory(display: str, tool: str) -> ToolError:
-    return ToolError("tool_error", f"FS_IS_DIRECTORY: {display} is a directory; {tool} works on "
-                     "files (list a directory with ls)", "FS_IS_DIRECTORY")
+def is_directory(display: str, tool: str = "") -> ToolError:
+    recovery = "move_file moves regular files; use the shell" if tool == "move_file" else \
+        "list it with ls"
+    return ToolError("tool_error", f"FS_IS_DIRECTORY: {display} is a directory; {recovery}",
+                     "FS_IS_DIRECTORY")
 
 
-def not_regular(display: str) -> ToolError:
-    return ToolError("tool_error", f"FS_NOT_REGULAR: {display} is not a regular file (a FIFO, "
-                     "socket or device); use the shell for it", "FS_NOT_REGULAR")
+def not_regular(display: str, tool: str = "", what: str = "not a regular file") -> ToolError:
+    recovery = "move_file moves regular files; use the shell" if tool == "move_file" else \
+        "use the shell for it"
+    return ToolError("tool_error", f"FS_NOT_REGULAR: {display} is {what}; {recovery}",
+                     "FS_NOT_REGULAR")
+
+
+def kind_of(st: os.stat_result) -> str:
+    """What a non-regular file is, for messages."""
+    mode = st.st_mode
+    if stat_mod.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat_mod.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat_mod.S_ISSOCK(mode):
+        return "a socket"
+    if stat_mod.S_ISCHR(mode) or stat_mod.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
 
 
 def not_observed(display: str) -> ToolError:
@@ -54,49 +77,68 @@ def stale(display: str, detail: str | None = None) -> ToolError:
     return ToolError("stale_version", text, "FS_STALE_VERSION")
 
 
+def changed_while_applying(display: str) -> ToolError:
+    return ToolError("stale_version", f"FS_STALE_VERSION: {display} changed while this change "
+                     "was being applied; read it again, then retry", "FS_STALE_VERSION")
+
+
 def removed_after_read(display: str) -> ToolError:
     return ToolError("stale_version", f"FS_STALE_VERSION: {display} was removed after this "
                      "session read it; read it again to confirm it is absent, then retry",
                      "FS_STALE_VERSION")
 
 
+def io_error(display: str, exc: OSError) -> ToolError:
+    reason = exc.strerror or str(exc)
+    return ToolError("tool_error", f"FS_IO: {display}: {reason}; check the path and its "
+                     "permissions, then retry", "FS_IO")
+
+
 def stale_detail(session: Session, entry: Present, path: str,
-                 st: os.stat_result) -> str | None:
+                 st: os.stat_result | None) -> str | None:
     """What changed since the observation: a small diff, or "only metadata" (files.md §5.6)."""
     if not session.host.plugin_config_value("files", "stale_detail", True):
         return None
     before = session.ledger.snapshot(entry)
-    if before is None or st.st_size > STALE_DETAIL_MAX_BYTES:
+    if before is None or st is None or st.st_size > STALE_DETAIL_MAX_BYTES:
         return None
     try:
         with open(path, "rb") as fh:
             raw = fh.read(STALE_DETAIL_MAX_BYTES + 1)
-        now = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return None
+    if len(raw) > STALE_DETAIL_MAX_BYTES:
+        return None
+    decoded = decode_text(raw)
+    if is_binary(raw, decoded.encoding):
+        return None
+    now = decoded.text
     if now == before:
         return "content is the same; only file metadata changed"
-    diff = list(difflib.unified_diff(before.splitlines(), now.splitlines(), lineterm="", n=0))[2:]
+    diff = list(difflib.unified_diff(display_lines(before), display_lines(now),
+                                     lineterm="", n=0))[2:]
     added = sum(1 for d in diff if d.startswith("+"))
     removed = sum(1 for d in diff if d.startswith("-"))
     shown: list[str] = []
     size = 0
     for line in diff:
-        if len(shown) >= 30 or size + len(line) + 1 > 2048:
+        if len(shown) >= STALE_DETAIL_LINES or size + len(line) + 1 > STALE_DETAIL_CHARS:
             shown.append(f"… (+{added}/-{removed} lines in total)")
             break
         shown.append(line)
         size += len(line) + 1
+    if not shown:
+        return "content is the same apart from line endings; only the bytes changed"
     return "changed since that read:\n" + "\n".join(shown)
 
 
-def _stat(path: str, follow: bool) -> os.stat_result | None:
+def _stat(path: str, follow: bool, display: str) -> os.stat_result | None:
     try:
         return os.stat(path) if follow else os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    except NotADirectoryError:
-        return None
+    except OSError as exc:
+        raise io_error(display, exc) from None
 
 
 def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
@@ -104,10 +146,14 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
                 expected_versions: dict[str, Any] | None = None) -> dict[str, GatedPath]:
     """Run the gate for every declared path argument; returns the gated paths.
 
-    ``lease`` (when given) is acquired here, after confinement and before any
-    stat; the caller releases it once the tool has recorded its new version.
-    ``dry_run`` (previews) changes no ledger entry.
+    Order (files.md §6): confinement of every path, the lease (acquired here,
+    sorted; the caller releases it once the tool has recorded its new
+    version), then per path in declaration order: stat (missing, directory,
+    non-regular) and the observation. ``dry_run`` (previews) takes no lease
+    and changes no ledger entry. ``expected_versions`` (an approved preview's)
+    must still hold.
     """
+    tool = spec.alias_of or spec.name
     roles: list[tuple[PathRole, str]] = []
     for role in spec.mutates_paths:
         value = arguments.get(role.argument)
@@ -117,37 +163,46 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
     if lease is not None:
         lease.paths = sorted({r.path for _, r in resolved})
         lease.acquire()
+    # a rename onto its own canonical path skips the observation: the tool reports the no-op
+    modified = {r.path for role, r in resolved if role.mode == "modify"}
+    created = {r.path for role, r in resolved if role.mode == "create"}
     gated: dict[str, GatedPath] = {}
     for role, rp in resolved:
         follow = role.follow_symlinks
-        target = rp.path if follow else rp.lexical
-        st = _stat(target, follow)
+        target = rp.path if follow else session.workspace.entry_path(rp)
+        st = _stat(target, follow, rp.display)
+        same_path = rp.path in (modified if role.mode == "create" else created)
         entry = session.ledger.lookup(rp.path, st)
         if st is None:
             if role.mode == "modify":
                 if not dry_run:
                     session.ledger.record_absent(rp.path)
                 raise not_found(rp.display)
-            if isinstance(entry, Present):
+            if isinstance(entry, Present) and not same_path:
                 raise removed_after_read(rp.display)
             gated[role.argument] = GatedPath(role.argument, role, rp, None)
             continue
+        if stat_mod.S_ISDIR(st.st_mode):
+            raise is_directory(rp.display, tool)
         if role.mode == "create":
-            if isinstance(entry, Present) and not matches(entry, st, target):
-                pass  # the tool decides what an existing destination means
+            # an existing destination (even a dangling link) is the tool's to judge
             gated[role.argument] = GatedPath(role.argument, role, rp, st)
             continue
-        if stat_mod.S_ISDIR(st.st_mode):
-            raise is_directory(rp.display, spec.alias_of or spec.name)
         if not stat_mod.S_ISREG(st.st_mode):
-            raise not_regular(rp.display)
-        if entry is None or isinstance(entry, Absent):
-            raise not_observed(rp.display)
-        if not matches(entry, st, target):
-            raise stale(rp.display, stale_detail(session, entry, target, st))
+            raise not_regular(rp.display, tool, kind_of(st))
+        if not same_path:
+            _check_observed(session, entry, rp.display, target, st)
         if expected_versions is not None:
             want = expected_versions.get(role.argument)
-            if want is not None and want != version_of(st):
+            if want is not None and tuple(want) != version_of(st):
                 raise stale(rp.display)
         gated[role.argument] = GatedPath(role.argument, role, rp, st)
     return gated
+
+
+def _check_observed(session: Session, entry: Present | Absent | None, display: str,
+                    path: str, st: os.stat_result) -> None:
+    if entry is None or isinstance(entry, Absent):
+        raise not_observed(display)
+    if not matches(entry, st, path):
+        raise stale(display, stale_detail(session, entry, path, st))

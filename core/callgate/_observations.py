@@ -103,34 +103,43 @@ class ObservationLedger:
             old = self._by_path.get(path)
             if isinstance(old, Present) and old.identity != entry.identity:
                 self._drop_snapshot(old.identity)
+                if self._path_of_identity.get(old.identity) == path:
+                    del self._path_of_identity[old.identity]
             self._by_path[path] = entry
             self._path_of_identity[entry.identity] = path
             if snapshot is not None:
                 self._put_snapshot(entry.identity, snapshot)
+            else:
+                self._drop_snapshot(entry.identity)
         return entry
 
     def record_absent(self, path: str) -> None:
+        """Record that the session saw nothing at ``path``."""
         with self._lock:
-            old = self._by_path.get(path)
-            if isinstance(old, Present):
-                self._path_of_identity.pop(old.identity, None)
-                self._drop_snapshot(old.identity)
+            self._unlink(path)
             self._by_path[path] = Absent()
 
     def forget(self, path: str) -> None:
+        """Drop what the session knew about ``path`` (its next state is unseen)."""
         with self._lock:
-            old = self._by_path.pop(path, None)
-            if isinstance(old, Present):
-                self._path_of_identity.pop(old.identity, None)
-                self._drop_snapshot(old.identity)
+            self._unlink(path)
+            self._by_path.pop(path, None)
+
+    def _unlink(self, path: str) -> None:
+        old = self._by_path.get(path)
+        if isinstance(old, Present) and self._path_of_identity.get(old.identity) == path:
+            del self._path_of_identity[old.identity]
+            self._drop_snapshot(old.identity)
 
     def move(self, source: str, destination: str, st: os.stat_result) -> None:
         """A host move: the source becomes Absent, the destination Present (snapshot kept)."""
         with self._lock:
             old = self._by_path.get(source)
             snap = self._snapshots.get(old.identity) if isinstance(old, Present) else None
+            digest = old.digest if isinstance(old, Present) else None
         self.record_absent(source)
-        self.record_present(destination, st, snapshot=snap)
+        self.record_present(destination, st, snapshot=snap,
+                            digest=digest if digest and needs_digest(st) else None)
 
     # --- reading ---------------------------------------------------
 
@@ -143,6 +152,11 @@ class ObservationLedger:
                     entry = self._by_path.get(other)
                     if isinstance(entry, Present) and entry.identity == identity_of(st):
                         return entry
+            return self._by_path.get(path)
+
+    def entry(self, path: str) -> Entry | None:
+        """The entry recorded under the canonical ``path`` (no identity lookup)."""
+        with self._lock:
             return self._by_path.get(path)
 
     def snapshot(self, entry: Present) -> str | None:

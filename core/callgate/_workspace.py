@@ -94,14 +94,22 @@ class Workspace:
         """
         lexical = self.lexical(path)
         display = self.display(lexical)
+        roots = self.write_roots if write else self.read_roots
         try:
             canonical = os.path.realpath(lexical)
         except (OSError, ValueError):
-            raise self._outside(display) from None
-        roots = self.write_roots if write else self.read_roots
+            raise self._outside(display, roots) from None
         if not any(within(canonical, r) for r in roots):
-            raise self._outside(display)
+            raise self._outside(display, roots)
         return ResolvedPath(canonical, display, lexical)
+
+    def entry_path(self, resolved: ResolvedPath) -> str:
+        """The path of the directory entry itself: parents resolved, the final name not
+        followed (a symlink there stays the link; for a regular file it is ``path``)."""
+        parent, name = os.path.split(resolved.lexical)
+        if not name:
+            return resolved.path
+        return os.path.join(os.path.realpath(parent), name)
 
     def is_within(self, path: str | os.PathLike[str], *, write: bool = False) -> bool:
         try:
@@ -110,12 +118,11 @@ class Workspace:
             return False
         return True
 
-    def _outside(self, display: str) -> ToolError:
-        roots = ", ".join(self.write_roots if len(self.read_roots) == len(self.write_roots)
-                          else self.read_roots)
+    def _outside(self, display: str, roots: Sequence[str] | None = None) -> ToolError:
+        shown = ", ".join(roots if roots is not None else self.write_roots)
         return ToolError(
             "outside_workspace",
-            f"FS_OUTSIDE_WORKSPACE: {display} resolves outside the workspace ({roots}); "
+            f"FS_OUTSIDE_WORKSPACE: {display} resolves outside the workspace ({shown}); "
             "use a path inside it",
             "FS_OUTSIDE_WORKSPACE",
         )

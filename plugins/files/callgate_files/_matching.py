@@ -1,0 +1,321 @@
+"""How edit_file and multi_edit find ``old_string`` (files.md §6.3).
+
+Exact first (with CRLF adaptation of an LF-only ``old_string``), then fuzzy by
+lines in four modes, the first mode with any match deciding: trailing
+whitespace ignored; plus tab = 4 spaces in the indentation; then the same two
+with read_file's ``  12→`` prefixes stripped. Leading indentation always has
+to match: a fuzzy match never re-indents code it was not shown.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import attrs
+from callgate import display, display_line, line_style, split_lines, to_crlf
+
+PREFIX = re.compile(r"^ *\d+→")
+ROW_MAX = 80
+LIST_MAX = 5
+MIN_CLOSEST = 3
+
+
+class MatchFailure(Exception):
+    """``FS_NO_MATCH`` / ``FS_NOT_UNIQUE`` with the message after the code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@attrs.frozen
+class Edited:
+    """The text after one edit, how many places changed, and whether matching was fuzzy."""
+
+    text: str
+    count: int
+    fuzzy: bool
+
+
+@attrs.frozen
+class _Line:
+    start: int
+    end: int          # after the terminator
+    term: int         # terminator length: 2 (CRLF), 1 (LF) or 0
+    raw: str          # without terminator, "\r" kept if it is not part of CRLF
+
+
+def row(text: str) -> str:
+    """A line as error text: whitespace runs collapsed, trimmed, at most 80 chars."""
+    out = " ".join(display(text).split())
+    return out if len(out) <= ROW_MAX else out[: ROW_MAX - 1] + "…"
+
+
+def _lines(text: str) -> list[_Line]:
+    out = []
+    pos = 0
+    for line in split_lines(text):
+        end = pos + len(line)
+        term = 2 if line.endswith("\r\n") else 1 if line.endswith("\n") else 0
+        out.append(_Line(pos, end, term, line[: len(line) - term]))
+        pos = end
+    return out
+
+
+def _norm_a(raw: str) -> str:
+    return raw.rstrip(" \t\r")
+
+
+def _norm_b(raw: str) -> str:
+    s = raw.rstrip(" \t\r")
+    body = s.lstrip(" \t")
+    return s[: len(s) - len(body)].replace("\t", "    ") + body
+
+
+@attrs.frozen
+class _Item:
+    """One line of old_string, or a maximal run of its blank lines."""
+
+    norm: str
+    blank: bool
+    ends_nl: bool
+
+
+def _items(lines: Sequence[str], norm: object) -> list[_Item]:
+    out: list[_Item] = []
+    for line in lines:
+        ends_nl = line.endswith("\n")
+        n = norm(line[:-1] if ends_nl else line)  # type: ignore[operator]
+        if n == "":
+            if out and out[-1].blank:
+                out[-1] = _Item("", True, ends_nl)
+            else:
+                out.append(_Item("", True, ends_nl))
+        else:
+            out.append(_Item(n, False, ends_nl))
+    return out
+
+
+def _strip_prefixes(text: str) -> str | None:
+    """``text`` without read_file prefixes, or None unless every line has one."""
+    lines = split_lines(text)
+    if not lines or not all(PREFIX.match(line) for line in lines):
+        return None
+    return "".join(PREFIX.sub("", line, count=1) for line in lines)
+
+
+class _Fuzzy:
+    """One fuzzy search of ``old`` over the content lines in one normalization."""
+
+    def __init__(self, content: list[_Line], old_lines: list[str], norm: object) -> None:
+        self.content = content
+        self.norm = norm
+        self.items = _items(old_lines, norm)
+        self._norms: dict[int, str] = {}
+
+    def _n(self, j: int) -> str:
+        got = self._norms.get(j)
+        if got is None:
+            got = self._norms[j] = self.norm(self.content[j].raw)  # type: ignore[operator]
+        return got
+
+    def _match_at(self, i: int) -> int | None:
+        c, n, j = self.content, len(self.content), i
+        for item in self.items:
+            if item.blank:
+                if j >= n or self._n(j) != "":
+                    return None
+                if j == i and i > 0 and self._n(i - 1) == "":
+                    return None  # a blank run matches a whole run of blank lines
+                while j < n and self._n(j) == "":
+                    j += 1
+                if item.ends_nl and c[j - 1].term == 0:
+                    return None
+            else:
+                if j >= n or self._n(j) != item.norm:
+                    return None
+                if item.ends_nl and c[j].term == 0:
+                    return None
+                j += 1
+        return j
+
+    def matches(self, candidates: Sequence[int]) -> list[tuple[int, int]]:
+        """Non-overlapping matches, tried at the ``candidates`` (lines holding the first
+        non-blank line of old_string; a leading blank run extends a start backwards)."""
+        out: list[tuple[int, int]] = []
+        lead_blank = bool(self.items) and self.items[0].blank
+        next_free = 0
+        for s in candidates:
+            i = s
+            if lead_blank and self._n(s) != "":
+                while i > 0 and self._n(i - 1) == "":
+                    i -= 1
+                if i == s:
+                    continue
+            if i < next_free:
+                continue
+            j = self._match_at(i)
+            if j is not None and j > i:
+                out.append((i, j))
+                next_free = j
+        return out
+
+
+def _candidates(content: list[_Line], text: str, core: str) -> list[int]:
+    """Content lines that contain ``core`` (the stripped first line of old_string)."""
+    if not core:
+        return list(range(len(content)))
+    starts = [ln.start for ln in content]
+    out: list[int] = []
+    pos = text.find(core)
+    while pos >= 0:
+        k = bisect_right(starts, pos) - 1
+        if not out or out[-1] != k:
+            out.append(k)
+        pos = text.find(core, content[k].end)
+    return out
+
+
+def _tabs_for_spaces(new: str) -> str:
+    out = []
+    for line in split_lines(new):
+        body = line.lstrip(" ")
+        lead = len(line) - len(body)
+        out.append("\t" * (lead // 4) + " " * (lead % 4) + body)
+    return "".join(out)
+
+
+def _indent(raw: str) -> str:
+    return raw[: len(raw) - len(raw.lstrip(" \t"))]
+
+
+def apply_edit(text: str, old: str, new: str, replace_all: bool, path: str) -> Edited:
+    """Replace ``old`` with ``new`` in ``text`` per §6.3, or raise `MatchFailure`."""
+    crlf = "\r\n" in text
+    o, n = old, new
+    if old not in text and crlf:
+        o_crlf = to_crlf(old)
+        if o_crlf in text:
+            o, n = o_crlf, to_crlf(new)
+    count = text.count(o)
+    if count == 1:
+        i = text.find(o)
+        return Edited(text[:i] + n + text[i + len(o):], 1, False)
+    if count > 1:
+        if replace_all:
+            return Edited(text.replace(o, n), count, False)
+        raise _not_unique(text, _exact_spans(text, o), path)
+    return _fuzzy_edit(text, old, new, replace_all, path, crlf)
+
+
+def _exact_spans(text: str, o: str) -> list[tuple[int, int]]:
+    spans, pos = [], text.find(o)
+    while pos >= 0:
+        spans.append((pos, pos + len(o)))
+        pos = text.find(o, pos + len(o))
+    return spans
+
+
+def _fuzzy_edit(text: str, old: str, new: str, replace_all: bool, path: str,
+                crlf: bool) -> Edited:
+    content = _lines(text)
+    stripped_old = _strip_prefixes(old)
+    stripped_new = _strip_prefixes(new) if stripped_old is not None else None
+    modes: list[tuple[str, object, str, str]] = [("a", _norm_a, old, new),
+                                                  ("b", _norm_b, old, new)]
+    if stripped_old is not None:
+        n_used = stripped_new if stripped_new is not None else new
+        modes += [("c", _norm_a, stripped_old, n_used), ("d", _norm_b, stripped_old, n_used)]
+    for mode, norm, o, n in modes:
+        o_lines = split_lines(o)
+        first = next((ln for ln in o_lines if _norm_a(ln.rstrip("\n")).strip()), None)
+        core = first.strip() if first is not None else ""
+        if core and core not in text:
+            continue
+        search = _Fuzzy(content, o_lines, norm)
+        found = search.matches(_candidates(content, text, core) if core else
+                               range(len(content)))
+        if not found:
+            continue
+        if len(found) > 1 and not replace_all:
+            spans = [(content[i].start, content[j - 1].end) for i, j in found]
+            raise _not_unique(text, spans, path, [(i, j) for i, j in found])
+        last_nl = o.endswith("\n")
+        out: list[str] = []
+        pos = 0
+        for i, j in found:
+            start = content[i].start
+            end = content[j - 1].end if last_nl else content[j - 1].end - content[j - 1].term
+            replacement = to_crlf(n) if crlf else n
+            if mode in ("b", "d") and _adapt_tabs(content[i:j], o_lines):
+                replacement = _tabs_for_spaces(replacement)
+            out.append(text[pos:start])
+            out.append(replacement)
+            pos = end
+        out.append(text[pos:])
+        return Edited("".join(out), len(found), True)
+    raise _no_match(text, content, old, path)
+
+
+def _adapt_tabs(matched: Sequence[_Line], o_lines: Sequence[str]) -> bool:
+    content_ws = [_indent(ln.raw) for ln in matched if ln.raw.strip()]
+    old_ws = [_indent(line.rstrip("\n")) for line in o_lines if line.strip()]
+    content_ws = [w for w in content_ws if w]
+    old_ws = [w for w in old_ws if w]
+    return bool(content_ws) and bool(old_ws) and all(set(w) == {"\t"} for w in content_ws) \
+        and all(set(w) == {" "} for w in old_ws)
+
+
+def _not_unique(text: str, spans: list[tuple[int, int]], path: str,
+                line_spans: list[tuple[int, int]] | None = None) -> MatchFailure:
+    content = _lines(text)
+    starts = [ln.start for ln in content]
+    shown = []
+    for k, (start, end) in enumerate(spans[:LIST_MAX]):
+        if line_spans is not None:
+            first, after = line_spans[k][0], line_spans[k][1]
+        else:
+            first = bisect_right(starts, start) - 1
+            after = bisect_right(starts, max(start, end - 1) if end > start else start)
+        then = f'then "{row(content[after].raw)}"' if after < len(content) else \
+            "then end of file"
+        shown.append(f"line {first + 1} ({then})")
+    listing = ", ".join(shown) + (", …" if len(spans) > LIST_MAX else "")
+    return MatchFailure("FS_NOT_UNIQUE", f"old_string matches {len(spans)} places in {path}: "
+                        f"{listing}; include nearby distinctive lines, or set replace_all=true "
+                        "to change every match")
+
+
+def _closest_key(line: str) -> str:
+    return line.strip().replace("\t", "    ")
+
+
+def _no_match(text: str, content: list[_Line], old: str, path: str) -> MatchFailure:
+    first = next((ln for ln in split_lines(old) if ln.strip()), "")
+    first = display_line(first)
+    if PREFIX.match(first):
+        first = PREFIX.sub("", first, count=1)
+    want = _closest_key(first)
+    best, best_len = -1, 0
+    if want:
+        for k, line in enumerate(content):
+            have = _closest_key(line.raw)
+            if not have or have[0] != want[0]:
+                continue
+            m = 0
+            limit = min(len(have), len(want))
+            while m < limit and have[m] == want[m]:
+                m += 1
+            if m > best_len:
+                best, best_len = k, m
+    where = f' (closest line {best + 1}: "{row(content[best].raw)}")' \
+        if best >= 0 and best_len >= MIN_CLOSEST else ""
+    message = (f"old_string was not found in {path}{where}; re-read that region and copy the "
+               "text exactly, indentation included")
+    if line_style(text) != "lf":
+        message += ("\nthe file uses CRLF; LF-only old_string is already adapted, so the text "
+                    "differs")
+    return MatchFailure("FS_NO_MATCH", message)

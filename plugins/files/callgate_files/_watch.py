@@ -1,0 +1,121 @@
+"""Outside-change notices and the stale-temp sweep: the session's background helpers
+(files.md §5.7, §4).
+
+The watcher only tells the model early; the write-time stat and content checks
+stay the authority, so a watcher that cannot start (or is switched off, e.g. on
+a network filesystem) costs nothing but the notice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+from callgate import PRUNE, Present, sweep_tree, version_of
+
+log = logging.getLogger("callgate.files")
+
+NOTICE_SOURCE = "files"
+NOTICE_MAX = 10
+DEBOUNCE_MS = 150
+STEP_MS = 50
+
+
+class FileWatch:
+    """One session's watcher thread, pending outside changes and stale-temp sweep."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.stop_event = threading.Event()
+        self.sweep_done = threading.Event()
+        self.watching = threading.Event()
+        self._pending: dict[str, None] = {}
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    # --- lifecycle ---------------------------------------------------
+
+    def start(self, watch: bool) -> None:
+        sweeper = threading.Thread(target=self._sweep, name="callgate-files-sweep", daemon=True)
+        sweeper.start()
+        self._threads.append(sweeper)
+        if watch:
+            watcher = threading.Thread(target=self._watch, name="callgate-files-watch",
+                                       daemon=True)
+            watcher.start()
+            self._threads.append(watcher)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._threads.clear()
+
+    def _sweep(self) -> None:
+        try:
+            sweep_tree(self.session.workspace.write_roots, self.stop_event.is_set)
+        except Exception:  # a sweep is housekeeping; it must never break a session
+            log.debug("stale temp sweep failed", exc_info=True)
+        finally:
+            self.sweep_done.set()
+
+    def _watch(self) -> None:
+        try:
+            import watchfiles
+        except ImportError as exc:
+            log.warning("files: the outside-change watcher cannot start (%s); edits are still "
+                        "checked when they are written", exc)
+            return
+        roots = [r for r in dict.fromkeys(self.session.workspace.read_roots) if os.path.isdir(r)]
+        try:
+            for changes in watchfiles.watch(
+                    *roots, stop_event=self.stop_event, debounce=DEBOUNCE_MS, step=STEP_MS,
+                    watch_filter=_filter, yield_on_timeout=True, rust_timeout=500,
+                    raise_interrupt=False, ignore_permission_denied=True):
+                self.watching.set()
+                for _change, path in changes:
+                    self.changed(path)
+        except Exception as exc:
+            log.warning("files: the outside-change watcher stopped (%s); edits are still "
+                        "checked when they are written", exc)
+
+    # --- events and the notice ---------------------------------------------------
+
+    def changed(self, path: str) -> None:
+        """A watcher event: note ``path`` if the session saw a version it no longer has."""
+        canonical = os.path.realpath(path)
+        if not self._moved(canonical):
+            return
+        with self._lock:
+            self._pending[canonical] = None
+        self.session.notices.put(NOTICE_SOURCE, self.notice)
+
+    def _moved(self, canonical: str) -> bool:
+        entry = self.session.ledger.entry(canonical)
+        if not isinstance(entry, Present):
+            return False
+        try:
+            st = os.stat(canonical)
+        except OSError:
+            return True
+        return version_of(st) != entry.version
+
+    def notice(self) -> str | None:
+        """The notice text at delivery: paths still changed (shown ones leave the set)."""
+        with self._lock:
+            pending, self._pending = list(self._pending), {}
+        names = [self.session.workspace.display(p) for p in pending if self._moved(p)]
+        if not names:
+            return None
+        shown = ", ".join(names[:NOTICE_MAX])
+        if len(names) > NOTICE_MAX:
+            shown += f" and {len(names) - NOTICE_MAX} more"
+        return f"[changed outside this session since it was last read: {shown}; read before " \
+               "editing]"
+
+
+def _filter(change: Any, path: str) -> bool:
+    parts = path.split(os.sep)
+    return not any(part in PRUNE for part in parts) and ".callgate-" not in parts[-1]

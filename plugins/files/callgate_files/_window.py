@@ -1,0 +1,278 @@
+"""Reading one window of lines from a file of any size (files.md §6.1, "Large files").
+
+A window costs what it shows: the detection sample, then the bytes from the
+window's first line to one byte past its last. Finding the first line of a
+late window means counting newlines from the start once; the counts are kept
+in a sparse line-offset index per file version (one entry per 64 KiB block),
+so later windows of the same version seek straight to a block near them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from bisect import insort
+from collections import OrderedDict
+from collections.abc import Callable
+
+import attrs
+from callgate import bom_of, newline_bytes, unit_of
+
+SAMPLE_BYTES = 256 << 10
+LINE_MAX = 1 << 20          # a window line (without terminator) may be this long
+WINDOW_MAX = 1 << 20        # raw line bytes in one window, terminators included
+SMALL_FILE = 1 << 20        # read whole (for the snapshot and digest) up to this size
+BLOCK = 64 << 10            # index granularity
+CHUNK = 1 << 20             # scan read size
+INDEX_FILES = 32
+
+
+class LineTooLong(Exception):
+    """A window line over `LINE_MAX`; ``line`` is its 1-based number."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+@attrs.define
+class Window:
+    """Lines ``first``..``first + len(lines) - 1`` (1-based) as raw bytes with terminators."""
+
+    first: int
+    lines: list[bytes]
+    more: bool
+    total: int | None = None      # the file's line count, known when the scan reached EOF
+
+
+class LineIndex:
+    """Sparse offsets of one file version: ``pos`` (a block start) → newlines before it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._positions: list[int] = []
+        self._counts: dict[int, int] = {}
+        self.total: int | None = None
+
+    def add(self, pos: int, count: int) -> None:
+        with self._lock:
+            if pos not in self._counts:
+                self._counts[pos] = count
+                insort(self._positions, pos)
+
+    def before(self, newlines: int) -> tuple[int, int] | None:
+        """The last known block start with fewer than ``newlines`` newlines before it."""
+        with self._lock:
+            if not self._positions:
+                return None
+            # counts grow with positions: binary search over positions by count
+            lo, hi = 0, len(self._positions)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self._counts[self._positions[mid]] < newlines:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == 0:
+                return None
+            pos = self._positions[lo - 1]
+            return pos, self._counts[pos]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._positions)
+
+
+class IndexCache:
+    """A few `LineIndex`es, by (path, version, encoding), least recently used dropped."""
+
+    def __init__(self, size: int = INDEX_FILES) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[object, ...], LineIndex] = OrderedDict()
+        self._size = size
+
+    def get(self, key: tuple[object, ...]) -> LineIndex:
+        with self._lock:
+            index = self._items.get(key)
+            if index is None:
+                index = self._items[key] = LineIndex()
+                while len(self._items) > self._size:
+                    self._items.popitem(last=False)
+            else:
+                self._items.move_to_end(key)
+            return index
+
+
+INDEXES = IndexCache()
+
+
+class Reader:
+    """Positional reads of one open file, counted; ``head`` (the first bytes, already read
+    for detection, or the whole of a small file) is served from memory."""
+
+    def __init__(self, fd: int | None, size: int, head: bytes = b"") -> None:
+        self.fd = fd
+        self.size = size
+        self.head = head
+        self.bytes_read = len(head)
+
+    def read(self, pos: int, n: int) -> bytes:
+        end = min(pos + n, self.size)
+        if end <= len(self.head) or self.fd is None:
+            return self.head[pos:end]
+        if pos < len(self.head):
+            return self.head[pos:] + self.read(len(self.head), end - len(self.head))
+        out = os.pread(self.fd, end - pos, pos)
+        self.bytes_read += len(out)
+        return out
+
+
+def _newline_finder(encoding: str) -> Callable[[bytes, int, int], int]:
+    """``find(buf, start, end)`` → the offset of the next newline unit, or -1."""
+    nl = newline_bytes(encoding)
+    if unit_of(encoding) == 1:
+        return lambda buf, start, end: buf.find(nl, start, end)
+
+    def find2(buf: bytes, start: int, end: int) -> int:
+        pos = start
+        while True:
+            pos = buf.find(nl, pos, end)
+            if pos < 0 or pos % 2 == 0:
+                return pos
+            pos += 1
+
+    return find2
+
+
+def _newline_counter(encoding: str) -> Callable[[bytes, int, int], int]:
+    nl = newline_bytes(encoding)
+    if unit_of(encoding) == 1:
+        return lambda buf, start, end: buf.count(nl, start, end)
+    find = _newline_finder(encoding)
+
+    def count2(buf: bytes, start: int, end: int) -> int:
+        n, pos = 0, start
+        while True:
+            pos = find(buf, pos, end)
+            if pos < 0:
+                return n
+            n += 1
+            pos += 2
+
+    return count2
+
+
+def locate(reader: Reader, encoding: str, newlines: int, index: LineIndex | None,
+           cancelled: Callable[[], bool] | None = None) -> tuple[int, int]:
+    """The byte offset just after the ``newlines``-th newline (the start of line
+    ``newlines``, 0-based), or ``(size, found)`` at EOF with the newlines found."""
+    base = len(bom_of(encoding))
+    if newlines == 0:
+        return base, 0
+    unit = unit_of(encoding)
+    count = _newline_counter(encoding)
+    find = _newline_finder(encoding)
+    pos, seen = base, 0
+    if index is not None:
+        known = index.before(newlines)
+        if known is not None:
+            pos, seen = known
+    while pos < reader.size:
+        if cancelled is not None and cancelled():
+            raise InterruptedError
+        # read whole blocks so every index entry sits on a block boundary
+        start = pos
+        end = min(reader.size, (start // BLOCK) * BLOCK + CHUNK)
+        buf = reader.read(start, end - start)
+        if not buf:
+            break
+        end = start + len(buf)
+        block_at = start
+        while block_at < end:
+            block_end = min(end, (block_at // BLOCK + 1) * BLOCK)
+            n = count(buf, block_at - start, block_end - start)
+            if seen + n >= newlines:
+                offset = block_at - start
+                while True:
+                    hit = find(buf, offset, block_end - start)
+                    seen += 1
+                    if seen == newlines:
+                        return start + hit + unit, seen
+                    offset = hit + unit
+            seen += n
+            block_at = block_end
+            if index is not None and block_at % BLOCK == 0 and block_at < reader.size:
+                index.add(block_at, seen)
+        pos = end
+    if index is not None:
+        index.total = seen
+    return reader.size, seen
+
+
+def read_window(reader: Reader, encoding: str, start: int, first: int, limit: int) -> Window:
+    """Up to ``limit`` lines from byte ``start`` (line ``first``), at most `WINDOW_MAX` raw
+    bytes (the first line always fits unless it is over `LINE_MAX`)."""
+    unit = unit_of(encoding)
+    find = _newline_finder(encoding)
+    nl = newline_bytes(encoding)
+    cr = "\r".encode(_codec(encoding))
+    lines: list[bytes] = []
+    used = 0
+    pos = start
+    buf, buf_at = b"", start
+    want = 64 << 10
+    while len(lines) < limit and pos < reader.size:
+        rel = pos - buf_at
+        hit = find(buf, rel, len(buf))
+        while hit < 0:
+            have = len(buf) - rel
+            if buf_at + len(buf) >= reader.size or have > LINE_MAX + 2 * unit:
+                break
+            more = reader.read(buf_at + len(buf), want)
+            if not more:
+                break
+            want = min(want * 2, CHUNK)
+            buf, buf_at, rel = buf[rel:] + more, pos, 0
+            hit = find(buf, 0, len(buf))
+        line_end = buf_at + hit + unit if hit >= 0 else buf_at + len(buf)
+        raw = buf[rel:line_end - buf_at]
+        body = len(raw)
+        if raw.endswith(nl):
+            body -= unit
+            if raw[:body].endswith(cr):
+                body -= unit
+        if body > LINE_MAX:
+            raise LineTooLong(first + len(lines))
+        if lines and used + len(raw) > WINDOW_MAX:
+            break
+        lines.append(raw)
+        used += len(raw)
+        pos = line_end
+    more = pos < reader.size and bool(reader.read(pos, 1))
+    return Window(first, lines, more)
+
+
+def _codec(encoding: str) -> str:
+    if encoding.startswith("utf-16-le"):
+        return "utf-16-le"
+    if encoding.startswith("utf-16-be"):
+        return "utf-16-be"
+    return "ascii"
+
+
+def count_lines(reader: Reader, encoding: str, index: LineIndex | None) -> int:
+    """The file's line count (a final newline starts no extra line)."""
+    if index is not None and index.total is not None:
+        newlines = index.total
+    else:
+        _, newlines = locate(reader, encoding, 1 << 62, index)
+    bom = len(bom_of(encoding))
+    if reader.size <= bom:
+        return 0
+    last = reader.read(reader.size - unit_of(encoding), unit_of(encoding))
+    return newlines + (0 if last == newline_bytes(encoding) else 1)
+
+
+def index_for(key: tuple[object, ...]) -> LineIndex:
+    """The shared sparse index of one file version."""
+    return INDEXES.get(key)
