@@ -1,0 +1,157 @@
+"""`SubagentBook` (``session.subagents``): this conversation's child records.
+
+Records live in ``<session_dir>/subagents/<ref>.json`` (written atomically when a
+child starts and when it ends), or only in memory without a session directory.
+A reference is honoured only by the session that holds it (its directory) and
+only for the same workspace. A record found ``running`` on disk that this
+session did not start belongs to a host that stopped mid-run: it reads as
+cancelled, ``interrupted`` and retryable (and is rewritten so).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+from callgate import ToolError, replace_file
+
+from ._model import SubagentOutcome, SubagentRecord
+
+log = logging.getLogger("callgate.tasks")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def subagent_error(code: str, message: str, kind: str = "tool_error") -> ToolError:
+    return ToolError(kind, f"SUBAGENT_{code}: {message}", f"SUBAGENT_{code}")
+
+
+class SubagentBook:
+    """The child records of one session."""
+
+    def __init__(self, session: Any) -> None:
+        self._workspace = session.workspace.root
+        self._dir = os.path.join(session.directory, "subagents") if session.directory else None
+        self._lock = threading.Lock()
+        self._records: dict[str, SubagentRecord] = {}
+
+    # --- lifecycle of a record ------------------------------------------------------
+
+    def start(self, description: str) -> SubagentRecord:
+        """A new record (fresh ref, ``running``), written before the child runs."""
+        record = SubagentRecord(ref="sa_" + secrets.token_hex(8), description=description,
+                                status="running", retryable=False, error_code=None, answer=None,
+                                state=None, attempts=1, workspace=self._workspace,
+                                created_at=utc_now(), finished_at=None)
+        self._store(record)
+        return record
+
+    def restart(self, record: SubagentRecord, description: str) -> SubagentRecord:
+        """The same ref run again (``continue_from``): one more attempt, ``running`` again."""
+        again = attrs.evolve(record, description=description, status="running",
+                             retryable=False, error_code=None,
+                             attempts=record.attempts + 1, finished_at=None)
+        self._store(again)
+        return again
+
+    def finish(self, record: SubagentRecord, outcome: SubagentOutcome) -> SubagentRecord:
+        done = attrs.evolve(record, status=outcome.status, retryable=outcome.is_retryable,
+                            error_code=outcome.error_code, answer=outcome.answer,
+                            state=outcome.state, finished_at=utc_now())
+        self._store(done)
+        return done
+
+    # --- lookups ----------------------------------------------------------------------------
+
+    def find(self, ref: str) -> SubagentRecord:
+        """This conversation's record ``ref``, or a ``not_found`` error."""
+        with self._lock:
+            record = self._records.get(ref)
+        if record is None:
+            record = self._load(ref)
+        if record is None or record.workspace != self._workspace:
+            raise subagent_error("NOT_FOUND", f"{ref} does not belong to this conversation; "
+                                 "use a reference printed by task or parallel_tasks here",
+                                 "not_found")
+        return record
+
+    def readable(self, ref: str) -> SubagentRecord:
+        """A finished record with an answer to page through."""
+        record = self.find(ref)
+        if record.status == "running":
+            raise subagent_error("RUNNING", f"{ref} is still running")
+        if not record.answer:
+            raise subagent_error("NO_ANSWER",
+                                 f"{ref} has no answer to read (status={record.status})")
+        return record
+
+    def continuable(self, ref: str) -> SubagentRecord:
+        """A finished, retryable record that ``continue_from`` may run again."""
+        record = self.find(ref)
+        if record.status == "running":
+            raise subagent_error("RUNNING", f"{ref} is still running")
+        if record.status == "completed":
+            raise subagent_error("ALREADY_COMPLETED", f"{ref} already completed; start a new "
+                                 "task")
+        if not record.retryable:
+            raise subagent_error("NOT_RETRYABLE", f"{ref} is not retryable (status="
+                                 f"{record.status} error_code={record.error_code})")
+        return record
+
+    # --- storage ----------------------------------------------------------------------------
+
+    def _path(self, ref: str) -> str | None:
+        return os.path.join(self._dir, f"{ref}.json") if self._dir else None
+
+    def _store(self, record: SubagentRecord) -> None:
+        path = self._path(record.ref)
+        if path is not None:
+            os.makedirs(self._dir or "", exist_ok=True)
+            replace_file(path, _encode(record), mode=0o600)
+        with self._lock:
+            self._records[record.ref] = record
+
+    def _load(self, ref: str) -> SubagentRecord | None:
+        path = self._path(ref)
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                record = SubagentRecord.from_json(json.loads(fh.read()))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError):
+            log.warning("ignoring unreadable subagent record %s", path, exc_info=True)
+            return None
+        if record.ref != ref:
+            return None
+        if record.status == "running":
+            # Not started by this session: its host stopped while the child ran.
+            record = attrs.evolve(record, status="cancelled", error_code="interrupted",
+                                  retryable=True,
+                                  finished_at=record.finished_at or utc_now())
+            try:
+                self._store(record)
+            except OSError:
+                log.warning("could not rewrite the interrupted record %s", path, exc_info=True)
+        with self._lock:
+            self._records.setdefault(ref, record)
+            return self._records[ref]
+
+
+def _encode(record: SubagentRecord) -> bytes:
+    body = record.to_json()
+    try:
+        text = json.dumps(body, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError):
+        # A state the runner cannot serialize survives in memory only.
+        text = json.dumps({**body, "state": None}, ensure_ascii=False, indent=2)
+    return (text + "\n").encode("utf-8", "surrogatepass")

@@ -1,0 +1,84 @@
+"""The values exchanged with the integrator's runner, and the persisted record of one child."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+import attrs
+
+STATUSES = ("completed", "partial", "failed", "cancelled")
+Status = Literal["completed", "partial", "failed", "cancelled"]
+
+
+class SubagentError(Exception):
+    """Raised by a runner for a failure it can name: ``code`` becomes the child's
+    ``error_code``, and ``retryable`` says whether ``continue_from`` may retry it."""
+
+    def __init__(self, code: str, retryable: bool = False, message: str | None = None) -> None:
+        super().__init__(message or code)
+        self.code = code
+        self.retryable = retryable
+
+
+@attrs.frozen(kw_only=True)
+class SubagentOutcome:
+    """How a child ended. ``answer`` is its final (or last visible) answer; ``state`` is
+    whatever the runner needs to continue it later (JSON-compatible to survive a restart).
+    ``retryable`` left as ``None`` means true for ``partial`` only."""
+
+    status: Status
+    answer: str | None = None
+    error_code: str | None = None
+    retryable: bool | None = None
+    state: Any = None
+
+    @property
+    def is_retryable(self) -> bool:
+        return self.status == "partial" if self.retryable is None else bool(self.retryable)
+
+
+@attrs.frozen(kw_only=True)
+class SubagentRequest:
+    """One child to run. ``session`` is the child's own session (same workspace, an empty
+    observation ledger, no turn origin) for the tool calls the child makes; ``continuation``
+    is the earlier record when the model passed ``continue_from``."""
+
+    ref: str
+    description: str
+    prompt: str
+    workspace: str
+    continuation: SubagentRecord | None = None
+    session: Any = None
+
+
+class SubagentRunner(Protocol):
+    """The integrator's runner: typically a model loop over ``request.session``."""
+
+    async def run(self, request: SubagentRequest) -> SubagentOutcome: ...
+
+
+@attrs.frozen(kw_only=True)
+class SubagentRecord:
+    """``subagents/<ref>.json``: one child's result, kept so it can be paged and continued."""
+
+    ref: str
+    description: str
+    status: str
+    retryable: bool
+    error_code: str | None
+    answer: str | None
+    state: Any
+    attempts: int
+    workspace: str
+    created_at: str
+    finished_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, **attrs.asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> SubagentRecord:
+        if not isinstance(data, dict) or data.get("version") != 1:
+            raise ValueError("not a version 1 subagent record")
+        fields = {f.name for f in attrs.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in fields})
