@@ -1,1 +1,37 @@
-"""(package under construction)"""
+"""callgate-media: the ``view_image`` tool (PNG, JPEG, GIF, WebP as native image blocks).
+
+Installed, it registers through the ``callgate`` entry point (``media =
+"callgate_media"``). ``[media] vision = false`` is for models without vision:
+an integrator then implements the ``callgate_image_describer(session)`` hook
+(see `callgate_media.hookspecs`) and view_image returns a description; without
+a describer the tool is not available in that session::
+
+    class Describer:
+        async def describe(self, image, path):
+            return await my_vision_model.describe(image.data, image.media_type)
+
+    class Integrator:
+        @callgate.hookimpl
+        def callgate_image_describer(self, session):
+            return Describer()
+"""
+
+from . import hookspecs
+from ._tool import (
+    CONFIG_SCHEMA,
+    MAX_BYTES,
+    MAX_PIXELS,
+    SCHEMA,
+    callgate_register_tools,
+    load,
+)
+
+__all__ = [
+    "CONFIG_SCHEMA",
+    "MAX_BYTES",
+    "MAX_PIXELS",
+    "SCHEMA",
+    "callgate_register_tools",
+    "hookspecs",
+    "load",
+]
