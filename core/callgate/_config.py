@@ -186,12 +186,23 @@ def apply_defaults(schema: Mapping[str, Any], value: Any) -> Any:
     return out
 
 
+def _toml_integer(checker: Any, value: Any) -> bool:
+    # TOML tells 15000 from 15000.0; JSON Schema would accept the float as an integer
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_TomlValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _toml_integer),
+)
+
+
 def validate_table(source: ConfigSource, table: str, schema: Mapping[str, Any]) -> dict[str, Any]:
     """The table with defaults applied, or a `ConfigError` naming file, key and line."""
     value = source.data.get(table, {})
     if not isinstance(value, dict):
         raise source.error(f"[{table}] must be a table", (table,))
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _TomlValidator(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.path)),
                                                                    str(e.validator)))
     if errors:
