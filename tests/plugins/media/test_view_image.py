@@ -367,3 +367,12 @@ def test_contract_flags(media: Any) -> None:
     assert spec.contract_read_only and spec.visibility == "surface"
     assert spec.permission_subject.kind == "path"
     assert spec.permission_subject.arguments == ("path",)
+
+
+def test_permission_rules_match_the_workspace_relative_path(media: Any) -> None:
+    s = media({"private/a.png": "png", "public/a.png": "png"},
+              config={"permissions": {"deny": ["view_image(private/*)"]}})
+    blocked = s.call("view_image", {"path": "private/a.png"})
+    assert blocked.is_error and blocked.error.kind == "blocked"
+    assert blocked.images == []
+    assert not s.call("view_image", {"path": "public/a.png"}).is_error

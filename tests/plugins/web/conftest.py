@@ -111,11 +111,15 @@ def web(callgate_session: Callable[..., Any]) -> Callable[..., tuple[Any, Wire]]
 
     def make(config: Mapping[str, Any] | None = None,
              answers: Mapping[str, Sequence[str]] | None = None,
-             resolver: StubResolver | None = None, **session_kwargs: Any) -> tuple[Any, Wire]:
+             resolver: StubResolver | None = None, extra_plugins: Sequence[Any] = (),
+             more_config: Mapping[str, Any] | None = None,
+             **session_kwargs: Any) -> tuple[Any, Wire]:
         wire = Wire(resolver or StubResolver(answers))
         plugin = WebPlugin(resolver=wire.resolver, transport=wire.factory)
         table = {"allow_loopback": True, **(config or {})}
-        session = callgate_session(plugins=[plugin], config={"web": table}, **session_kwargs)
+        session = callgate_session(plugins=[plugin, *extra_plugins],
+                                   config={"web": table, **(more_config or {})},
+                                   **session_kwargs)
         return session, wire
 
     return make
