@@ -448,3 +448,15 @@ def test_task_argument_limits(tasks, args) -> None:
         .error.kind == "invalid_arguments"
     assert s.call("parallel_tasks", {"tasks": []}).error.kind == "invalid_arguments"
     assert runner.requests == []
+
+
+def test_receipts_are_cut_when_they_would_take_over_half_the_budget(tasks) -> None:
+    """Receipts over B/2 are each cut to (B/2)/n characters; the whole stays within B."""
+    s = tasks(ScriptedRunner(lambda r: completed("x" * 5000)), max_chars=1000)
+    result = s.call("parallel_tasks", {"tasks": [
+        {"description": "a long description of the child's job " * 3, "prompt": str(i)}
+        for i in range(8)]})
+    assert not result.is_error
+    assert len(result.text) <= 1000 - 512
+    blocks = re.split(r"\n\n(?=\[\d+/\d+\] )", result.text)
+    assert len(blocks) == 8 and all(b.startswith(f"[{i + 1}/8] ") for i, b in enumerate(blocks))
