@@ -38,7 +38,7 @@ UPDATE_SCHEMA: dict[str, Any] = {
         "revision": {"type": "integer", "minimum": 1,
                      "description": "The goal's current revision, exactly as get_goal returned "
                                     "it."},
-        "action": {"enum": ["edit", "pause", "resume", "complete", "blocked"],
+        "action": {"type": "string", "enum": ["edit", "pause", "resume", "complete", "blocked"],
                    "description": "The lifecycle action to apply."},
         "objective": {"type": ["string", "null"], "maxLength": 4000,
                       "description": "edit only: the new objective (omit or null to keep it)."},

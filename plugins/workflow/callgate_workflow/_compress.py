@@ -25,7 +25,7 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["direction", "anchor"],
     "properties": {
-        "direction": {"enum": ["before", "after"],
+        "direction": {"type": "string", "enum": ["before", "after"],
                       "description": "before: summarize everything before the anchored user "
                                      "message; after: summarize from it through the last "
                                      "completed turn."},

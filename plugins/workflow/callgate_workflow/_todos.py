@@ -43,7 +43,7 @@ SCHEMA: dict[str, Any] = {
                                           "new item."},
                     "content": {"type": "string", "minLength": 1, "maxLength": 500,
                                 "description": "What the item is, in imperative form."},
-                    "status": {"enum": list(STATUSES)},
+                    "status": {"type": "string", "enum": list(STATUSES)},
                     "active_form": {"type": "string", "maxLength": 200,
                                     "description": "The item in progressive form, for a "
                                                    "status line (\"Running tests\")."},
