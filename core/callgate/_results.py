@@ -23,6 +23,9 @@ DEFAULT_STORE_MAX_BYTES = 268_435_456
 DEFAULT_PAGE = 16_384
 MAX_PAGE = 24_576
 _IN_MEMORY_MAX = 64 * 1024
+#: Small results stay in memory until they add up to this; later ones go to disk too,
+#: so a long session's store is bounded in memory as well as on disk.
+DEFAULT_MEMORY_BUDGET = 8 * 1024 * 1024
 _FIELD_MAX = 128
 
 
@@ -38,11 +41,16 @@ class StoredResult:
     _sha: str | None = None
 
     def load(self) -> bytes:
-        if self.data is not None:
-            return self.data
-        assert self.file is not None
-        with open(self.file, "rb") as fh:
-            return fh.read()
+        data, file = self.data, self.file  # one read each: eviction may clear them meanwhile
+        if data is not None:
+            return data
+        if file is not None:
+            try:
+                with open(file, "rb") as fh:
+                    return fh.read()
+            except FileNotFoundError:
+                pass
+        raise ResultStore._gone(self._ref or f'of tool_call_id "{self.call_id}"')
 
     @property
     def ref(self) -> str:
@@ -65,10 +73,13 @@ class ResultStore:
     """One session's complete results, bounded in total bytes, oldest evicted first."""
 
     def __init__(self, directory: str | None = None,
-                 max_bytes: int = DEFAULT_STORE_MAX_BYTES) -> None:
+                 max_bytes: int = DEFAULT_STORE_MAX_BYTES,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
         self._directory = directory
         self._own_dir: tempfile.TemporaryDirectory[str] | None = None
         self.max_bytes = max_bytes
+        self.memory_budget = memory_budget
+        self.memory_bytes = 0
         self._lock = threading.Lock()
         self._seq = 0
         self._items: OrderedDict[int, StoredResult] = OrderedDict()
@@ -88,8 +99,10 @@ class ResultStore:
         with self._lock:
             self._seq += 1
             item = StoredResult(self._seq, call_id, tool, len(data))
-            if len(data) <= _IN_MEMORY_MAX:
+            if len(data) <= _IN_MEMORY_MAX and \
+                    self.memory_bytes + len(data) <= self.memory_budget:
                 item.data = data
+                self.memory_bytes += len(data)
             else:
                 path = os.path.join(self._dir(), f"{self._seq:08d}.txt")
                 with open(path, "wb") as fh:
@@ -112,6 +125,8 @@ class ResultStore:
                     os.unlink(old.file)
                 except OSError:
                     pass
+            if old.data is not None:
+                self.memory_bytes -= old.total_bytes
             old.data = None
             old.file = None
 
@@ -123,6 +138,13 @@ class ResultStore:
             evicted_id = tool_call_id in self._evicted
         if result_ref is not None:
             for item in items:
+                if item.ref == result_ref:
+                    return item
+            # the marker shows call ids cut to 128 bytes; with the ref, the cut id still works
+            with self._lock:
+                longer = [i for i in self._items.values()
+                          if i.call_id != tool_call_id and _field(i.call_id) == tool_call_id]
+            for item in longer:
                 if item.ref == result_ref:
                     return item
             if evicted_ref:
@@ -167,6 +189,7 @@ class ResultStore:
     def close(self) -> None:
         with self._lock:
             self._items.clear()
+            self.memory_bytes = 0
         if self._own_dir is not None:
             self._own_dir.cleanup()
             self._own_dir = None
@@ -180,7 +203,10 @@ def _char_start(data: bytes, pos: int) -> int:
 
 def page_text(ref: str, data: bytes, offset: int, limit: int, sha: str | None = None) -> str:
     total = len(data)
-    if offset < 0 or offset > total:
+    if offset < 0:
+        raise ToolError("tool_error", f"offset {offset} is negative; use a byte offset from 0 "
+                        f"to total_bytes {total}", "offset_out_of_range")
+    if offset > total:
         raise ToolError("tool_error", f"offset {offset} is past the end of result {ref} "
                         f"(total_bytes {total})", "offset_out_of_range")
     start = _char_start(data, offset)
