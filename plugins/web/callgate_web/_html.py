@@ -73,7 +73,12 @@ def title_and_markdown(html: str, base_url: str) -> tuple[str, str]:
     for text in soup.find_all(string=lambda s: "\xa0" in s):
         if not any(parent.name in _CODE_TAGS for parent in text.parents):
             text.replace_with(text.replace("\xa0", " "))
-    markdown = MarkdownConverter(**_CONVERTER_OPTIONS).convert_soup(soup)
+    try:
+        markdown = MarkdownConverter(**_CONVERTER_OPTIONS).convert_soup(soup)
+    except RecursionError:
+        # markdownify recurses once per nesting level; a page nested a few hundred
+        # levels deep still gives its words (get_text walks the tree iteratively)
+        markdown = "\n".join(line.strip() for line in soup.get_text("\n").splitlines())
     return title, tidy(markdown)
 
 

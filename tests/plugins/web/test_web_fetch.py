@@ -468,3 +468,36 @@ def test_missing_ca_bundle_is_a_clear_error(web: Any, tmp_path: Path) -> None:
     r = s.call("web_fetch", {"url": "https://docs.test/"})
     assert r.is_error and "[web] ca_bundle" in r.text and "cannot be loaded" in r.text
     assert wire.transports == []
+
+
+def test_deeply_nested_html_still_gives_its_text(web: Any, httpserver: Any) -> None:
+    depth = 3000
+    page = "<html><body>" + "<div>" * depth + "<p>deep words</p>" + "</div>" * depth
+    httpserver.expect_request("/deep").respond_with_data(page, content_type="text/html")
+    s, _ = web()
+    r = s.call("web_fetch", {"url": url(httpserver, "/deep")})
+    assert not r.is_error, r.text
+    assert body_of(r) == "deep words"
+
+
+def test_cancelling_the_batch_stops_reading(web: Any, httpserver: Any) -> None:
+    stop = threading.Event()
+
+    def trickle(request: Request) -> Response:
+        def chunks() -> Any:
+            for _ in range(50):
+                if stop.wait(0.1):
+                    return
+                yield b"x"
+        return Response(chunks(), content_type="text/plain")
+
+    httpserver.expect_request("/trickle").respond_with_handler(trickle)
+    s, _ = web(config={"timeout_s": 30})
+    timer = threading.Timer(0.5, s.session.cancel)
+    timer.start()
+    started = time.monotonic()
+    r = s.call("web_fetch", {"url": url(httpserver, "/trickle")})
+    stop.set()
+    timer.join()
+    assert r.error is not None and r.error.kind == "cancelled", r.text
+    assert time.monotonic() - started < 3
