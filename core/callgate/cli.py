@@ -200,8 +200,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         shutil.copytree(examples / "workspace", workspace, symlinks=True)
         config = examples / "tour.toml"
         try:
-            host = Host.boot(config if config.is_file() else None, surface="full",
-                             workspace=workspace)
+            host = Host.boot(config if config.is_file() else None, workspace=workspace)
         except BootError as exc:
             return _fail(str(exc))
         print(f"callgate demo: replaying {len(lines)} lines of examples/tour.jsonl in a "
