@@ -531,3 +531,60 @@ def test_plan_mode_through_replay(sh_env, tmp_path: Path) -> None:
         {"id": "r", "name": "read_file", "arguments": {"path": "a.txt"}}], "--mode", "plan")
     assert write["error"]["signature"] == "mode:plan" and not (workspace / "n.txt").exists()
     assert read["is_error"] is False and read["content"] == "a\n"
+
+
+# --- with the real plugins ---------------------------------------------------------------------
+
+def test_move_file_of_the_files_plugin_checks_both_ends(callgate_session) -> None:
+    pytest.importorskip("callgate_files")
+    files = {"src/a.txt": "a\n", "keep/k.txt": "k\n"}
+    s = callgate_session(entrypoints=["files"], files=files,
+                         config={"permissions": {"mode": "deny", "allow": ["Edit(src/**)"],
+                                                 "deny": ["move_file(keep/**)"]}})
+    assert not s.call("read_file", {"path": "src/a.txt"}).is_error
+    before = _snapshot(s.workspace)
+    out = s.call("move_file", {"source_path": "src/a.txt", "destination_path": "lib/a.txt"})
+    assert out.error.signature == "mode:deny" and 'move_file(lib/a.txt)' in out.text
+    into = s.call("move_file", {"source_path": "src/a.txt", "destination_path": "keep/a.txt"})
+    assert into.error.signature == "deny:move_file(keep/**)"
+    assert _snapshot(s.workspace) == before
+    moved = s.call("move_file", {"source_path": "src/a.txt", "destination_path": "src/b.txt"})
+    assert not moved.is_error, moved.text
+    assert s.read("src/b.txt") == b"a\n" and not s.path("src/a.txt").exists()
+
+
+def test_stmt15_and_stmt16_with_the_files_plugin(callgate_session) -> None:
+    pytest.importorskip("callgate_files")
+    s = callgate_session(entrypoints=["files"], files={"a.txt": "a\n"})
+    assert not s.call("write_file", {"path": "new.txt", "content": "x\n"}).is_error
+    s.sync.set_mode("plan")
+    before = _snapshot(s.workspace)
+    r = s.call("write_file", {"path": "plan.txt", "content": "x\n"})
+    assert r.error.signature == "mode:plan" and _snapshot(s.workspace) == before
+    assert not s.call("read_file", {"path": "a.txt"}).is_error
+    s.sync.set_mode("default")
+    assert not s.call("write_file", {"path": "plan.txt", "content": "x\n"}).is_error
+
+
+def test_stmt9_with_the_shell_plugin_through_replay(tmp_path: Path) -> None:
+    pytest.importorskip("callgate_shell")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "x").write_text("keep me\n")
+    config = tmp_path / "callgate.toml"
+    config.write_text('[permissions]\nmode = "ask"\ndeny = ["Bash(rm -rf:*)"]\n'
+                      'allow = ["Bash(git status:*)"]\n', encoding="utf-8")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps({"id": f"c{i}", "name": "bash", "arguments": {
+        "command": command}}) + "\n" for i, command in enumerate(
+            ["git status && rm -rf x", "git status", "ls"])), encoding="utf-8")
+    env = dict(os.environ, CALLGATE_LOAD_PLUGINS="shell")
+    proc = callgate("replay", str(transcript), "--workspace", str(workspace), "--config",
+                    str(config), "--os", "posix", env=env)
+    assert proc.returncode == 0, proc.stderr
+    denied, ran, refused = (json.loads(line) for line in proc.stdout.splitlines())
+    assert denied["error"]["signature"] == "deny:Bash(rm -rf:*)"
+    assert (workspace / "x").read_text() == "keep me\n"
+    assert ran["error"] is None or ran["error"]["kind"] != "blocked"  # git ran (repo or not)
+    assert refused["error"]["signature"] == "mode:ask"
+    assert 'allow = ["Bash(ls:*)"]' in refused["content"]
