@@ -51,6 +51,10 @@ def images() -> dict[str, bytes]:
     gif = io.BytesIO()
     frames[0].save(gif, "GIF", save_all=True, append_images=frames[1:], duration=40, loop=0)
     png = encode(red, "PNG")
+    webp_anim = io.BytesIO()
+    frames[0].save(webp_anim, "WEBP", save_all=True, append_images=frames[1:5], duration=40)
+    apng = io.BytesIO()
+    frames[0].save(apng, "PNG", save_all=True, append_images=frames[1:3], duration=40)
     noise = Image.frombytes("RGB", (1100, 1000), os.urandom(1100 * 1000 * 3))
     bmp = encode(Image.new("RGB", (8, 8)), "BMP")
     return {
@@ -59,6 +63,8 @@ def images() -> dict[str, bytes]:
         "gif": encode(Image.new("RGB", (64, 48), (0, 90, 200)), "GIF"),
         "webp": encode(red, "WEBP", quality=70),
         "animated_gif": gif.getvalue(),
+        "animated_webp": webp_anim.getvalue(),
+        "apng": apng.getvalue(),
         "png_42mp": encode(Image.new("1", (7000, 6000), 1), "PNG"),
         "png_40mp": encode(Image.new("1", (8000, 5000), 1), "PNG"),
         "png_claims_200mp": with_ihdr_size(png, 20000, 10000),

@@ -69,6 +69,18 @@ def test_animated_gif_counts_its_frames(media: Any) -> None:
     assert r.meta["frames"] == 12
 
 
+@pytest.mark.parametrize("name,file,kind,frames", [
+    ("animated_webp", "spin.webp", "WebP", 5), ("apng", "spin.png", "PNG", 3)])
+def test_animated_webp_and_png_count_their_frames(media: Any, images: dict[str, bytes],
+                                                  name: str, file: str, kind: str,
+                                                  frames: int) -> None:
+    s = media({file: name})
+    r = s.call("view_image", {"path": file})
+    assert r.text == (f"Image {file}: {kind}, 32 × 32 px, {len(images[name])} bytes, "
+                      f"{frames} frames")
+    assert r.images[0].data == images[name]
+
+
 def test_type_comes_from_content_not_extension(media: Any, images: dict[str, bytes]) -> None:
     """Statement 22."""
     s = media({"shot.jpg": "png", "noext": "png", "pic.PNG": "png"})
