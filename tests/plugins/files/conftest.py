@@ -7,9 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import callgate_files
+import pytest
 from callgate import held_paths
 
 

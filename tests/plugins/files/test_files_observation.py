@@ -10,9 +10,8 @@ import textwrap
 import threading
 import time
 
-import pytest
-
 import callgate._atomic as atomic
+import pytest
 
 from .conftest import err
 
