@@ -64,7 +64,11 @@ def callgate_register_tools(registry: Any, host: Any) -> None:
 
 @hookimpl
 def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> Decision | None:
-    """A deferred MCP call starts its server: an exact deny on the connect refuses it too."""
+    """A deferred MCP call starts its server, so the connect's own rule counts too.
+
+    An exact deny on ``mcp_connect__<s>`` refuses it; an exact ask rule makes the
+    call ask (one prompt covers the call and the start it needs).
+    """
     plan = plan_of(tool)
     if plan is None or not plan.deferred:
         return None
@@ -72,11 +76,13 @@ def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> D
     if session.mcp_servers.live(server) is not None:
         return None
     connect = connect_permission_name(server)
-    rule = _policy.exact_deny(session.host, session, connect)
-    if rule is None:
+    found = _policy.decision(session.host, session, connect)
+    if found is None or found.rule != connect or found.action == "allow":
         return None
-    return Decision("deny", rule, f"{call.name} would start MCP server {server}, and rule "
-                    f"{rule} denies that")
+    if found.action == "deny":
+        return Decision("deny", connect, f"{call.name} would start MCP server {server}, and "
+                        f"rule {connect} denies that")
+    return Decision("ask", connect, f"{call.name} would start MCP server {server}")
 
 
 @hookimpl
