@@ -46,7 +46,7 @@ def _lenient(exc: UnicodeError) -> tuple[str | bytes, int]:
     """Encode error handler: a lone surrogate that no codec can write becomes U+FFFD."""
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
-    return "\ufffd", exc.start + 1
+    return "\ufffd".encode(exc.encoding), exc.start + 1
 
 
 def _escape_or_lenient(exc: UnicodeError) -> tuple[str | bytes, int]:
@@ -57,7 +57,7 @@ def _escape_or_lenient(exc: UnicodeError) -> tuple[str | bytes, int]:
     ch = exc.object[exc.start]
     if 0xDC80 <= ord(ch) <= 0xDCFF:
         return bytes([ord(ch) - 0xDC00]), exc.start + 1
-    return "\ufffd", exc.start + 1
+    return "\ufffd".encode(exc.encoding), exc.start + 1
 
 
 codecs.register_error("callgate-lenient", _lenient)
