@@ -38,8 +38,9 @@ def callgate_register_tools(registry: Any, host: Any) -> None:
         choice = select_shell(host.os, real_os(), boot_config(raw))
     except ShellNotFound as exc:
         raise _config_error(host, exc) from None
-    registry.add(bash_tool(choice.executable) if choice.tool == "bash"
-                 else pwsh_tool(choice.executable))
+    # registered for this host's OS only; [shell] force may put pwsh on POSIX
+    make = bash_tool if choice.tool == "bash" else pwsh_tool
+    registry.add(make(choice.executable, platforms=(host.os,)))
     for spec in job_tools():
         registry.add(spec)
 

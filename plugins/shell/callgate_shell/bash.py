@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from callgate import PermissionSubject, ToolSpec
 
 from ._command import Shell, blank_command, command_schema, make_execute
@@ -25,7 +27,7 @@ def bash_argv(executable: str, command: str) -> list[str]:
     return [executable, "-c", command]
 
 
-def bash_tool(executable: str) -> ToolSpec:
+def bash_tool(executable: str, platforms: Iterable[str] = ("posix",)) -> ToolSpec:
     """The ``bash`` tool, running ``executable`` (looked up at boot)."""
     shell = Shell("bash", executable, lambda command: bash_argv(executable, command),
                   reaping_exemption=True)
@@ -39,4 +41,5 @@ def bash_tool(executable: str) -> ToolSpec:
         validate=blank_command,
         permission_subject=PermissionSubject("command", ("command",)),
         groups=("Bash",),
+        platforms=frozenset(platforms),
     )

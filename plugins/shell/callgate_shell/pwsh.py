@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from callgate import PermissionSubject, ToolContext, ToolSpec, Violation
@@ -32,7 +33,7 @@ def pwsh_argv(executable: str, command: str) -> list[str]:
     return build_argv(executable, build_script(command))
 
 
-def pwsh_tool(executable: str) -> ToolSpec:
+def pwsh_tool(executable: str, platforms: Iterable[str] = ("windows",)) -> ToolSpec:
     """The ``pwsh`` tool, running ``executable``; a ``powershell(.exe)`` gets the 5.1 check."""
     shell = Shell("pwsh", executable, lambda command: pwsh_argv(executable, command))
     legacy = is_windows_powershell(executable)
@@ -54,4 +55,5 @@ def pwsh_tool(executable: str) -> ToolSpec:
         validate=validate,
         permission_subject=PermissionSubject("command", ("command",)),
         groups=("Bash",),
+        platforms=frozenset(platforms),
     )

@@ -198,6 +198,30 @@ def test_large_output_is_shaped_by_the_core_and_pageable_whole(shell):  # §5.16
     assert "".join(pages) == "a" * 1_000_000 + "\n[exit code 0]"
 
 
+def test_large_output_pages_back_whole_through_session_tool_result(callgate_session):  # §5.16
+    callgate_capability = pytest.importorskip("callgate_capability")
+    import callgate_shell
+
+    s = callgate_session(plugins=[callgate_shell, callgate_capability], surface="lean")
+    [r] = s.run({"id": "big", "name": "bash",
+                 "arguments": {"command": "head -c 1000000 /dev/zero | tr '\\0' a; echo"}})
+    ref = r.meta["result_ref"]
+    assert f"result_ref={ref}" in r.text and '"capability_id":"session:tool_result"' in r.text
+    pages, offset = [], 0
+    while True:
+        page = s.call("use_capability", {"action": "call", "capability_id": "session:tool_result",
+                                         "arguments": {"tool_call_id": "big", "result_ref": ref,
+                                                       "offset": offset}})
+        assert not page.is_error, page.text
+        header, _, body = page.text.partition("\n")
+        meta = json.loads(header)
+        pages.append(body)
+        if meta["complete"]:
+            break
+        offset = meta["next_offset"]
+    assert "".join(pages) == "a" * 1_000_000 + "\n[exit code 0]"
+
+
 def test_undecodable_bytes_become_replacement_characters(shell):  # §5.32
     s = shell()
     r = s.call("bash", {"command": "printf '\\xff\\xfeok'"})

@@ -61,6 +61,14 @@ def test_shell_tools_carry_the_bash_group_and_command_subject():
         ("command", ("command",))
     pwsh = boot(os="windows").registry.get("pwsh")
     assert pwsh.groups == ("Bash",) and pwsh.permission_subject.kind == "command"
+    assert spec.platforms == {"posix"} and pwsh.platforms == {"windows"}
+
+
+def test_forcing_pwsh_on_posix_registers_it_for_this_host_instead_of_bash():  # §1.1
+    # any existing program stands in for the lookup; nothing here claims to run PowerShell
+    host = boot(os="posix", config={"shell": {"force": "pwsh", "pwsh_path": sys.executable}})
+    assert "bash" not in host.registry and host.visible_names()[0] == "pwsh"
+    assert host.registry.get("pwsh").platforms == {"posix"}
 
 
 def test_the_selector_picks_pwsh_on_windows_and_bash_on_posix():  # §5.2
