@@ -12,6 +12,7 @@ never fewer, so a deny rule sees every command a shell could run.
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: Separators between simple commands (host.md §6 names ``&&``, ``||``, ``;``, ``|``;
@@ -31,15 +32,29 @@ def normalize(segment: str) -> str:
     return _WS.sub(" ", segment).strip()
 
 
+#: Without quotes, escapes, substitutions or redirections, separators are all there is.
+_PLAIN = re.compile(r"^[^'\"`\\$<>]*$")
+_PLAIN_SEPARATORS = {"posix": re.compile(r"&&|\|\||\|&|[;|&\n\r()]"),
+                     "pwsh": re.compile(r"&&|\|\||[;|\n\r()]")}
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_cached(text: str, flavor: str) -> tuple[str, ...]:
+    if _PLAIN.match(text):
+        parts = (normalize(p) for p in _PLAIN_SEPARATORS[flavor].split(text))
+        return tuple(p for p in parts if p)
+    segments: list[str] = []
+    _split(text, flavor, segments, depth=0)
+    return tuple(segments)
+
+
 def split_command(text: str, flavor: str = "posix") -> list[str]:
     """The simple commands of ``text``, normalized, in order (substitutions after their host).
 
     ``flavor`` is ``"posix"`` (backslash escapes, backtick substitution) or
     ``"pwsh"`` (backtick escapes; ``&`` is the call operator, not a separator).
     """
-    segments: list[str] = []
-    _split(text, flavor, segments, depth=0)
-    return segments
+    return list(_split_cached(text, "pwsh" if flavor == "pwsh" else "posix"))
 
 
 def _closing(text: str, start: int) -> int:
@@ -145,7 +160,8 @@ def _split(text: str, flavor: str, out: list[str], depth: int) -> None:
     flush()
 
 
-def deny_variants(segment: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def deny_variants(segment: str) -> tuple[str, ...]:
     """Forms of one segment a deny or ask rule is also matched against.
 
     A shell runs ``FOO=1 sudo /bin/rm -rf x`` and ``'rm' -rf x`` as ``rm``, so a
@@ -166,7 +182,7 @@ def deny_variants(segment: str) -> list[str]:
         for form in (base, " ".join(rest)):
             if form and form not in forms:
                 forms.append(form)
-    return forms
+    return tuple(forms)
 
 
 #: Programs whose first argument names a subcommand (``git push``), for suggested rules.

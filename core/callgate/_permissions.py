@@ -247,13 +247,14 @@ def _path_forms(path: str, root: str | None) -> tuple[str, ...]:
     absolute = path.replace(os.sep, "/") if os.sep == "\\" else path
     if root is None:
         return (absolute,)
-    try:
-        rel = os.path.relpath(path, root)
-    except ValueError:  # another drive
+    # both are absolute and normalized, so a prefix at a separator is "inside"
+    if path == root:
+        return (".", absolute)
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not path.startswith(prefix):
         return (absolute,)
-    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
-        return (absolute,)
-    return ("." if rel == os.curdir else rel.replace(os.sep, "/"), absolute)
+    rel = path[len(prefix):]
+    return (rel.replace(os.sep, "/") if os.sep == "\\" else rel, absolute)
 
 
 def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = None,
@@ -268,7 +269,7 @@ def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = N
         flavor = "pwsh" if "pwsh" in (name, spec.name, spec.permission_name) else "posix"
         for text in values:
             for segment in split_command(text, flavor):
-                units.append(Unit(tuple(deny_variants(segment)), ((segment,),), segment))
+                units.append(Unit(deny_variants(segment), ((segment,),), segment))
         return units
     if subject.kind == "path":
         if not values:
