@@ -383,6 +383,8 @@ class RuleEngine:
                 self._matcher(kind, rule.spec)
         if rule.tool in GROUPS or rule.tool in names or rule.tool in self.other_tools:
             return
+        if rule.tool in BASH_TOOLS:
+            return  # the other OS's shell: not registered here, but a config may serve both
         if any(c in rule.tool for c in "*?["):
             self._warn(rule, "matches no tool: tool names are exact, not patterns "
                        "(an MCP rule names one tool, e.g. mcp__github__create_issue)")

@@ -409,6 +409,10 @@ def test_unknown_tool_names_warn_with_close_matches() -> None:
     assert '"raed_file"' in warnings and "did you mean read_file" in warnings
     assert '"Bsh(ls:*)"' in warnings and "Bash" in warnings
     assert "mcp__github__create_issue" in warnings and "'github'" in warnings
+    # the other OS's shell is not registered here, yet a shared config may name it
+    quiet = Host.boot({"permissions": {"deny": ["pwsh(Remove-Item:*)"]}},
+                      plugins=[GateTools()], entrypoints=False)
+    assert not [w for w in quiet.warnings if "pwsh" in w]
 
 
 def test_a_spec_on_a_tool_without_a_subject_is_a_boot_error() -> None:
