@@ -91,6 +91,7 @@ class PluginInfo:
     version: str | None
     tools: tuple[str, ...]
     source: str
+    info: tuple[str, ...] = ()
 
 
 def _env_list(name: str) -> list[str] | None:
@@ -399,7 +400,8 @@ class Host:
             by_plugin.setdefault(spec.plugin or "", []).append(spec.name)
         for name, _plugin in self.pm.list_name_plugin():
             version, source = self._plugin_sources.get(name, (None, "in process"))
-            out.append(PluginInfo(name, version, tuple(sorted(by_plugin.get(name, []))), source))
+            out.append(PluginInfo(name, version, tuple(sorted(by_plugin.get(name, []))), source,
+                                  self.registry.info(name)))
         return sorted(out, key=lambda p: p.name)
 
 

@@ -34,6 +34,7 @@ class Registry:
         self._config_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
         self._session_extensions: dict[str, Callable[[Any], Any]] = {}
         self._other_os: dict[str, ToolSpec] = {}
+        self._info: dict[str, list[str]] = {}
         self.current_plugin: str | None = None
         self._frozen = False
 
@@ -92,6 +93,12 @@ class Registry:
         if name in self._session_extensions:
             raise BootError(f"session extension {name!r} is added twice")
         self._session_extensions[name] = factory
+
+    def add_info(self, line: str) -> None:
+        """A line ``callgate plugins`` shows under the plugin: a state chosen at boot that
+        its tools do not show (the sandbox's active backend, ...)."""
+        self._check_open()
+        self._info.setdefault(self.current_plugin or "<unknown>", []).append(line)
 
     def add_hookspecs(self, module_or_class: Any) -> None:
         """Add a plugin's own hook specs (for what it needs from the integrator)."""
@@ -153,6 +160,10 @@ class Registry:
     @property
     def session_extensions(self) -> dict[str, Callable[[Any], Any]]:
         return dict(self._session_extensions)
+
+    def info(self, plugin: str) -> tuple[str, ...]:
+        """The `add_info` lines of one plugin, in the order it added them."""
+        return tuple(self._info.get(plugin, ()))
 
     def other_os_tools(self) -> list[ToolSpec]:
         """Tools registered for another OS than this host's (kept out of every surface)."""

@@ -169,6 +169,8 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         version = info.version or "-"
         tools = ", ".join(info.tools) or "(no tools)"
         print(f"{info.name}  {version}  {info.source}\n    tools: {tools}")
+        for line in info.info:
+            print(f"    {line}")
     return EXIT_OK
 
 
