@@ -14,9 +14,10 @@ FLAGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-NoLogo
 CHAIN_MESSAGE = ("Windows PowerShell 5.1 does not parse '&&' or '||'; use ';' and "
                  "'if ($?) { ... }', or separate calls")
 
+# UTF-8 without a byte-order mark, in syntax both 5.1 and 7 accept
 PRELUDE = (
-    "[Console]::OutputEncoding = [System.Text.Encoding]::UTF8\n"
-    "$OutputEncoding = [System.Text.Encoding]::UTF8\n"
+    "[Console]::OutputEncoding = New-Object System.Text.UTF8Encoding $false\n"
+    "$OutputEncoding = New-Object System.Text.UTF8Encoding $false\n"
     "$ProgressPreference = 'SilentlyContinue'\n"
 )
 
