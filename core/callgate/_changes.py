@@ -112,12 +112,15 @@ def _range(start: int, length: int) -> str:
     return f"{begin},{length}"
 
 
-def change_diff(old: str | None, new: str, path: str) -> ChangeDiff:
+def change_diff(old: str | None, new: str, path: str, *,
+                span: tuple[int, int, int] | None = None) -> ChangeDiff:
     """The change from ``old`` to ``new`` (``None``: a create) as a unified diff.
 
     Display-text lines; common leading and trailing lines are trimmed before
     diffing (so a one-line edit of a 50 MB file costs one pass of comparisons);
-    a remaining side over 2000 lines is summarized instead of diffed.
+    a remaining side over 2000 lines is summarized instead of diffed. ``span``
+    (start, old end, new end), when the caller knows it, bounds the change so
+    nothing outside it is compared at all.
     """
     if old is None:
         lines = display_lines(new)
@@ -128,10 +131,13 @@ def change_diff(old: str | None, new: str, path: str) -> ChangeDiff:
             body.append(f"@@ -0,0 +{_range(0, len(lines))} @@")
             body.extend("+" + line for line in lines)
         return ChangeDiff("\n".join(body), len(lines), 0)
-    p = _common_prefix(old, new)
-    p = old.rfind("\n", 0, p) + 1
-    s = _common_suffix(old, new, min(len(old), len(new)) - p)
-    so = len(old) - s
+    if span is not None:
+        p = old.rfind("\n", 0, span[0]) + 1
+        so = span[1]
+    else:
+        p = _common_prefix(old, new)
+        p = old.rfind("\n", 0, p) + 1
+        so = len(old) - _common_suffix(old, new, min(len(old), len(new)) - p)
     if 0 < so < len(old) and old[so - 1] != "\n":
         nl = old.find("\n", so)
         so = len(old) if nl < 0 else nl + 1

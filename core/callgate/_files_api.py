@@ -27,7 +27,7 @@ from ._context import GatedPath
 from ._errors import ToolError
 from ._gate import changed_while_applying, io_error, not_found
 from ._observations import SNAPSHOT_MAX_BYTES, needs_digest, version_of
-from ._textio import DecodedText, decode_text, detect_encoding, encode_text, is_binary
+from ._textio import DecodedText, decode_text, encode_text, is_binary
 from ._workspace import ResolvedPath
 
 if TYPE_CHECKING:
@@ -147,10 +147,10 @@ class FileAccess:
             os.close(fd)
         if not decode:
             return SourceFile(rp, st, data)
-        encoding = detect_encoding(data, complete=True)
-        if is_binary(data, encoding):
+        decoded = decode_text(data)
+        if is_binary(data, decoded.encoding):
             raise binary_error(rp.display, tool)
-        return SourceFile(rp, st, data, decode_text(data))
+        return SourceFile(rp, st, data, decoded)
 
     def double_check(self, source: SourceFile) -> None:
         """§5.5: just before publishing, the path must still be the version read, and hold
@@ -163,19 +163,11 @@ class FileAccess:
             raise changed_while_applying(source.display)
         try:
             with open(source.path, "rb") as fh:
-                view = memoryview(source.data)
-                pos = 0
-                while True:
-                    chunk = fh.read(1 << 22)
-                    if not chunk:
-                        break
-                    if view[pos:pos + len(chunk)] != chunk:
-                        raise changed_while_applying(source.display)
-                    pos += len(chunk)
-                if pos != len(source.data):
-                    raise changed_while_applying(source.display)
+                now_data = fh.read(len(source.data) + 1)
         except OSError:
             raise changed_while_applying(source.display) from None
+        if now_data != source.data:
+            raise changed_while_applying(source.display)
 
     def publish(self, source: SourceFile, data: bytes, *, text: str | None = None) -> bool:
         """Steps 10-12: same bytes → nothing written (returns ``False``); else replace the

@@ -251,6 +251,15 @@ class DecodedText:
 
 
 def decode_text(data: bytes) -> DecodedText:
-    """Detect the encoding of a whole file and decode it (see `detect_encoding`)."""
+    """Detect the encoding of a whole file and decode it (see `detect_encoding`).
+
+    One pass for the common case: a strict UTF-8 decode both proves the kind and
+    yields the text.
+    """
+    if not data.startswith(tuple(BOMS.values())) and _utf16_guess(data) is None:
+        try:
+            return DecodedText(data.decode("utf-8"), "utf-8")
+        except UnicodeDecodeError:
+            pass
     encoding = detect_encoding(data, complete=True)
     return DecodedText(decode_bytes(data, encoding), encoding)

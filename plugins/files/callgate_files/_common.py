@@ -57,6 +57,7 @@ class Planned:
     noop: str
     show_diff: bool = True
     binary: bool = False
+    span: tuple[int, int, int] | None = None
 
     @property
     def display(self) -> str:
@@ -70,7 +71,7 @@ class Planned:
         if self.binary or self.new_text is None:
             return None
         old = self.source.text if self.source is not None else None
-        return change_diff(old, self.new_text, self.display)
+        return change_diff(old, self.new_text, self.display, span=self.span)
 
 
 def publish(ctx: ToolContext, planned: Planned) -> str:

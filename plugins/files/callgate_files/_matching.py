@@ -38,6 +38,7 @@ class Edited:
     text: str
     count: int
     fuzzy: bool
+    span: tuple[int, int, int] | None = None   # (start, old end, new end) of what changed
 
 
 @attrs.frozen
@@ -194,21 +195,29 @@ def _indent(raw: str) -> str:
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool, path: str) -> Edited:
     """Replace ``old`` with ``new`` in ``text`` per §6.3, or raise `MatchFailure`."""
-    crlf = "\r\n" in text
     o, n = old, new
-    if old not in text and crlf:
-        o_crlf = to_crlf(old)
-        if o_crlf in text:
-            o, n = o_crlf, to_crlf(new)
-    count = text.count(o)
-    if count == 1:
-        i = text.find(o)
-        return Edited(text[:i] + n + text[i + len(o):], 1, False)
-    if count > 1:
-        if replace_all:
-            return Edited(text.replace(o, n), count, False)
-        raise _not_unique(text, _exact_spans(text, o), path)
-    return _fuzzy_edit(text, old, new, replace_all, path, crlf)
+    i = text.find(old)
+    crlf = None
+    if i < 0:
+        crlf = "\r\n" in text
+        if crlf:
+            o_crlf = to_crlf(old)
+            i = text.find(o_crlf)
+            if i >= 0:
+                o, n = o_crlf, to_crlf(new)
+    if i >= 0:
+        second = text.find(o, i + len(o))
+        if second < 0:
+            return Edited(text[:i] + n + text[i + len(o):], 1, False,
+                          (i, i + len(o), i + len(n)))
+        if not replace_all:
+            raise _not_unique(text, _exact_spans(text, o), path)
+        count = text.count(o)
+        last = text.rfind(o) + len(o)
+        return Edited(text.replace(o, n), count, False,
+                      (i, last, last + count * (len(n) - len(o))))
+    return _fuzzy_edit(text, old, new, replace_all, path,
+                       "\r\n" in text if crlf is None else crlf)
 
 
 def _exact_spans(text: str, o: str) -> list[tuple[int, int]]:
@@ -256,7 +265,9 @@ def _fuzzy_edit(text: str, old: str, new: str, replace_all: bool, path: str,
             out.append(replacement)
             pos = end
         out.append(text[pos:])
-        return Edited("".join(out), len(found), True)
+        result = "".join(out)
+        first = content[found[0][0]].start
+        return Edited(result, len(found), True, (first, pos, len(result) - (len(text) - pos)))
     raise _no_match(text, content, old, path)
 
 

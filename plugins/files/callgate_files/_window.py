@@ -162,15 +162,51 @@ def _newline_counter(encoding: str) -> Callable[[bytes, int, int], int]:
     return count2
 
 
+_numpy: object = None
+
+
+def _block_counter(encoding: str) -> Callable[[bytes, list[tuple[int, int]]], list[int]]:
+    """``counts(buf, blocks)``: newlines in each ``(start, end)`` block of ``buf``.
+
+    Counting newlines is all a first late window costs, so for byte-unit
+    encodings it uses numpy when it is installed (the ``callgate-files[fast]``
+    extra: about twice the speed of ``bytes.count``), else ``bytes.count``.
+    """
+    global _numpy
+    count = _newline_counter(encoding)
+    if unit_of(encoding) == 1:
+        if _numpy is None:
+            try:
+                import numpy
+            except ImportError:
+                numpy = False  # type: ignore[assignment]
+            _numpy = numpy
+        if _numpy:
+            np = _numpy
+            value = newline_bytes(encoding)[0]
+
+            def fast(buf: bytes, blocks: list[tuple[int, int]]) -> list[int]:
+                hits = np.frombuffer(buf, np.uint8) == value  # type: ignore[attr-defined]
+                return [int(np.count_nonzero(hits[a:b])) for a, b in blocks]  # type: ignore[attr-defined]
+
+            return fast
+    return lambda buf, blocks: [count(buf, a, b) for a, b in blocks]
+
+
 def locate(reader: Reader, encoding: str, newlines: int, index: LineIndex | None,
            cancelled: Callable[[], bool] | None = None) -> tuple[int, int]:
     """The byte offset just after the ``newlines``-th newline (the start of line
-    ``newlines``, 0-based), or ``(size, found)`` at EOF with the newlines found."""
+    ``newlines``, 0-based), or ``(size, found)`` at EOF with the newlines found.
+
+    Starts from the index's nearest block before the target and adds an entry for
+    every whole block it counts past.
+    """
     base = len(bom_of(encoding))
     if newlines == 0:
         return base, 0
     unit = unit_of(encoding)
-    count = _newline_counter(encoding)
+    counts = _block_counter(encoding) if reader.size > SMALL_FILE else \
+        (lambda buf, blocks, c=_newline_counter(encoding): [c(buf, a, b) for a, b in blocks])
     find = _newline_finder(encoding)
     pos, seen = base, 0
     if index is not None:
@@ -180,29 +216,32 @@ def locate(reader: Reader, encoding: str, newlines: int, index: LineIndex | None
     while pos < reader.size:
         if cancelled is not None and cancelled():
             raise InterruptedError
-        # read whole blocks so every index entry sits on a block boundary
+        # read up to a block boundary so every index entry sits on one
         start = pos
         end = min(reader.size, (start // BLOCK) * BLOCK + CHUNK)
         buf = reader.read(start, end - start)
         if not buf:
             break
         end = start + len(buf)
+        blocks = []
         block_at = start
         while block_at < end:
             block_end = min(end, (block_at // BLOCK + 1) * BLOCK)
-            n = count(buf, block_at - start, block_end - start)
+            blocks.append((block_at - start, block_end - start))
+            block_at = block_end
+        for (a, b), n in zip(blocks, counts(buf, blocks), strict=True):
             if seen + n >= newlines:
-                offset = block_at - start
+                offset = a
                 while True:
-                    hit = find(buf, offset, block_end - start)
+                    hit = find(buf, offset, b)
                     seen += 1
                     if seen == newlines:
                         return start + hit + unit, seen
                     offset = hit + unit
             seen += n
-            block_at = block_end
-            if index is not None and block_at % BLOCK == 0 and block_at < reader.size:
-                index.add(block_at, seen)
+            at = start + b
+            if index is not None and at % BLOCK == 0 and at < reader.size:
+                index.add(at, seen)
         pos = end
     if index is not None:
         index.total = seen

@@ -102,7 +102,8 @@ def plan_edit(ctx: ToolContext, args: dict[str, Any]) -> Planned:
         raise fail(exc.code, exc.message) from None
     return Planned(gated, source, source.encode(edited.text), edited.text,
                    done=f"edited {p}" + _suffix(replace_all, edited.count, edited.fuzzy),
-                   noop=f"{p} already has exactly this content; nothing written")
+                   noop=f"{p} already has exactly this content; nothing written",
+                   span=edited.span)
 
 
 def plan_multi(ctx: ToolContext, args: dict[str, Any]) -> Planned:

@@ -13,6 +13,7 @@ from callgate import (
     PermissionSubject,
     ResolvedPath,
     ToolContext,
+    ToolError,
     ToolResult,
     ToolSpec,
     binary_error,
@@ -166,7 +167,11 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
         recorded = record()
         return _result("(empty file)", [], rp, recorded, reader, meta)
     index = None if small else index_for((rp.path, version_of(fst), encoding))
-    start, _found = locate(reader, encoding, offset, index, ctx.cancelled.is_set)
+    try:
+        start, _found = locate(reader, encoding, offset, index, ctx.cancelled.is_set)
+    except InterruptedError:
+        raise ToolError("cancelled", "read_file was cancelled while looking for the window; "
+                        "nothing was recorded", "cancelled") from None
     if start >= size:
         total = count_lines(reader, encoding, index)
         recorded = record()
