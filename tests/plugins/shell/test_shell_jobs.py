@@ -198,7 +198,7 @@ def test_a_job_read_after_it_ended_is_never_announced(shell):  # §5.29
 
 
 def test_killed_jobs_get_no_notice_but_max_lifetime_does(shell):
-    s = shell({"shell": {"job_max_lifetime_ms": 300}})
+    s = shell({"shell": {"job_max_lifetime_ms": 1500}})
     start(s, "sleep 30")
     start(s, "sleep 30")
     s.call("job_kill", {"job_id": "bash-2"})

@@ -24,7 +24,7 @@ TRANSCRIPT = [
                                                "run_in_background": True,
                                                "description": "sleeper"}},
     {"id": "c4", "name": "job_output", "arguments": {"job_id": "bash-1", "wait": True,
-                                                     "timeout_ms": 300}},
+                                                     "timeout_ms": 1000}},
     {"id": "c5", "name": "job_output", "arguments": {}},
     {"id": "c6", "name": "job_kill", "arguments": {"job_id": "bash-1"}},
     {"id": "c7", "name": "bash_output", "arguments": {"job_id": "bash-1"}},
@@ -58,7 +58,7 @@ def test_replay_runs_the_shell_story_and_leaves_nothing_running(tmp_path):
     assert out["c2"]["error"]["kind"] == "timeout" and out["c2"]["meta"]["timed_out"] is True
     assert out["c3"]["content"].startswith("Started background job bash-1: sleeper\n")
     assert out["c4"]["content"].startswith("[bash-1] running\none\n")
-    assert "(still running after waiting 300 ms)" in out["c4"]["content"]
+    assert "(still running after waiting 1000 ms)" in out["c4"]["content"]
     listing = out["c5"]["content"].splitlines()
     assert listing[0] == "Background jobs in this session: 1 (1 running)"
     assert listing[1].startswith("bash-1  running  exit=-  runtime=")
