@@ -8,6 +8,7 @@ counts as absent (capability.md §5 "Schema cache").
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -17,7 +18,7 @@ from typing import Any
 
 import attrs
 import jsonschema
-from callgate import replace_file, short_fingerprint
+from callgate import canonical_bytes, replace_file, short_fingerprint
 
 VERSION = 1
 
@@ -68,10 +69,22 @@ class McpToolInfo:
 
 
 def schema_error(schema: Any) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema 2020-12 (``None`` when it is)."""
     if not isinstance(schema, dict):
         return "the input schema is not a JSON object"
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        key = canonical_bytes(schema)
+    except (TypeError, ValueError):
+        return "the input schema is not plain JSON"
+    return _checked(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked(canonical: bytes) -> str | None:
+    # Checking against the metaschema costs milliseconds; a live schema is checked on
+    # every call, so the verdict is remembered per canonical schema.
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(canonical))
     except jsonschema.SchemaError as exc:
         where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
         return f"{exc.message} at {where}"

@@ -55,6 +55,7 @@ class McpServers:
             name: server_config(name, table, root) for name, table in sorted(tables.items())}
         self.cache = SchemaCache(cache_dir(host.config("capability") or {}))
         self._runtime: McpRuntime | None = None
+        self._live_memo: dict[str, tuple[Any, dict[str, McpToolInfo]]] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -99,7 +100,11 @@ class McpServers:
             return None
         if conn.launch.identity != config.identity:
             return None
-        return {t.name: _info(t) for t in conn.tools}
+        memo = self._live_memo.get(name)
+        if memo is None or memo[0] is not conn:
+            memo = (conn, {t.name: _info(t) for t in conn.tools})
+            self._live_memo[name] = memo
+        return dict(memo[1])
 
     def cached(self, name: str) -> CachedServer | None:
         config = self._configs.get(name)
