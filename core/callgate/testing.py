@@ -10,12 +10,23 @@
 ``callgate_session(...)`` boots a host with exactly the plugins given (entry
 points are not loaded unless asked), opens a session on a fresh temporary
 workspace, and closes everything at teardown.
+
+Assertions read like the contract: ``session.expect_ok("word_count", path="a.txt")``
+returns the text of a successful call; ``session.expect_error("word_count",
+{"path": "nope"}, kind="not_found")`` returns the failed result; and
+``before = session.snapshot()`` ... ``session.assert_unchanged(before)`` proves a
+refusal changed nothing (bytes, mode, mtime, no stray files). `run_replay` runs
+``callgate replay`` in a subprocess, the way a model's transcript would reach an
+installed plugin through its entry point.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,9 +36,62 @@ import pytest
 from . import sync
 from ._model import ToolCall, ToolResult
 
-__all__ = ["CallgateSession", "callgate_session"]
+__all__ = ["CallgateSession", "assert_error", "assert_ok", "callgate_session", "run_replay"]
 
 _ids = itertools.count(1)
+
+
+def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | None = None
+              ) -> str:
+    """Fail unless ``result`` succeeded (and, if given, has exactly ``text`` or ``contains``
+    it); returns its text."""
+    __tracebackhide__ = True
+    if result.is_error:
+        kind = result.error.kind if result.error else "?"
+        pytest.fail(f"{result.name} failed ({kind}):\n{result.text}")
+    if text is not None and result.text != text:
+        pytest.fail(f"{result.name} returned {result.text!r}, expected {text!r}")
+    if contains is not None and contains not in result.text:
+        pytest.fail(f"{result.name} returned {result.text!r}, which lacks {contains!r}")
+    return result.text
+
+
+def assert_error(result: ToolResult, kind: str, signature: str | None = None, *,
+                 contains: str | None = None) -> ToolResult:
+    """Fail unless ``result`` is an error of ``kind`` (and ``signature``, and text containing
+    ``contains``); returns the result."""
+    __tracebackhide__ = True
+    if not result.is_error or result.error is None:
+        pytest.fail(f"{result.name} succeeded, expected a {kind} error:\n{result.text}")
+    if result.error.kind != kind:
+        pytest.fail(f"{result.name} failed as {result.error.kind}, expected {kind}:\n"
+                    f"{result.text}")
+    if signature is not None and result.error.signature != signature:
+        pytest.fail(f"{result.name} has signature {result.error.signature!r}, expected "
+                    f"{signature!r}")
+    if contains is not None and contains not in result.text:
+        pytest.fail(f"{result.name}'s error text lacks {contains!r}:\n{result.text}")
+    return result
+
+
+def run_replay(lines: Sequence[Mapping[str, Any] | str], workspace: str | os.PathLike[str],
+               *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
+               ) -> list[dict[str, Any]]:
+    """Run ``callgate replay`` in a subprocess on ``workspace`` and return its result lines.
+
+    ``lines`` are transcript lines (dicts are JSON-encoded); ``args`` are extra options
+    (``"--surface", "full"``, ``"--approve", "all"``...); ``env`` is added to the
+    environment (``{"CALLGATE_LOAD_PLUGINS": "my_plugin"}`` loads only that entry point).
+    """
+    __tracebackhide__ = True
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
+    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", "-",
+                           "--workspace", os.fspath(workspace), *args],
+                          input=text, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+    if proc.returncode != 0:
+        pytest.fail(f"callgate replay exited {proc.returncode}:\n{proc.stderr}")
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 
 
 def as_call(call: ToolCall | Mapping[str, Any] | tuple[str, Any]) -> ToolCall:
@@ -58,6 +122,50 @@ class CallgateSession:
         [result] = self.run(ToolCall(f"t{next(_ids)}", name,
                                      arguments if arguments is not None else kwargs))
         return result
+
+    def expect_ok(self, name: str, arguments: Any = None, *, text: str | None = None,
+                  contains: str | None = None, **kwargs: Any) -> str:
+        """Run one call and fail unless it succeeds; returns its text."""
+        __tracebackhide__ = True
+        return assert_ok(self.call(name, arguments, **kwargs), text, contains=contains)
+
+    def expect_error(self, name: str, arguments: Any = None, *, kind: str,
+                     signature: str | None = None, contains: str | None = None,
+                     **kwargs: Any) -> ToolResult:
+        """Run one call and fail unless it is an error of ``kind``; returns the result."""
+        __tracebackhide__ = True
+        return assert_error(self.call(name, arguments, **kwargs), kind, signature,
+                            contains=contains)
+
+    def snapshot(self) -> dict[str, tuple[bytes | str, int, int]]:
+        """Every entry under the workspace: ``{relative path: (bytes or link target, mode,
+        mtime_ns)}``; a directory is ``(b"", mode, 0)`` (its mtime moves whenever an entry
+        comes or goes, which the entries themselves show). Compare with `assert_unchanged`."""
+        out: dict[str, tuple[bytes | str, int, int]] = {}
+        for root, dirs, files in os.walk(self.workspace):
+            for name in sorted(dirs + files):
+                full = os.path.join(root, name)
+                st = os.lstat(full)
+                rel = os.path.relpath(full, self.workspace)
+                if os.path.islink(full):
+                    out[rel] = (os.readlink(full), st.st_mode, st.st_mtime_ns)
+                elif os.path.isdir(full):
+                    out[rel] = (b"", st.st_mode, 0)
+                else:
+                    with open(full, "rb") as fh:
+                        out[rel] = (fh.read(), st.st_mode, st.st_mtime_ns)
+        return out
+
+    def assert_unchanged(self, before: Mapping[str, tuple[bytes | str, int, int]]) -> None:
+        """Fail if any file was added, removed or changed (bytes, mode or mtime) since
+        ``before = self.snapshot()``."""
+        __tracebackhide__ = True
+        after = self.snapshot()
+        added, removed = sorted(set(after) - set(before)), sorted(set(before) - set(after))
+        changed = sorted(k for k in set(after) & set(before) if after[k] != before[k])
+        if added or removed or changed:
+            pytest.fail(f"the workspace changed: added {added}, removed {removed}, "
+                        f"changed {changed}")
 
     def path(self, rel: str) -> Path:
         return self.workspace / rel
