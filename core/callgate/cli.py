@@ -114,8 +114,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def _contract_text() -> str:
-    posix = Host.boot(os="posix", surface="lean")
-    windows = Host.boot(os="windows", surface="lean")
+    """The contract of the built-in tool families (``CALLGATE_LOAD_PLUGINS`` overrides)."""
+    chosen = True if os.environ.get("CALLGATE_LOAD_PLUGINS") else _contract.BUILTIN_FAMILIES
+    posix = Host.boot({}, os="posix", surface="lean", entrypoints=chosen)
+    windows = Host.boot({}, os="windows", surface="lean", entrypoints=chosen)
     return _contract.generate(posix, windows)
 
 
