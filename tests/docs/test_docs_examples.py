@@ -3,6 +3,7 @@ embedding snippet, and every relative link points at something that exists."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -75,3 +76,23 @@ def test_relative_links_resolve() -> None:
                                            re.findall(r"^#+ (.+)$", dest.read_text(), re.M)}:
                 broken.append(f"{page.name}: {target} (no such heading)")
     assert not broken, broken
+
+
+def test_the_mcp_quick_try_edits_a_file_through_callgate_serve(tmp_path: Path) -> None:
+    [snippet] = [c for c in FENCE.findall((DOCS / "mcp.md").read_text()) if "stdio_client" in c]
+    script = tmp_path / "try_serve.py"
+    script.write_text(snippet)
+    ws = tmp_path / "cg-demo"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("hello world\n")
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep
+           + os.environ.get("PATH", "")}  # `callgate` as `uv run` would find it
+    proc = subprocess.run([sys.executable, str(script), str(ws)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("tools: ") and "edit_file" in lines[0]
+    assert lines[1].startswith("edit_file: ERROR FS_NOT_OBSERVED")
+    assert lines[2] == "read_file: 1→hello world"
+    assert lines[3] == "edit_file: edited notes.txt"
+    assert (ws / "notes.txt").read_text() == "goodbye world\n"

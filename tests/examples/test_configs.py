@@ -48,45 +48,41 @@ def test_locked_down_reads_freely_and_asks_for_every_change(callgate_session: An
     assert s.host.surface_mode == "lean" and s.session.mode == "default"
     assert not s.call("read_file", {"path": "a.txt"}).is_error
 
-    r = s.call("write_file", {"path": "new.txt", "content": "x"})
-    assert r.error is not None and r.error.kind == "blocked"
-    assert r.error.signature == "mode:ask" and "no approver" in r.text
-    assert not s.path("new.txt").exists()
+    before = s.snapshot()
+    s.expect_error("write_file", {"path": "new.txt", "content": "x"}, kind="blocked",
+                   signature="mode:ask", contains="no approver")
+    s.assert_unchanged(before)
 
     r = s.call("bash", {"command": "ls"})  # an allow rule: runs without asking
     assert r.error is None or r.error.kind != "blocked", r.text
-    r = s.call("bash", {"command": "ls && rm a.txt"})  # one segment is denied
-    assert r.error is not None and r.error.signature == "deny:Bash(rm:*)"
-    assert s.path("a.txt").read_text() == "alpha\n"
-    r = s.call("bash", {"command": "sleep 5", "run_in_background": True})
-    assert r.error is not None and r.error.signature == "mode:ask"  # nobody can answer
+    s.expect_error("bash", {"command": "ls && rm a.txt"}, kind="blocked",  # one segment
+                   signature="deny:Bash(rm:*)")
+    s.assert_unchanged(before)
+    s.expect_error("bash", {"command": "sleep 5", "run_in_background": True}, kind="blocked",
+                   signature="mode:ask")  # nobody can answer
 
 
 def test_locked_down_with_an_approver_still_enforces_its_deny_list(callgate_session: Any) -> None:
     approver = ApproveAll()
     s = _session(callgate_session, "locked-down.toml", [approver])
-    r = s.call("write_file", {"path": "new.txt", "content": "x"})
-    assert not r.is_error, r.text
+    s.expect_ok("write_file", {"path": "new.txt", "content": "x"})
     assert s.path("new.txt").read_text() == "x"
-    r = s.call("bash", {"command": "rm a.txt"})
-    assert r.error is not None and r.error.signature == "deny:Bash(rm:*)"
+    s.expect_error("bash", {"command": "rm a.txt"}, kind="blocked", signature="deny:Bash(rm:*)")
     assert s.path("a.txt").exists()
-    r = s.call("bash", {"command": "sleep 5", "run_in_background": True})
-    assert r.is_error and "background jobs are not available" in r.text
+    s.expect_error("bash", {"command": "sleep 5", "run_in_background": True},
+                   kind="tool_error", contains="background jobs are not available")
     assert approver.asked == ["write_file", "bash"]
 
 
 def test_local_dev_runs_everything_but_asks_before_a_push(callgate_session: Any) -> None:
     s = _session(callgate_session, "local-dev.toml")
     assert s.host.surface_mode == "full"
-    r = s.call("write_file", {"path": "new.txt", "content": "x"})
-    assert not r.is_error, r.text
-    r = s.call("grep", {"pattern": "alpha"})  # full surface: no use_capability needed
-    assert not r.is_error and "a.txt" in r.text
-    r = s.call("bash", {"command": "git push origin main"})
-    assert r.error is not None and r.error.signature == "ask:Bash(git push:*)"
-    r = s.call("bash", {"command": "git push --force origin main"})
-    assert r.error is not None and r.error.signature == "deny:Bash(git push --force:*)"
+    s.expect_ok("write_file", {"path": "new.txt", "content": "x"})
+    s.expect_ok("grep", {"pattern": "alpha"}, contains="a.txt")  # full surface: no proxy
+    s.expect_error("bash", {"command": "git push origin main"}, kind="blocked",
+                   signature="ask:Bash(git push:*)")
+    s.expect_error("bash", {"command": "git push --force origin main"}, kind="blocked",
+                   signature="deny:Bash(git push --force:*)")
 
 
 def test_mcp_servers_config_reaches_a_real_server(callgate_session: Any,
