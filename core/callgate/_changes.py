@@ -113,14 +113,15 @@ def _range(start: int, length: int) -> str:
 
 
 def change_diff(old: str | None, new: str, path: str, *,
-                span: tuple[int, int, int] | None = None) -> ChangeDiff:
+                span: tuple[int, int, int] | None = None, first_line: int = 0) -> ChangeDiff:
     """The change from ``old`` to ``new`` (``None``: a create) as a unified diff.
 
     Display-text lines; common leading and trailing lines are trimmed before
     diffing (so a one-line edit of a 50 MB file costs one pass of comparisons);
     a remaining side over 2000 lines is summarized instead of diffed. ``span``
     (start, old end, new end), when the caller knows it, bounds the change so
-    nothing outside it is compared at all.
+    nothing outside it is compared at all. ``first_line`` numbers the hunks of
+    texts that are a region (starting after that many lines) of a larger file.
     """
     if old is None:
         lines = display_lines(new)
@@ -138,10 +139,13 @@ def change_diff(old: str | None, new: str, path: str, *,
         p = _common_prefix(old, new)
         p = old.rfind("\n", 0, p) + 1
         so = len(old) - _common_suffix(old, new, min(len(old), len(new)) - p)
-    if 0 < so < len(old) and old[so - 1] != "\n":
+    sn = len(new) - (len(old) - so)
+    # the common tail must start a line in both texts; past its first character the two
+    # agree, so one step to the next line start aligns both
+    if so < len(old) and ((so > 0 and old[so - 1] != "\n") or (sn > 0 and new[sn - 1] != "\n")):
         nl = old.find("\n", so)
         so = len(old) if nl < 0 else nl + 1
-    sn = len(new) - (len(old) - so)
+        sn = len(new) - (len(old) - so)
     before_lines = old.count("\n", 0, p)
     a_mid = display_lines(old[p:so])
     b_mid = display_lines(new[p:sn])
@@ -162,7 +166,7 @@ def change_diff(old: str | None, new: str, path: str, *,
     tail = display_lines(old[so:tail_end])
     a = head + a_mid + tail
     b = head + b_mid + tail
-    shift = before_lines - len(head)
+    shift = first_line + before_lines - len(head)
     out = [f"--- a/{path}", f"+++ b/{path}"]
     added = removed = 0
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)

@@ -94,6 +94,10 @@ class SourceFile:
         """``text`` in this file's encoding, BOM and byte order (endings are the caller's)."""
         return encode_text(text, self.encoding)
 
+    def encode_piece(self, text: str) -> bytes:
+        """A piece of text for the middle of this file: its encoding, no BOM."""
+        return encode_text(text, self.encoding, bom=False)
+
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return version_of(a) == version_of(b)

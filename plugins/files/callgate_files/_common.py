@@ -57,7 +57,7 @@ class Planned:
     noop: str
     show_diff: bool = True
     binary: bool = False
-    span: tuple[int, int, int] | None = None
+    change: ChangeDiff | None = None
 
     @property
     def display(self) -> str:
@@ -68,10 +68,12 @@ class Planned:
         return self.source is not None and self.source.data == self.new_bytes
 
     def diff(self) -> ChangeDiff | None:
+        if self.change is not None:
+            return self.change
         if self.binary or self.new_text is None:
             return None
         old = self.source.text if self.source is not None else None
-        return change_diff(old, self.new_text, self.display, span=self.span)
+        return change_diff(old, self.new_text, self.display)
 
 
 def publish(ctx: ToolContext, planned: Planned) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 from callgate import display, display_line, line_style, split_lines, to_crlf
@@ -31,14 +31,68 @@ class MatchFailure(Exception):
         self.message = message
 
 
-@attrs.frozen
 class Edited:
-    """The text after one edit, how many places changed, and whether matching was fuzzy."""
+    """The result of one edit: ``base`` with ``pieces`` ``(start, end, replacement)``
+    replaced, how many places changed, and whether matching was fuzzy.
 
-    text: str
-    count: int
-    fuzzy: bool
-    span: tuple[int, int, int] | None = None   # (start, old end, new end) of what changed
+    The new text is only built when asked for (`text`): a one-line edit of a big
+    ASCII file can splice its bytes (`splice`) and diff just the edited region.
+    """
+
+    def __init__(self, base: str, pieces: list[tuple[int, int, str]], count: int, fuzzy: bool,
+                 text: str | None = None) -> None:
+        self.base = base
+        self.pieces = pieces
+        self.count = count
+        self.fuzzy = fuzzy
+        self._text = text
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            out, pos = [], 0
+            for start, end, replacement in self.pieces:
+                out.append(self.base[pos:start])
+                out.append(replacement)
+                pos = end
+            out.append(self.base[pos:])
+            self._text = "".join(out)
+        return self._text
+
+    def splice(self, data: bytes, offset: int, encode: Callable[[str], bytes]) -> bytes:
+        """The new bytes from the old ones, for a file whose character ``i`` is byte
+        ``offset + i`` (ASCII text): only the replacements are encoded."""
+        out, pos = [], 0
+        for start, end, replacement in self.pieces:
+            out.append(data[pos:offset + start])
+            out.append(encode(replacement))
+            pos = offset + end
+        out.append(data[pos:])
+        return b"".join(out)
+
+    def region(self, context: int = 3) -> tuple[str, str, int]:
+        """``(old, new, first line)`` of the edited lines plus ``context`` lines around."""
+        base = self.base
+        start = self.pieces[0][0]
+        end = self.pieces[-1][1]
+        p = base.rfind("\n", 0, start) + 1
+        for _ in range(context):
+            if p == 0:
+                break
+            p = base.rfind("\n", 0, p - 1) + 1
+        q = end
+        for _ in range(context + 1):
+            nl = base.find("\n", q)
+            q = len(base) if nl < 0 else nl + 1
+            if q >= len(base):
+                break
+        out, pos = [], p
+        for s, e, replacement in self.pieces:
+            out.append(base[pos:s])
+            out.append(replacement)
+            pos = e
+        out.append(base[pos:q])
+        return base[p:q], "".join(out), base.count("\n", 0, p)
 
 
 @attrs.frozen
@@ -208,14 +262,12 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, path: str) -> E
     if i >= 0:
         second = text.find(o, i + len(o))
         if second < 0:
-            return Edited(text[:i] + n + text[i + len(o):], 1, False,
-                          (i, i + len(o), i + len(n)))
+            return Edited(text, [(i, i + len(o), n)], 1, False)
+        spans = _exact_spans(text, o)
         if not replace_all:
-            raise _not_unique(text, _exact_spans(text, o), path)
-        count = text.count(o)
-        last = text.rfind(o) + len(o)
-        return Edited(text.replace(o, n), count, False,
-                      (i, last, last + count * (len(n) - len(o))))
+            raise _not_unique(text, spans, path)
+        return Edited(text, [(a, b, n) for a, b in spans], len(spans), False,
+                      text.replace(o, n))
     return _fuzzy_edit(text, old, new, replace_all, path,
                        "\r\n" in text if crlf is None else crlf)
 
@@ -253,21 +305,15 @@ def _fuzzy_edit(text: str, old: str, new: str, replace_all: bool, path: str,
             spans = [(content[i].start, content[j - 1].end) for i, j in found]
             raise _not_unique(text, spans, path, [(i, j) for i, j in found])
         last_nl = o.endswith("\n")
-        out: list[str] = []
-        pos = 0
+        pieces = []
         for i, j in found:
             start = content[i].start
             end = content[j - 1].end if last_nl else content[j - 1].end - content[j - 1].term
             replacement = to_crlf(n) if crlf else n
             if mode in ("b", "d") and _adapt_tabs(content[i:j], o_lines):
                 replacement = _tabs_for_spaces(replacement)
-            out.append(text[pos:start])
-            out.append(replacement)
-            pos = end
-        out.append(text[pos:])
-        result = "".join(out)
-        first = content[found[0][0]].start
-        return Edited(result, len(found), True, (first, pos, len(result) - (len(text) - pos)))
+            pieces.append((start, end, replacement))
+        return Edited(text, pieces, len(found), True)
     raise _no_match(text, content, old, path)
 
 

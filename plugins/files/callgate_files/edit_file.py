@@ -11,10 +11,14 @@ from callgate import (
     ToolContext,
     ToolSpec,
     Violation,
+    bom_of,
+    change_diff,
 )
 
 from ._common import Planned, fail, path_schema, preview, publish
 from ._matching import MatchFailure, apply_edit
+
+SNAPSHOT_BYTES = 1 << 20
 
 EDIT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -100,10 +104,19 @@ def plan_edit(ctx: ToolContext, args: dict[str, Any]) -> Planned:
         edited = apply_edit(source.text, args["old_string"], args["new_string"], replace_all, p)
     except MatchFailure as exc:
         raise fail(exc.code, exc.message) from None
-    return Planned(gated, source, source.encode(edited.text), edited.text,
+    bom = len(bom_of(source.encoding))
+    if source.encoding in ("utf-8", "utf-8-bom") and len(source.data) - bom == len(source.text):
+        # ASCII: character i is byte bom + i, so only the replacements need encoding
+        new_bytes = edited.splice(source.data, bom, source.encode_piece)
+    else:
+        new_bytes = source.encode(edited.text)
+    old_region, new_region, first_line = edited.region()
+    change = change_diff(old_region, new_region, p, first_line=first_line)
+    small = len(new_bytes) <= SNAPSHOT_BYTES
+    return Planned(gated, source, new_bytes, edited.text if small else None,
                    done=f"edited {p}" + _suffix(replace_all, edited.count, edited.fuzzy),
                    noop=f"{p} already has exactly this content; nothing written",
-                   span=edited.span)
+                   change=change)
 
 
 def plan_multi(ctx: ToolContext, args: dict[str, Any]) -> Planned:

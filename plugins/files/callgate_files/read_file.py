@@ -19,6 +19,7 @@ from callgate import (
     binary_error,
     bom_of,
     decode_bytes,
+    decode_text,
     detect_encoding,
     display,
     display_line,
@@ -139,7 +140,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
     size = fst.st_size
     small = size <= SMALL_FILE
     head = _read_all(fd, size) if small else os.pread(fd, SAMPLE_BYTES, 0)
-    encoding = detect_encoding(head[:SAMPLE_BYTES], complete=len(head) >= size)
+    encoding = detect_encoding(head[:SAMPLE_BYTES], complete=size <= SAMPLE_BYTES)
     reader = Reader(fd, size, head)
     meta: dict[str, Any] = {"encoding": encoding}
 
@@ -152,7 +153,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
         digest = None
         if whole is not None:
             if not is_binary(whole, encoding):
-                snapshot = decode_bytes(whole, encoding)
+                snapshot = decode_text(whole).text  # as the write-time checks decode it
             if needs_digest(fst):
                 digest = hashlib.sha256(whole).hexdigest()
         ctx.session.ledger.record_present(rp.path, fst, content=whole, snapshot=snapshot,

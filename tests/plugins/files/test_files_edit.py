@@ -150,3 +150,17 @@ def test_edits_leave_the_rest_byte_identical(fs):
     s = _session(fs, {"m.txt": body})
     edit(s, "m.txt", old_string="b", new_string="B")
     assert s.read("m.txt") == b"a\r\nB\nc\r\n\tdone  \n"
+
+
+def test_edit_diff_numbers_lines_of_the_whole_file(fs):
+    import difflib
+
+    body = "".join(f"line {i}\n" for i in range(1, 41))
+    s = _session(fs, {"a.txt": body, "u.txt": body.replace("line 1\n", "línea 1\n")})
+    for name in ("a.txt", "u.txt"):
+        before = s.read(name).decode()
+        r = edit(s, name, old_string="line 20\nline 21\n", new_string="LINE 20\n")
+        after = s.read(name).decode()
+        expected = "\n".join(difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                                  f"a/{name}", f"b/{name}", lineterm=""))
+        assert r.text == f"edited {name}\n{expected}"

@@ -169,3 +169,12 @@ def test_large_file_past_end_and_unterminated_last_line(fs):
     assert r.text == "20001→tail"
     r = s.call("read_file", path="t.txt", offset=20001)
     assert r.text == "(offset 20001 is past the end: t.txt has 20001 lines)"
+
+
+def test_a_sample_cut_inside_a_character_still_detects_utf8(fs):
+    # 300 KiB of two-byte characters: the 256 KiB detection sample ends mid-character
+    body = ("é" * 50 + "\n") * 3000
+    s = fs({"u.txt": body})
+    r = s.call("read_file", path="u.txt", offset=2998)
+    assert r.text == "2999→" + "é" * 50 + "\n3000→" + "é" * 50
+    assert r.meta["encoding"] == "utf-8"
