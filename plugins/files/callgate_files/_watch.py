@@ -38,9 +38,13 @@ class FileWatch:
     # --- lifecycle ---------------------------------------------------
 
     def start(self, watch: bool) -> None:
-        sweeper = threading.Thread(target=self._sweep, name="callgate-files-sweep", daemon=True)
-        sweeper.start()
-        self._threads.append(sweeper)
+        if getattr(self.session, "parent", None) is None:
+            sweeper = threading.Thread(target=self._sweep, name="callgate-files-sweep",
+                                       daemon=True)
+            sweeper.start()
+            self._threads.append(sweeper)
+        else:  # a sub-agent's session: its parent swept the same roots
+            self.sweep_done.set()
         if watch:
             watcher = threading.Thread(target=self._watch, name="callgate-files-watch",
                                        daemon=True)
