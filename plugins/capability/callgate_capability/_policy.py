@@ -31,7 +31,15 @@ def decision(host: Any, session: Any, name: str, spec: ToolSpec | None = None) -
 
 
 def exact_deny(host: Any, session: Any, name: str, spec: ToolSpec | None = None) -> str | None:
-    """The rule text when a spec-less deny rule names exactly ``name``."""
+    """The rule text when a spec-less deny rule denies every call of ``name``."""
+    engine = getattr(host, "permissions", None)
+    by_name = getattr(engine, "denied_by_name", None)
+    if callable(by_name):
+        try:
+            found_rule = by_name(name, spec)
+        except Exception:
+            return None
+        return str(found_rule) if found_rule else None
     found = decision(host, session, name, spec)
     if found is not None and found.action == "deny" and found.rule == name:
         return str(found.rule)

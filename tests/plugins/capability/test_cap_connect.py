@@ -191,15 +191,20 @@ def test_config_change_or_new_deny_after_approval_starts_nothing(callgate_sessio
     s.close()
 
     def deny_now(call, session):
+        # the user adds deny = ["mcp_connect__fixture"] while the prompt is open
         engine = session.host.permissions
-        decide = engine.decide
+        decide, by_name = engine.decide, engine.denied_by_name
 
-        def denying(name, spec, arguments, sess):
+        def denying(name, spec, arguments, sess=None):
             if name == "mcp_connect__fixture":
                 return Decision("deny", "mcp_connect__fixture")
             return decide(name, spec, arguments, sess)
 
-        engine.decide = denying
+        def denied_by_name(name, spec=None):
+            return "mcp_connect__fixture" if name == "mcp_connect__fixture" else \
+                by_name(name, spec)
+
+        engine.decide, engine.denied_by_name = denying, denied_by_name
 
     d = boot(callgate_session, tmp_path / "d", {"fixture": fixture_server(tmp_path)},
              plugins=(Approver(on_ask=deny_now),),

@@ -209,3 +209,15 @@ def test_inspect_tool_shows_schema_fingerprint_and_call_example(callgate_session
     page = doc(uc(s, action="inspect", capability_id="session:tool_result"))
     assert page["kind"] == "session" and page["read_only"] is True
     assert page["call_example"]["arguments"] == {"tool_call_id": "<string>"}
+
+
+def test_a_denied_hidden_tool_is_omitted_and_its_call_blocked(callgate_session, tmp_path):
+    s = boot(callgate_session, tmp_path, tables={"permissions": {"deny": ["repeat"]}})
+    listing = doc(uc(s, action="list"))
+    assert listing["tools"] == [{"id": "tool:grep", "read_only": True}]
+    assert listing["omitted"] == {"denied": 1, "disabled": 0}
+    assert all(h["id"] != "tool:repeat"
+               for h in doc(uc(s, action="search", query="repeat"))["results"])
+    assert uc(s, action="inspect", capability_id="tool:repeat").error.kind == "unavailable"
+    r = uc(s, action="call", capability_id="tool:repeat", arguments={"text": "a", "times": 1})
+    assert r.error.kind == "blocked" and r.error.signature == "deny:repeat"
