@@ -2,11 +2,13 @@
 plugins, driven by the ``mcp`` SDK's own stdio client in a subprocess.
 
 initialize → list tools → read_file → edit_file → a stale edit refused as ``isError``
-→ a background job run and read → close; afterwards no process of the server survives.
+→ a background job run and read → an MCP server started by the session → close; afterwards
+no process of the server survives: not the server, not its jobs, not its child MCP server.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -20,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from .test_server import run, text_of
 
-NEEDED = {"read_file", "edit_file", "bash", "job_output"}
+NEEDED = {"read_file", "edit_file", "bash", "job_output", "use_capability"}
 
 
 def _missing_tools() -> set[str]:
@@ -35,7 +37,8 @@ MISSING = _missing_tools() if sys.platform != "win32" else {"bash (POSIX only)"}
 
 pytestmark = pytest.mark.skipif(
     bool(MISSING),
-    reason=f"the files and shell plugins are not registered yet (missing: {sorted(MISSING)})")
+    reason=f"the files, shell and capability plugins are not all registered yet "
+           f"(missing: {sorted(MISSING)})")
 
 
 def test_serve_end_to_end_with_files_and_shell(tmp_path: Path) -> None:
@@ -43,6 +46,9 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path) -> None:
     ws.mkdir()
     target = ws / "notes.txt"
     target.write_text("hello world\nsecond line\n")
+    (ws / "callgate.toml").write_text(  # a child MCP server the session will start
+        f"[mcp_servers.time]\ncommand = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]\n')
     survivors: list[psutil.Process] = []
 
     async def scenario() -> None:
@@ -89,11 +95,26 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path) -> None:
             assert "started" in text_of(r) and "done-now" in text_of(r)
             assert f"[{job.group(1)}] done (exit code 0)" in text_of(r)
 
+            r = await client.call_tool("use_capability", {
+                "action": "call", "capability_id": "mcp-tool:time/get_current_time",
+                "arguments": {"timezone": "UTC"}})
+            if r.is_error and "mcp-server:time first" in text_of(r):
+                r = await client.call_tool("use_capability", {
+                    "action": "call", "capability_id": "mcp-server:time"})
+                assert not r.is_error, text_of(r)
+                r = await client.call_tool("use_capability", {
+                    "action": "call", "capability_id": "mcp-tool:time/get_current_time",
+                    "arguments": {"timezone": "UTC"}})
+            assert not r.is_error, text_of(r)
+            assert "UTC" in text_of(r)
+
             # A job still running when the client leaves must not outlive the server.
             r = await client.call_tool("bash", {"command": "sleep 300", "run_in_background": True})
             assert not r.is_error, text_of(r)
             survivors.extend(psutil.Process().children(recursive=True))
-            assert any("sleep" in " ".join(p.cmdline()) for p in survivors if p.is_running())
+            cmdlines = [" ".join(p.cmdline()) for p in survivors if p.is_running()]
+            assert any("sleep 300" in c for c in cmdlines), cmdlines
+            assert any("mcp_server_time" in c for c in cmdlines), cmdlines
 
     run(scenario)
     _, alive = psutil.wait_procs(survivors, timeout=15)
