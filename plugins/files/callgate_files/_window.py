@@ -14,6 +14,7 @@ import threading
 from bisect import insort
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 from callgate import bom_of, newline_bytes, unit_of
@@ -126,6 +127,21 @@ class Reader:
         self.bytes_read += len(out)
         return out
 
+    def scan(self, pos: int, n: int) -> tuple[bytes | bytearray, int]:
+        """Like `read` for scanning: ``(buffer, length)``, the valid bytes first. Past the
+        head it reuses one buffer (valid until the next call), so counting through a huge
+        file allocates nothing per chunk."""
+        if pos < len(self.head) or self.fd is None or not hasattr(os, "preadv"):
+            data = self.read(pos, n)
+            return data, len(data)
+        want = max(0, min(pos + n, self.size) - pos)
+        buf = getattr(self, "_scan_buf", None)
+        if buf is None or len(buf) < want:
+            buf = self._scan_buf = bytearray(max(want, CHUNK))
+        got = os.preadv(self.fd, [memoryview(buf)[:want]], pos)
+        self.bytes_read += got
+        return buf, got
+
 
 def _newline_finder(encoding: str) -> Callable[[bytes, int, int], int]:
     """``find(buf, start, end)`` → the offset of the next newline unit, or -1."""
@@ -185,8 +201,14 @@ def _block_counter(encoding: str) -> Callable[[bytes, list[tuple[int, int]]], li
             np = _numpy
             value = newline_bytes(encoding)[0]
 
-            def fast(buf: bytes, blocks: list[tuple[int, int]]) -> list[int]:
-                hits = np.frombuffer(buf, np.uint8) == value  # type: ignore[attr-defined]
+            scratch: list[Any] = []
+
+            def fast(buf: bytes | bytearray, blocks: list[tuple[int, int]]) -> list[int]:
+                n = blocks[-1][1]
+                if not scratch or len(scratch[0]) < n:
+                    scratch[:] = [np.empty(max(n, CHUNK), dtype=bool)]  # type: ignore[attr-defined]
+                hits = scratch[0][:n]
+                np.equal(np.frombuffer(buf, np.uint8, n), value, out=hits)  # type: ignore[attr-defined]
                 return [int(np.count_nonzero(hits[a:b])) for a, b in blocks]  # type: ignore[attr-defined]
 
             return fast
@@ -219,10 +241,10 @@ def locate(reader: Reader, encoding: str, newlines: int, index: LineIndex | None
         # read up to a block boundary so every index entry sits on one
         start = pos
         end = min(reader.size, (start // BLOCK) * BLOCK + CHUNK)
-        buf = reader.read(start, end - start)
-        if not buf:
+        buf, length = reader.scan(start, end - start)
+        if not length:
             break
-        end = start + len(buf)
+        end = start + length
         blocks = []
         block_at = start
         while block_at < end:

@@ -178,3 +178,14 @@ def test_a_sample_cut_inside_a_character_still_detects_utf8(fs):
     r = s.call("read_file", path="u.txt", offset=2998)
     assert r.text == "2999→" + "é" * 50 + "\n3000→" + "é" * 50
     assert r.meta["encoding"] == "utf-8"
+
+
+def test_deep_windows_without_numpy(fs, monkeypatch):
+    import callgate_files._window as window
+
+    monkeypatch.setattr(window, "_numpy", False)
+    monkeypatch.setattr(window, "INDEXES", window.IndexCache())
+    body = "".join(f"{i:07d}\n" for i in range(400_000))
+    s = fs({"n.txt": body})
+    r = s.call("read_file", path="n.txt", offset=345_678, limit=2)
+    assert r.text.startswith("345679→0345678\n345680→0345679")
