@@ -280,6 +280,8 @@ class Connection:
                 await anyio.sleep(0.02)
 
     def _start_reason(self, error: BaseException | None) -> str:
+        if self._stopping:
+            return "the session closed while the server was starting"
         if self._timed_out:
             return f"did not finish starting within {seconds(self.launch.startup_timeout_s)} s"
         if self.process is None and isinstance(error, FileNotFoundError):
@@ -308,6 +310,8 @@ class Connection:
         self._stopping = True
         if self._stop is not None:
             self._stop.set()
+        if self._ready is not None and not self._ready.done() and self._scope is not None:
+            self._scope.cancel()  # still starting: no need to wait for it to finish
         if self._task is not None and not self._task.done():
             await asyncio.wait({self._task}, timeout=10)
         self.kill_tree()

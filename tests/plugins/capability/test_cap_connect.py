@@ -269,3 +269,24 @@ def test_a_deferred_call_asks_once_when_the_connect_has_an_ask_rule(callgate_ses
     assert uc(s, action="call", capability_id="mcp-tool:fixture/echo",
               arguments={"text": "y"}).text == "y"
     assert approver.asked == ["mcp__fixture__echo"]  # connected: read-only echo just runs
+
+
+def test_closing_the_session_during_a_start_stops_it_quickly(callgate_session, tmp_path):
+    import threading
+
+    s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path, "--sleep", "20")})
+    results = []
+    worker = threading.Thread(target=lambda: results.append(
+        uc(s, action="call", capability_id="mcp-server:fixture")))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not mcp_children():
+        time.sleep(0.05)
+    assert mcp_children()
+    started = time.monotonic()
+    s.close()
+    worker.join(10)
+    assert time.monotonic() - started < 5
+    assert results and results[0].is_error, results
+    assert results[0].error.kind in ("cancelled", "tool_error")
+    assert mcp_children() == {}
