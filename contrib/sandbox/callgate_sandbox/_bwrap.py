@@ -1,0 +1,180 @@
+"""The Linux backend: bubblewrap (``bwrap``, Debian package ``bubblewrap``).
+
+The layout inside, in mount order (later mounts cover earlier ones):
+
+- the host's whole filesystem, read-only (``--ro-bind / /``), without device
+  nodes or setuid effects;
+- a minimal ``/dev`` (null, zero, random, tty, shm, ...) and a ``/proc`` that
+  shows only the sandbox's own processes (``--unshare-pid``);
+- ``/run`` replaced by an empty tmpfs (it holds the sockets of docker, dbus, the
+  user's agents: a read-only mount does not stop ``connect()``), except the
+  resolver's directory when the network is on;
+- ``/tmp`` is the session's private temp directory;
+- ``readable`` paths read-only, ``writable`` paths and the workspace read-write.
+
+Without ``network`` the sandbox has its own network namespace with only a
+loopback device, so nothing outside is reachable, the host's loopback
+included. As root, every capability is dropped, so a command cannot remount
+its way out. ``--die-with-parent`` and the pid namespace make killing the
+outer ``bwrap`` end the whole confined tree; ``--new-session`` is not used,
+so the tree stays in the process group the shell plugin signals.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+
+from ._backend import Backend, Policy, Probe, within
+
+PROBE_TIMEOUT_S = 10.0
+RESOLV_CONF = "/etc/resolv.conf"
+
+_probe_cache: dict[tuple[str, int], Probe] = {}
+_probe_lock = threading.Lock()
+
+
+class BwrapBackend(Backend):
+    """Confine commands with ``bwrap`` found on ``PATH`` (or at ``program``)."""
+
+    name = "bwrap"
+    private_dirs = ("/tmp", "/run")
+
+    def __init__(self, program: str = "bwrap") -> None:
+        self.program = program
+        self.path: str | None = None
+
+    # --- boot -----------------------------------------------------------------------
+
+    def probe(self) -> Probe:
+        """Runs ``bwrap ... true`` with every namespace this backend uses (cached per
+        binary and user for the life of the process: boots are frequent in tests)."""
+        if not sys.platform.startswith("linux"):
+            return Probe(False, f"bubblewrap needs Linux; this is {sys.platform}")
+        found = shutil.which(self.program)
+        if found is None:
+            return Probe(False, f"the {self.program!r} program is not on PATH; install "
+                                "bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)")
+        self.path = found
+        key = (os.path.realpath(found), os.geteuid())
+        with _probe_lock:
+            cached = _probe_cache.get(key)
+            if cached is None:
+                cached = _probe_cache[key] = _run_probe(found)
+        return cached
+
+    # --- one command ------------------------------------------------------------------
+
+    def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, policy: Policy
+             ) -> tuple[list[str], dict[str, str], str]:
+        program = self.path or shutil.which(self.program) or self.program
+        args = [program, *namespace_args(policy.network)]
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        if os.path.isdir("/run") and not os.path.islink("/run"):
+            args += ["--tmpfs", "/run"]
+        args += ["--bind", policy.tmp_dir, "/tmp"]
+        hold_binds_read_only(policy)
+        if policy.network:
+            for directory in resolver_dirs():
+                args += ["--ro-bind-try", directory, directory]
+        for path in policy.readable:
+            args += ["--ro-bind-try", path, path]
+        for path in policy.read_roots:
+            args += ["--ro-bind-try", path, path]
+        for path in policy.writable:
+            args += ["--bind-try", path, path]
+        for path in policy.workspace:
+            args += ["--bind", path, path]
+        args += temp_dir_args(env, policy)
+        args += ["--chdir", cwd, "--", *argv]
+        return args, dict(env), cwd
+
+
+def namespace_args(network: bool) -> list[str]:
+    args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try"]
+    if not network:
+        args.append("--unshare-net")
+    if os.geteuid() == 0:
+        # root keeps every capability inside by default, and CAP_SYS_ADMIN can remount / rw
+        args += ["--cap-drop", "ALL"]
+    return args
+
+
+def resolver_dirs() -> list[str]:
+    """Where ``/etc/resolv.conf`` really lives, when that is under the hidden ``/run``
+    (systemd-resolved's stub file): shown read-only so names resolve with the network on."""
+    target = os.path.realpath(RESOLV_CONF)
+    if target != RESOLV_CONF and within(target, "/run"):
+        return [os.path.dirname(target)]
+    return []
+
+
+def hold_binds_read_only(policy: Policy) -> None:
+    """Create, in the private temp dir, the directories that hold the binds under ``/tmp``
+    (a workspace in ``/tmp/x/ws`` needs ``/tmp/x``) and make them read-only (0555, and no
+    capability inside overrides that), so that a command writing next to its workspace
+    fails instead of writing to a copy the host never sees."""
+    for bind in policy.binds:
+        if not within(bind, "/tmp") or bind == "/tmp":
+            continue
+        parts = os.path.relpath(bind, "/tmp").split(os.sep)
+        holders = [os.path.join(policy.tmp_dir, *parts[:i]) for i in range(1, len(parts))]
+        leaf = os.path.join(policy.tmp_dir, *parts)
+        if os.path.lexists(leaf):
+            continue  # prepared by an earlier command of this session
+        for holder in holders:
+            if os.path.isdir(holder):
+                os.chmod(holder, 0o700)
+            else:
+                os.mkdir(holder, 0o700)
+        if os.path.isdir(bind):
+            os.mkdir(leaf, 0o700)
+        else:
+            open(leaf, "ab").close()  # an empty mount point for a file
+        for holder in reversed(holders):
+            os.chmod(holder, 0o555)
+
+
+def temp_dir_args(env: Mapping[str, str], policy: Policy) -> list[str]:
+    """Keep ``$TMPDIR`` usable: under ``/tmp`` it is created in the private temp dir;
+    elsewhere, unless writable already, the private temp dir is shown there too."""
+    tmpdir = env.get("TMPDIR", "")
+    if not tmpdir or not os.path.isabs(tmpdir):
+        return []
+    tmpdir = os.path.normpath(tmpdir)
+    if any(within(tmpdir, root) for root in policy.write_binds):
+        return []
+    if within(tmpdir, "/tmp"):
+        os.makedirs(os.path.join(policy.tmp_dir, os.path.relpath(tmpdir, "/tmp")),
+                    mode=0o700, exist_ok=True)
+        return []
+    if os.path.isdir(tmpdir) and not within(tmpdir, "/run"):
+        return ["--bind", policy.tmp_dir, tmpdir]
+    return []
+
+
+def _run_probe(program: str) -> Probe:
+    argv = [program, *namespace_args(network=False), "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Probe(False, f"running {program} failed: {exc}")
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        reason = said[-1] if said else f"exit code {done.returncode}"
+        return Probe(False, f"{program} cannot create a sandbox here: {reason} (bubblewrap "
+                            "needs unprivileged user namespaces, or root)")
+    try:
+        version = subprocess.run([program, "--version"], stdin=subprocess.DEVNULL,
+                                 capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+        detail = version.stdout.decode(errors="replace").strip() or "bubblewrap"
+    except (OSError, subprocess.SubprocessError):
+        detail = "bubblewrap"
+    return Probe(True, f"{detail} at {program}")
