@@ -1,1 +1,20 @@
-"""(package under construction)"""
+"""callgate's code tools: ``code_index`` and ``delete_symbol``, built on tree-sitter.
+
+- ``code_index`` outlines or searches the symbols of Python, Go, JavaScript,
+  TypeScript, Rust and Java files. Each grammar is its own PyPI wheel
+  (``tree-sitter-python``, ``tree-sitter-go``, ...): nothing is downloaded at
+  run time, and a missing wheel only makes its files unindexable. Directory
+  walks skip what grep skips (the ``search`` plugin's walker).
+- ``delete_symbol`` removes one Go or Python definition with its doc comment
+  or decorators, behind the host's observation gate, and returns a diff.
+
+Entry point (``pyproject.toml``): ``[project.entry-points.callgate] code = "callgate_code"``.
+"""
+
+from ._languages import BY_EXTENSION, SUPPORTED, Grammar
+from ._plugin import callgate_register_tools
+from ._symbols import Parsed, parse
+from ._syntax import Symbol
+
+__all__ = ["BY_EXTENSION", "SUPPORTED", "Grammar", "Parsed", "Symbol",
+           "callgate_register_tools", "parse"]

@@ -59,7 +59,7 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     if os.path.isabs(pattern):
         pattern = _relative_pattern(ctx, pattern, base.path)
     glob = compile_glob(pattern)
-    start = join_rel(base.rel, "/".join(glob.prefix))
+    start = join_rel(base.rel, "/".join(glob.prefix)) if glob.prefix else base.rel
     start_path = os.path.join(base.root, start) if start else base.root
     if not _real_directory(start_path):
         return ToolResult.ok("(no matches)", {"files": 0})

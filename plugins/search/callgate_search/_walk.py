@@ -10,6 +10,7 @@ exactly the same files.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -19,8 +20,8 @@ import pathspec
 PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox",
                    ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
-#: One ``.gitignore`` file's rules, compiled.
-Spec = pathspec.GitIgnoreSpec
+#: One ``.gitignore`` file's rules in order: (ignores, compiled pathspec regex).
+Spec = tuple[tuple[bool, re.Pattern[str]], ...]
 
 
 def path_key(rel: str) -> tuple[str, ...]:
@@ -34,18 +35,44 @@ def join_rel(parent: str, name: str) -> str:
 
 
 def _compile(lines: list[str]) -> Spec | None:
-    """Compile a ``.gitignore``; a line pathspec cannot read is dropped (as git does)."""
-    try:
-        return Spec.from_lines(lines)
-    except Exception:
-        good = []
-        for line in lines:
-            try:
-                Spec.from_lines([line])
-            except Exception:
-                continue
-            good.append(line)
-        return Spec.from_lines(good) if good else None
+    """Compile a ``.gitignore`` with pathspec's git rules; unreadable lines are dropped."""
+    rules: list[tuple[bool, re.Pattern[str]]] = []
+    for line in lines:
+        try:
+            pattern = pathspec.GitIgnoreSpec.from_lines([line]).patterns[0]
+        except Exception:
+            continue
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None or regex is None:
+            continue
+        rules.append((bool(pattern.include), regex))
+    return tuple(rules) or None
+
+
+def _matches_itself(regex: re.Pattern[str], sub: str) -> bool:
+    """Whether a rule matches the entry ``sub`` itself (``/``-terminated for a directory).
+
+    pathspec's regexes also match everything inside a matching directory; git
+    judges each path component on its own, and the walk never enters an
+    ignored directory, so only a match of the entry itself counts here.
+    """
+    m = regex.match(sub)
+    if m is None:
+        return False
+    if "ps_d" in regex.groupindex:
+        slash = m.end("ps_d")
+        return slash == len(sub) if slash != -1 else m.end() == len(sub)
+    # "dir/**"-style rules: everything strictly inside the directory
+    return m.end() < len(sub) or not sub.endswith("/")
+
+
+def _judge(spec: Spec, sub: str) -> bool | None:
+    """The last rule of ``spec`` matching ``sub`` decides; ``None`` when none matches."""
+    verdict = None
+    for ignores, regex in spec:
+        if (verdict is None or verdict != ignores) and _matches_itself(regex, sub):
+            verdict = ignores
+    return verdict
 
 
 class IgnoreRules:
@@ -103,9 +130,9 @@ class IgnoreRules:
         suffix = "/" if is_dir else ""
         for base, spec in reversed(chain):
             sub = rel[len(base) + 1:] if base else rel
-            result = spec.check_file(sub + suffix)
-            if result.include is not None:
-                return bool(result.include)
+            result = _judge(spec, sub + suffix)
+            if result is not None:
+                return result
         return False
 
     def ignored_below(self, rel: str, top: str) -> bool:
