@@ -68,8 +68,8 @@ class Policy:
 
     def holds_bind(self, directory: str) -> bool:
         """Whether ``directory`` exists in a private dir only to hold a bind below it: such
-        directories are read-only, so ``../x`` from the workspace is not silently written
-        to the sandbox's own copy of its parent."""
+        directories are read-only (except ``$TMPDIR``), so ``../x`` from the workspace is not
+        silently written to the sandbox's own copy of its parent."""
         return (self.private(directory) and directory not in self.private_dirs
                 and any(within(b, directory) and b != directory for b in self.binds))
 

@@ -77,7 +77,9 @@ class BwrapBackend(Backend):
         if os.path.isdir("/run") and not os.path.islink("/run"):
             args += ["--tmpfs", "/run"]
         args += ["--bind", policy.tmp_dir, "/tmp"]
-        hold_binds_read_only(policy)
+        tmpdir = env.get("TMPDIR", "")
+        tmpdir = os.path.normpath(tmpdir) if os.path.isabs(tmpdir) else ""
+        prepare_private_tmp(policy, tmpdir)
         if policy.network:
             for directory in resolver_dirs():
                 args += ["--ro-bind-try", directory, directory]
@@ -89,7 +91,7 @@ class BwrapBackend(Backend):
             args += ["--bind-try", path, path]
         for path in policy.workspace:
             args += ["--bind", path, path]
-        args += temp_dir_args(env, policy)
+        args += temp_dir_args(tmpdir, policy)
         args += ["--chdir", cwd, "--", *argv]
         return args, dict(env), cwd
 
@@ -114,48 +116,46 @@ def resolver_dirs() -> list[str]:
     return []
 
 
-def hold_binds_read_only(policy: Policy) -> None:
-    """Create, in the private temp dir, the directories that hold the binds under ``/tmp``
-    (a workspace in ``/tmp/x/ws`` needs ``/tmp/x``) and make them read-only (0555, and no
-    capability inside overrides that), so that a command writing next to its workspace
-    fails instead of writing to a copy the host never sees."""
-    for bind in policy.binds:
-        if not within(bind, "/tmp") or bind == "/tmp":
-            continue
-        parts = os.path.relpath(bind, "/tmp").split(os.sep)
-        holders = [os.path.join(policy.tmp_dir, *parts[:i]) for i in range(1, len(parts))]
+def prepare_private_tmp(policy: Policy, tmpdir: str) -> None:
+    """Create, in the private temp dir, the mount points of the binds under ``/tmp`` and
+    ``$TMPDIR`` when it is under ``/tmp``. The directories that only hold a bind (a
+    workspace in ``/tmp/x/ws`` needs ``/tmp/x``) become read-only (0555, and no capability
+    inside overrides that), so that a command writing next to its workspace fails instead
+    of writing to a copy the host never sees; ``$TMPDIR`` itself stays writable."""
+    wanted = [(bind, os.path.isdir(bind)) for bind in policy.binds
+              if within(bind, "/tmp") and bind != "/tmp"]
+    if tmpdir and within(tmpdir, "/tmp") and tmpdir != "/tmp" and not any(
+            within(tmpdir, root) for root in policy.write_binds):
+        wanted.append((tmpdir, True))
+    for path, is_dir in wanted:
+        parts = os.path.relpath(path, "/tmp").split(os.sep)
         leaf = os.path.join(policy.tmp_dir, *parts)
         if os.path.lexists(leaf):
             continue  # prepared by an earlier command of this session
+        holders = [os.path.join(policy.tmp_dir, *parts[:i]) for i in range(1, len(parts))]
         for holder in holders:
             if os.path.isdir(holder):
                 os.chmod(holder, 0o700)
             else:
                 os.mkdir(holder, 0o700)
-        if os.path.isdir(bind):
+        if is_dir:
             os.mkdir(leaf, 0o700)
         else:
             open(leaf, "ab").close()  # an empty mount point for a file
         for holder in reversed(holders):
-            os.chmod(holder, 0o555)
+            inside = os.path.join("/tmp", os.path.relpath(holder, policy.tmp_dir))
+            if policy.holds_bind(inside) and inside != tmpdir:
+                os.chmod(holder, 0o555)
 
 
-def temp_dir_args(env: Mapping[str, str], policy: Policy) -> list[str]:
-    """Keep ``$TMPDIR`` usable: under ``/tmp`` it is created in the private temp dir;
-    elsewhere, unless writable already, the private temp dir is shown there too."""
-    tmpdir = env.get("TMPDIR", "")
-    if not tmpdir or not os.path.isabs(tmpdir):
+def temp_dir_args(tmpdir: str, policy: Policy) -> list[str]:
+    """Keep a ``$TMPDIR`` (absolute and clean, or empty) outside ``/tmp`` usable: unless
+    commands may write there already, the private temp dir is shown there too."""
+    if not tmpdir or within(tmpdir, "/tmp") or within(tmpdir, "/run"):
         return []
-    tmpdir = os.path.normpath(tmpdir)
-    if any(within(tmpdir, root) for root in policy.write_binds):
+    if any(within(tmpdir, root) for root in policy.write_binds) or not os.path.isdir(tmpdir):
         return []
-    if within(tmpdir, "/tmp"):
-        os.makedirs(os.path.join(policy.tmp_dir, os.path.relpath(tmpdir, "/tmp")),
-                    mode=0o700, exist_ok=True)
-        return []
-    if os.path.isdir(tmpdir) and not within(tmpdir, "/run"):
-        return ["--bind", policy.tmp_dir, tmpdir]
-    return []
+    return ["--bind", policy.tmp_dir, tmpdir]
 
 
 def _run_probe(program: str) -> Probe:

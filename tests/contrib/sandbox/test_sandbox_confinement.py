@@ -187,6 +187,16 @@ def test_tmpdir_from_the_environment_stays_usable(sandboxed, monkeypatch, tmp_pa
     assert os.listdir(tmpdir) == []  # the file went to the session's private temp dir
 
 
+def test_tmpdir_holding_the_workspace_stays_writable(sandboxed, monkeypatch, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    s = sandboxed(workspace=ws)
+    r = s.call("bash", {"command": "f=$(mktemp) && echo made > $f && cat $f && dirname $f"})
+    assert r.text == f"made\n{tmp_path}\n[exit code 0]"
+    assert sorted(os.listdir(tmp_path)) == ["ws"]
+
+
 def test_proc_and_dev_are_minimal(sandboxed):
     s = sandboxed()
     r = s.call("bash", {"command": "ls /proc | grep -c '^[0-9]'; ls /dev"})

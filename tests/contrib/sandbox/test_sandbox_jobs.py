@@ -46,16 +46,20 @@ def test_a_background_job_runs_in_the_sandbox_and_is_listed_read_and_killed(sand
     assert wait_until(lambda: s.session.jobs.get("bash-1").finished.is_set(), 5)
 
 
-def test_a_failed_job_carries_the_hint_among_its_notes(sandboxed):
-    s = sandboxed()
-    s.call("bash", {"command": "echo x > /etc/callgate-sandbox-never", "run_in_background": True})
+def test_a_failed_job_carries_the_hint_among_its_notes(sandboxed, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    s = sandboxed(workspace=ws)
+    s.call("bash", {"command": "echo x > ../outside.txt", "run_in_background": True})
     assert wait_until(lambda: s.session.jobs.get("bash-1").finished.is_set(), 10)
     r = s.call("job_output", {"job_id": "bash-1"})
     lines = r.text.splitlines()
     assert lines[0] == "[bash-1] failed (exit code 1)"
-    assert "Read-only file system" in lines[1]
-    assert lines[-1].startswith("[note: the sandbox keeps /etc/callgate-sandbox-never read-only")
-    assert lines[-1].endswith('add "/etc" to [sandbox] writable]')
+    assert lines[1].endswith("line 1: ../outside.txt: Permission denied")
+    assert lines[-1] == ("[note: the sandbox keeps ../outside.txt read-only (only the workspace "
+                         f'and a private /tmp are writable); to allow writing there, add '
+                         f'"{tmp_path}" to [sandbox] writable]')
+    assert not (tmp_path / "outside.txt").exists()
 
 
 def test_a_foreground_timeout_ends_the_whole_sandboxed_tree(sandboxed):
