@@ -1,0 +1,191 @@
+"""Cold start: a fresh ``callgate tools`` process vs ``python -c pass``, and what dominates it.
+
+In one run, interleaved (so load drift hits every command alike), each a new
+process from an empty temporary directory with every installed plugin:
+
+- ``python -c pass`` (the interpreter alone, same venv);
+- ``python -c "import pluggy, attrs, cattrs, jsonschema"`` (the core's own dependencies);
+- ``callgate tools`` (the console script: import, load every entry-point plugin,
+  register and check every schema, print the surface).
+
+Then what dominates it: ``-X importtime`` of ``callgate tools`` (median of a few
+runs) summed per top-level package (self time) and per plugin (cumulative), and
+a phase split measured inside one process through the public API (import the
+core, import each plugin, ``Host.boot``, the CLI again with warm imports).
+Target (issue 11): ``callgate tools`` <= 300 ms on this machine.
+
+    uv run --group bench python benchmarks/cold_start.py [--repeat 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import summary
+
+IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)\s*$")
+
+PHASES = r"""
+import contextlib, io, json, sys, time
+t0 = time.perf_counter()
+import callgate, callgate.cli
+t1 = time.perf_counter()
+from importlib import metadata
+plugins = {}
+for ep in sorted(metadata.entry_points(group="callgate"), key=lambda e: e.name):
+    t = time.perf_counter()
+    try:
+        ep.load()
+    except Exception:
+        continue
+    plugins[ep.name] = round((time.perf_counter() - t) * 1000, 1)
+t2 = time.perf_counter()
+host = callgate.Host.boot(None)
+t3 = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    callgate.cli.main(["tools"])
+t4 = time.perf_counter()
+ms = lambda a, b: round((b - a) * 1000, 1)
+print(json.dumps({"import_core_ms": ms(t0, t1), "import_plugins_ms": ms(t1, t2),
+                  "plugins_ms": plugins, "boot_ms": ms(t2, t3),
+                  "cli_warm_ms": ms(t3, t4), "tools": len(host.visible_names())}))
+"""
+
+
+def callgate_command() -> list[str]:
+    """The ``callgate`` console script next to this interpreter (else ``-m callgate.cli``)."""
+    script = Path(sys.executable).with_name("callgate.exe" if os.name == "nt" else "callgate")
+    if script.exists():
+        return [str(script), "tools"]
+    return [sys.executable, "-m", "callgate.cli", "tools"]
+
+
+def commands() -> dict[str, list[str]]:
+    return {
+        "python_pass": [sys.executable, "-c", "pass"],
+        "python_core_deps": [sys.executable, "-c", "import pluggy, attrs, cattrs, jsonschema"],
+        "callgate_tools": callgate_command(),
+    }
+
+
+def _run(argv: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-500:]}")
+    return elapsed, done.stderr
+
+
+def parse_importtime(text: str) -> list[tuple[int, int, int, str]]:
+    """``(self_us, cumulative_us, depth, module)`` per line of ``-X importtime`` output."""
+    out = []
+    for line in text.splitlines():
+        found = IMPORT_LINE.match(line)
+        if found:
+            self_us, cum_us, indent, name = found.groups()
+            out.append((int(self_us), int(cum_us), len(indent) // 2, name))
+    return out
+
+
+def breakdown(runs: list[list[tuple[int, int, int, str]]], top: int = 15) -> dict[str, Any]:
+    """Median over runs of: self time per top-level package, cumulative time per root
+    import (what each top-level import, a plugin or the core, pulled in first), and the
+    modules with the most self time."""
+    per_package: dict[str, list[float]] = defaultdict(list)
+    per_plugin: dict[str, list[float]] = defaultdict(list)
+    per_module: dict[str, list[float]] = defaultdict(list)
+    totals = []
+    for lines in runs:
+        package_sum: dict[str, int] = defaultdict(int)
+        root_sum: dict[str, int] = defaultdict(int)
+        for self_us, cum_us, depth, name in lines:
+            package_sum[name.split(".")[0]] += self_us
+            per_module[name].append(self_us / 1000)
+            if depth == 0:  # disjoint subtrees: the first importer pays for shared deps
+                root_sum[name.split(".")[0]] += cum_us
+        for package, value in package_sum.items():
+            per_package[package].append(value / 1000)
+        for root, value in root_sum.items():
+            per_plugin[root].append(value / 1000)
+        totals.append(sum(self_us for self_us, *_ in lines) / 1000)
+
+    def ranked(table: dict[str, list[float]], n: int) -> dict[str, float]:
+        medians = {k: round(statistics.median(v), 1) for k, v in table.items()}
+        return dict(sorted(medians.items(), key=lambda kv: -kv[1])[:n])
+
+    return {
+        "imports_total_ms": round(statistics.median(totals), 1),
+        "by_package_self_ms": ranked(per_package, top),
+        "by_root_import_cumulative_ms": ranked(per_plugin, top),
+        "top_modules_self_ms": ranked(per_module, top),
+    }
+
+
+def run(repeat: int = 10, importtime_runs: int = 3, warmup: bool = True) -> dict[str, Any]:
+    cmds = commands()
+    samples: dict[str, list[float]] = {name: [] for name in cmds}
+    with tempfile.TemporaryDirectory(prefix="callgate-bench-cold-") as cwd:
+        for argv in cmds.values() if warmup else ():  # warm-up: page cache, .pyc files
+            _run(argv, cwd)
+        for _ in range(repeat):
+            for name, argv in cmds.items():
+                samples[name].append(_run(argv, cwd)[0])
+        env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+        traces = [parse_importtime(_run(cmds["callgate_tools"], cwd, env)[1])
+                  for _ in range(importtime_runs)]
+        phases = [json.loads(subprocess.run([sys.executable, "-c", PHASES], cwd=cwd,
+                                            capture_output=True, text=True,
+                                            check=True).stdout)
+                  for _ in range(importtime_runs)]
+    out: dict[str, Any] = {name: summary(values) for name, values in samples.items()}
+    out["callgate_tools_minus_python_ms"] = round(
+        out["callgate_tools"]["median"] - out["python_pass"]["median"], 1)
+    out["callgate_tools_vs_python_pass"] = round(
+        out["callgate_tools"]["median"] / out["python_pass"]["median"], 2)
+    out["importtime"] = breakdown(traces)
+    keys = ("import_core_ms", "import_plugins_ms", "boot_ms", "cli_warm_ms")
+    out["phases_ms"] = {k: round(statistics.median(p[k] for p in phases), 1) for k in keys}
+    out["phases_ms"]["plugins_ms"] = {
+        name: round(statistics.median(p["plugins_ms"].get(name, 0) for p in phases), 1)
+        for name in phases[0]["plugins_ms"]}
+    out["tools_listed"] = phases[0]["tools"]
+    out["targets"] = {"callgate_tools_ms_max": 300}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--importtime-runs", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    result = run(args.repeat, args.importtime_runs)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    for name in commands():
+        row = result[name]
+        print(f"{name:18} median {row['median']:7.1f} ms  p95 {row['p95']:7.1f} ms")
+    print("phases:", json.dumps(result["phases_ms"]))
+    print("imports by package (self ms):", json.dumps(result["importtime"]["by_package_self_ms"]))
+    print("by root import (cumulative ms):",
+          json.dumps(result["importtime"]["by_root_import_cumulative_ms"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

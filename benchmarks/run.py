@@ -1,0 +1,700 @@
+"""Run every callgate benchmark next to its peers in one go and write the results.
+
+Each benchmark runs in a fresh child process (its own imports, memory and
+threads), one after another; each one times callgate and its baseline in the
+same run, interleaved, so the ratios hold on a busy machine even when the
+absolute times drift. Writes ``results.json`` (everything measured, plus the
+machine, its load and the tool versions), ``results.md`` (the table: figure,
+baseline, ratio, target, met) and PNG plots under ``plots/`` (matplotlib, from
+the ``bench`` dependency group).
+
+    uv run --group bench python benchmarks/run.py              # the full suite
+    uv run --group bench python benchmarks/run.py --only grep_tree,cold_start
+    uv run python benchmarks/run.py --smoke --no-plots --out /tmp/b  # tiny inputs
+
+The full run generates a 1 GiB file and 50 MiB files in a temporary directory
+(deleted afterwards; ``--tmp DIR`` to choose where), writes 500 MB through a
+background job, greps the interpreter's standard library, and installs
+openhands-aci once into ``benchmarks/.venv-peers`` (see ``_peers.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import importlib
+import importlib.metadata as metadata
+import importlib.util
+import inspect
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+Result = dict[str, Any]
+
+
+# --- the benchmarks and how each is driven --------------------------------------------
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(name)
+
+
+def _pipeline_overhead(smoke: bool, tmp: str | None) -> Result:
+    return asyncio.run(_module("pipeline_overhead").measure(64 if smoke else 3000))
+
+
+def _mcp_overhead(smoke: bool, tmp: str | None) -> Result:
+    return _module("mcp_overhead").run(calls=40 if smoke else 3000)
+
+
+def _batch_io(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("batch_io").run(batch=2, repeat=1, delay_ms=10, sweep=False)
+    return _module("batch_io").run(batch=8, repeat=7, delay_ms=100, sweep=True)
+
+
+def _read_file(smoke: bool, tmp: str | None) -> Result:
+    argv = (["--size-mb", "1", "--line", "2000", "--repeat", "1"] if smoke
+            else ["--size-mb", "1024", "--line", "5000000", "--repeat", "5"])
+    return _module("read_file").main(argv + (["--dir", tmp] if tmp else []))
+
+
+def _edit_sizes(smoke: bool, tmp: str | None) -> Result:
+    edit_sizes = _module("edit_sizes")
+    if smoke:  # the peer worker runs under this interpreter: it reports openhands-aci absent
+        return edit_sizes.run("1K,64K", scale=0.05, peers=True, install_peers=False,
+                              directory=tmp, peer_python=sys.executable)
+    return edit_sizes.run(directory=tmp)
+
+
+def _edit_file(smoke: bool, tmp: str | None) -> Result:
+    argv = ["--size-mb", "1", "--repeat", "1"] if smoke else ["--size-mb", "50", "--repeat", "5"]
+    return _module("edit_file").main(argv + (["--dir", tmp] if tmp else []))
+
+
+def _grep_tree(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("grep_tree").run(repeat=1, smoke_files=60)
+    return _module("grep_tree").run(repeat=5)
+
+
+def _cold_start(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("cold_start").run(repeat=1, importtime_runs=1, warmup=False)
+    return _module("cold_start").run(repeat=10, importtime_runs=3)
+
+
+def _job_output(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("job_output").measure(2_000_000, 1)
+    return _module("job_output").measure(500_000_000, 3)
+
+
+def _mcp_call(smoke: bool, tmp: str | None) -> Result:
+    mcp_call = _module("mcp_call")
+    if smoke:  # three server kinds x two clients take ~7 s: check the entry point only
+        params = list(inspect.signature(mcp_call.main).parameters)
+        assert params[:2] == ["calls", "starts"], params
+        return {"skipped": "smoke: signature checked only (it spawns six MCP servers)"}
+    return asyncio.run(mcp_call.main(300, 3))
+
+
+@dataclass
+class Bench:
+    """One benchmark: how to run it and who owns the module it drives."""
+
+    name: str
+    title: str
+    owner: str
+    run: Callable[[bool, str | None], Result]
+    needs: tuple[str, ...] = field(default_factory=tuple)
+
+
+BENCHMARKS = [
+    Bench("mcp_overhead", "Per-call pipeline overhead vs the MCP SDK", "benchmarks (issue 11)",
+          _mcp_overhead, ("mcp",)),
+    Bench("pipeline_overhead", "Per-call pipeline overhead, batches of 1 and 64",
+          "core (issue 2)", _pipeline_overhead),
+    Bench("batch_io", "8 I/O-bound read-only calls: one batch vs one by one",
+          "benchmarks (issue 11)", _batch_io, ("mcp",)),
+    Bench("read_file", "read_file window deep in a 1 GiB file vs tail | head",
+          "files (issue 3)", _read_file),
+    Bench("edit_sizes", "edit_file, 1 KiB ... 50 MiB, vs plain Python and openhands-aci",
+          "benchmarks (issue 11)", _edit_sizes),
+    Bench("edit_file", "edit_file on 50 MiB vs plain Python (files' own benchmark)",
+          "files (issue 3)", _edit_file),
+    Bench("grep_tree", "grep over the stdlib tree vs rg and GNU grep", "benchmarks (issue 11)",
+          _grep_tree),
+    Bench("cold_start", "Cold `callgate tools` vs `python -c pass`", "benchmarks (issue 11)",
+          _cold_start),
+    Bench("job_output", "Background job writing 500 MB: memory and throughput",
+          "shell (issue 4)", _job_output),
+    Bench("mcp_call", "MCP over stdio through use_capability vs the bare SDK client",
+          "capability (issue 7)", _mcp_call, ("mcp",)),
+]
+BY_NAME = {b.name: b for b in BENCHMARKS}
+
+
+# --- rows of the table ------------------------------------------------------------------
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "us":
+        return f"{value:.1f} µs"
+    if unit == "s":
+        return f"{value:.2f} s"
+    if value >= 100:
+        return f"{value:.0f} {unit}"
+    return f"{value:.2f} {unit}" if value < 10 else f"{value:.1f} {unit}"
+
+
+def _timing(t: dict[str, Any] | None) -> str:
+    if not t:
+        return "—"
+    return f"{_fmt(t['median'], t['unit'])} (p95 {_fmt(t['p95'], t['unit'])})"
+
+
+def _row(bench: str, what: str, callgate: str, baseline: str, ratio: Any, target: str,
+         met: bool | None, note: str = "") -> dict[str, Any]:
+    return {"benchmark": bench, "what": what, "callgate": callgate, "baseline": baseline,
+            "ratio": ratio, "target": target, "met": met, "note": note}
+
+
+def rows_for(name: str, r: Result) -> list[dict[str, Any]]:
+    """The table rows one benchmark's result gives (targets from issue 11)."""
+    if "skipped" in r:
+        return [_row(name, BY_NAME[name].title, "—", "—", None, "", None,
+                     f"skipped: {r['skipped']}")]
+    return ROWS[name](r)
+
+
+def _rows_mcp_overhead(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for kind in ("async", "sync"):
+        ours, direct = r[f"callgate_{kind}"], r[f"direct_{kind}"]
+        overhead = r[f"overhead_{kind}_us"]
+        label = "async tool" if kind == "async" else "plain tool (worker thread)"
+        target = kind == "async"
+        out.append(_row("mcp_overhead", f"pipeline overhead per trivial call, {label}",
+                        _timing(ours), f"direct call {_timing(direct)}",
+                        f"+{overhead:.1f} µs", "≤ 50 µs overhead" if target else "",
+                        overhead <= 50 if target else None))
+        sdk = r[f"mcp_call_tool_{kind}"]
+        speedup = r[f"mcp_call_tool_vs_callgate_{kind}"]
+        out.append(_row("mcp_overhead", f"same call vs MCP SDK `MCPServer.call_tool`, {label}",
+                        _timing(ours), f"MCPServer.call_tool {_timing(sdk)}",
+                        f"SDK/callgate {speedup:.2f}×", "≥ 2× faster" if target else "",
+                        speedup >= 2 if target else None))
+        client = r[f"mcp_client_{kind}"]
+        out.append(_row("mcp_overhead", f"same call vs in-process `mcp.Client`, {label}",
+                        _timing(ours), f"mcp.Client {_timing(client)}",
+                        f"SDK/callgate {r[f'mcp_client_vs_callgate_{kind}']:.2f}×", "", None))
+    return out
+
+
+def _rows_pipeline_overhead(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for tool, row in r.items():
+        out.append(_row("pipeline_overhead", f"{tool}: batch of 64, per call",
+                        f"{row['batch_of_64_per_call_median_us']:.1f} µs (p95 "
+                        f"{row['batch_of_64_per_call_p95_us']:.1f} µs)",
+                        f"batch of 1: {row['batch_of_1_median_us']:.1f} µs", "", "", None))
+    return out
+
+
+def _rows_batch_io(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for key, label in (("web_fetch", "web_fetch of a slow loopback URL"),
+                       ("mcp_slow", "MCP `slow` tool via use_capability")):
+        row = r.get(key)
+        if not row:
+            continue
+        if "skipped" in row:
+            out.append(_row("batch_io", label, "—", "—", None, "≤ 1.5× one call", None,
+                            row["skipped"]))
+            continue
+        n = r["batch"]
+        out.append(_row("batch_io", f"{n}× {label} (~{r['delay_ms']} ms each) in one batch",
+                        _timing(row["batch"]), f"one call {_timing(row['one_call'])}; "
+                        f"{n} one by one {_timing(row['one_by_one'])}",
+                        f"{row['batch_vs_one_call']:.2f}× one call",
+                        "≤ 1.5× one call", row["batch_vs_one_call"] <= 1.5))
+    return out
+
+
+def _rows_read_file(r: Result) -> list[dict[str, Any]]:
+    where = f"line {r['line']:,} of a {r['file_mb']} MiB file, {r['limit']} lines"
+    return [
+        _row("read_file", f"first read_file window at {where}", _fmt(r["first_read_ms"], "ms"),
+             f"`tail -n +K | head` {_fmt(r['tail_ms'], 'ms')}", f"{r['first_read_vs_tail']}×",
+             "≤ 1.5× tail", r["first_read_vs_tail"] <= 1.5, "medians only (module's output)"),
+        _row("read_file", "later windows of the same file", _fmt(r["later_window_ms"], "ms"),
+             "", "", "≤ 5 ms", r["later_window_ms"] <= 5, "medians only (module's output)"),
+    ]
+
+
+def _rows_edit_sizes(r: Result) -> list[dict[str, Any]]:
+    out = []
+    peer = r["openhands_aci"]
+    for row in r["rows"]:
+        plain = row["plain"]
+        out.append(_row("edit_sizes", f"edit_file, one unique replacement, {row['label']}",
+                        _timing(row["callgate"]), f"plain read+replace+atomic write "
+                        f"{_timing(plain)}", f"{row['edit_vs_plain']:.2f}×", "≤ 1.5× plain",
+                        row["edit_vs_plain"] <= 1.5,
+                        f"plain + dir fsync {_timing(row['plain_dirsync'])}"))
+        if "openhands" in row:
+            faster = row["edit_vs_openhands"] < 1
+            out.append(_row("edit_sizes", f"edit_file vs openhands-aci str_replace, "
+                            f"{row['label']}", _timing(row["callgate"]),
+                            f"openhands-aci {_timing(row['openhands'])}",
+                            f"{row['edit_vs_openhands']:.2f}×", "faster (< 1×)", faster))
+        elif "openhands_refused" in row:
+            out.append(_row("edit_sizes", f"edit_file vs openhands-aci str_replace, "
+                            f"{row['label']}", _timing(row["callgate"]),
+                            "openhands-aci refuses", "—", "faster (< 1×)", True,
+                            "capability difference: " + str(row["openhands_refused"])
+                            .split(": ", 1)[-1][:120]))
+        elif not peer["available"]:
+            out.append(_row("edit_sizes", f"edit_file vs openhands-aci, {row['label']}",
+                            _timing(row["callgate"]), "—", None, "faster (< 1×)", None,
+                            f"skipped: {peer['reason'][:160]}"))
+    return out
+
+
+def _rows_edit_file(r: Result) -> list[dict[str, Any]]:
+    return [_row("edit_file", f"edit_file on {r['file_mb']} MiB (files' generator)",
+                 _fmt(r["edit_file_ms"], "ms"), f"plain {_fmt(r['plain_ms'], 'ms')}",
+                 f"{r['edit_vs_plain']}×", "≤ 1.5× plain", r["edit_vs_plain"] <= 1.5,
+                 "medians only (module's output)")]
+
+
+def _rows_grep_tree(r: Result) -> list[dict[str, Any]]:
+    where = f"{r['files']:,} files, {r['mb']} MB, {r['matches'].get('callgate')} matches"
+    tree = r.get("tree_label", "the tree")
+    out = [_row("grep_tree", f"grep `{r['pattern']}` over {tree} ({where})",
+                _timing(r["callgate"]), f"`rg -n` {_timing(r['rg'])}",
+                f"{r['callgate_vs_rg']:.2f}×", "≤ 1.2× rg", r["callgate_vs_rg"] <= 1.2,
+                f"engine {r['engine']}")]
+    out.append(_row("grep_tree", "same, vs rg doing the same work (path order, same skips)",
+                    _timing(r["callgate"]), f"`rg -n --sort path -g …` "
+                    f"{_timing(r['rg_same_work'])}", f"{r['callgate_vs_rg_same_work']:.2f}×",
+                    "", None, f"rg --sort path alone {_timing(r['rg_sorted'])}"))
+    if "gnu_grep" in r:
+        out.append(_row("grep_tree", "same, vs GNU grep", _timing(r["callgate"]),
+                        f"`grep -rnE` {_timing(r['gnu_grep'])}",
+                        f"{r['callgate_vs_gnu_grep']:.2f}×", "", None))
+    return out
+
+
+def _rows_cold_start(r: Result) -> list[dict[str, Any]]:
+    t = r["callgate_tools"]
+    return [_row("cold_start", f"cold `callgate tools` ({r['tools_listed']} tools listed)",
+                 _timing(t), f"`python -c pass` {_timing(r['python_pass'])}; core deps "
+                 f"import {_timing(r['python_core_deps'])}",
+                 f"+{r['callgate_tools_minus_python_ms']:.0f} ms",
+                 "≤ 300 ms", t["median"] <= 300, "breakdown below")]
+
+
+def _rows_job_output(r: Result) -> list[dict[str, Any]]:
+    mb = r["bytes"] / 1e6
+    return [
+        _row("job_output", f"background job writing {mb:.0f} MB: host peak RSS growth",
+             f"{r['peak_rss_growth_mib']:.1f} MiB", "", "", "≤ 64 MiB",
+             r["peak_rss_growth_mib"] <= 64),
+        _row("job_output", "its throughput vs `yes | head -c N > file`",
+             f"{r['job_mb_per_s']} MB/s", f"{r['direct_mb_per_s']} MB/s",
+             f"{r['throughput_vs_direct']:.2f}×", "≥ 0.5×", r["throughput_vs_direct"] >= 0.5,
+             f"best-of {r.get('best_of_vs_direct', '—')}×; medians of {r['repeat']}"),
+        _row("job_output", "its throughput vs `yes | head -c N | cat > file`",
+             f"{r['job_mb_per_s']} MB/s", f"{r['cat_mb_per_s']} MB/s",
+             f"{r['throughput_vs_cat']:.2f}×", "≥ 0.5×", r["throughput_vs_cat"] >= 0.5,
+             f"best-of {r.get('best_of_vs_cat', '—')}×"),
+    ]
+
+
+def _rows_mcp_call(r: Result) -> list[dict[str, Any]]:
+    c = r["call_ms"]
+    out = [_row("mcp_call", f"MCP tools/call over stdio via use_capability ({c['calls']} calls)",
+                f"{_fmt(c['callgate_median'], 'ms')} (p95 {_fmt(c['callgate_p95'], 'ms')})",
+                f"ClientSession.call_tool {_fmt(c['bare_sdk_median'], 'ms')} (p95 "
+                f"{_fmt(c['bare_sdk_p95'], 'ms')})", f"{c['ratio']}×", "", None,
+                f"+{c['overhead_median']} ms per call")]
+    for server, row in r["cold_start_ms"].items():
+        out.append(_row("mcp_call", f"MCP cold start `{server}` (spawn, initialize, list)",
+                        _fmt(row["callgate_median"], "ms"),
+                        f"bare SDK {_fmt(row['bare_sdk_median'], 'ms')}",
+                        f"{row['callgate_median'] / row['bare_sdk_median']:.2f}×", "", None))
+    return out
+
+
+ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
+    "mcp_overhead": _rows_mcp_overhead, "pipeline_overhead": _rows_pipeline_overhead,
+    "batch_io": _rows_batch_io, "read_file": _rows_read_file, "edit_sizes": _rows_edit_sizes,
+    "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
+    "job_output": _rows_job_output, "mcp_call": _rows_mcp_call,
+}
+
+
+# --- the machine -------------------------------------------------------------------------
+
+
+def _first_line(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+        return (done.stdout or done.stderr).strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return "not found"
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def machine() -> dict[str, Any]:
+    rg = Path(sys.executable).with_name("rg")
+    commit = _first_line(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
+    return {
+        "platform": platform.platform(), "python": sys.version.split()[0],
+        "cpus": os.cpu_count(), "load_before": _load(),
+        "commit": commit,
+        "tools": {
+            "rg": _first_line([str(rg) if rg.exists() else "rg", "--version"]),
+            "grep": _first_line(["grep", "--version"]),
+            "tail": _first_line(["tail", "--version"]),
+            "mcp": _version("mcp"), "matplotlib": _version("matplotlib"),
+        },
+    }
+
+
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+# --- running -----------------------------------------------------------------------------
+
+
+def run_child(name: str, smoke: bool, tmp: str | None, out_file: str) -> int:
+    """``--child``: run one benchmark in this process and write its result as JSON."""
+    result = BY_NAME[name].run(smoke, tmp)
+    Path(out_file).write_text(json.dumps(result, default=str))
+    return 0
+
+
+def run_one(bench: Bench, smoke: bool, tmp: str | None, inline: bool) -> dict[str, Any]:
+    started = time.perf_counter()
+    entry: dict[str, Any] = {"title": bench.title, "owner": bench.owner, "load_before": _load()}
+    missing = [m for m in bench.needs if importlib.util.find_spec(m) is None]
+    if missing:
+        entry["result"] = {"skipped": f"{', '.join(missing)} not installed"}
+    elif inline:
+        try:
+            entry["result"] = json.loads(json.dumps(bench.run(smoke, tmp), default=str))
+        except (Exception, SystemExit) as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+    else:
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
+            out_file = fh.name
+        try:
+            argv = [sys.executable, str(Path(__file__).resolve()), "--child", bench.name,
+                    "--child-out", out_file] + (["--smoke"] if smoke else []) + \
+                   (["--tmp", tmp] if tmp else [])
+            done = subprocess.run(argv, capture_output=True, text=True, cwd=str(ROOT))
+            if done.returncode == 0:
+                entry["result"] = json.loads(Path(out_file).read_text())
+            else:
+                tail = "\n".join(done.stderr.strip().splitlines()[-6:])
+                entry["error"] = f"exit {done.returncode}: {tail}"
+        finally:
+            os.unlink(out_file)
+    entry["seconds"] = round(time.perf_counter() - started, 1)
+    entry["load_after"] = _load()
+    return entry
+
+
+def run_all(names: list[str], smoke: bool, tmp: str | None, inline: bool,
+            log: Any = sys.stderr) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "started": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "mode": "smoke" if smoke else "full", "machine": machine(), "benchmarks": {},
+    }
+    if "edit_sizes" in names and not smoke:
+        from _peers import ensure_peers
+
+        python, reason = ensure_peers(True, log)
+        report["machine"]["tools"]["openhands-aci"] = (
+            _first_line([python, "-c", "import importlib.metadata as m; "
+                                      "print(m.version('openhands-aci'))"]) if python
+            else f"unavailable: {reason}")
+    began = time.perf_counter()
+    for name in names:
+        print(f"[{time.strftime('%H:%M:%S')}] {name} ...", file=log, flush=True)
+        entry = run_one(BY_NAME[name], smoke, tmp, inline)
+        report["benchmarks"][name] = entry
+        status = entry.get("error") or "ok"
+        print(f"    {entry['seconds']} s, load {entry['load_before']} -> {entry['load_after']}: "
+              f"{status}", file=log, flush=True)
+    report["seconds"] = round(time.perf_counter() - began, 1)
+    report["machine"]["load_after"] = _load()
+    rows = []
+    for name, entry in report["benchmarks"].items():
+        if "result" in entry:
+            try:
+                rows += rows_for(name, entry["result"])
+            except (KeyError, TypeError) as exc:
+                rows.append(_row(name, BY_NAME[name].title, "—", "—", None, "", None,
+                                 f"result not understood ({type(exc).__name__}: {exc})"))
+        else:
+            rows.append(_row(name, BY_NAME[name].title, "—", "—", None, "", None,
+                             f"failed: {entry.get('error', '?')[:300]}"))
+    report["rows"] = rows
+    return report
+
+
+# --- writing -----------------------------------------------------------------------------
+
+COMMAND = "uv run --group bench python benchmarks/run.py"
+
+
+def _mark(met: bool | None) -> str:
+    return {True: "met", False: "**missed**", None: ""}[met]
+
+
+def _cell(text: Any) -> str:
+    return str(text if text is not None else "—").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: dict[str, Any], plots: list[str]) -> str:
+    m = report["machine"]
+    lines = [
+        "# callgate benchmarks",
+        "",
+        f"Generated by `benchmarks/run.py` ({report['mode']} run) on {report['started']}, "
+        f"commit `{m['commit']}`, in {report['seconds']:.0f} s.",
+        f"Machine: {m['platform']}, Python {m['python']}, {m['cpus']} CPUs shared with "
+        f"other work; load average (1/5/15 min) {m['load_before']} before, "
+        f"{m.get('load_after')} after.",
+        "Peers: " + "; ".join(f"{k} {v}" for k, v in m["tools"].items()) + ".",
+        "",
+        "Each benchmark times callgate and its baseline in the same run, interleaved; "
+        "figures are medians (p95 in brackets) and ratios are between medians. Absolute "
+        "times drift with the machine's load; the ratios are the result. Reproduce with:",
+        "",
+        "```",
+        COMMAND,
+        "```",
+        "",
+        "| benchmark | what | callgate | baseline | ratio | target | result | note |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in report["rows"]:
+        lines.append("| " + " | ".join(_cell(row[k]) for k in (
+            "benchmark", "what", "callgate", "baseline", "ratio", "target")) +
+            f" | {_mark(row['met'])} | {_cell(row['note'])} |")
+    met = [r for r in report["rows"] if r["met"] is True]
+    missed = [r for r in report["rows"] if r["met"] is False]
+    lines += ["", f"Targets: {len(met)} met, {len(missed)} missed. Why each miss happens, "
+              "with its profile, is in [profiles.md](profiles.md).", ""]
+    lines += _details(report)
+    if plots:
+        lines += ["## Plots", ""]
+        lines += [f"![{Path(p).stem}]({p})" for p in plots]
+        lines.append("")
+    lines += ["## Load while each benchmark ran", "",
+              "| benchmark | owner | seconds | load before | load after |",
+              "| --- | --- | --- | --- | --- |"]
+    for name, entry in report["benchmarks"].items():
+        lines.append(f"| {name} | {entry['owner']} | {entry['seconds']} | "
+                     f"{entry['load_before']} | {entry['load_after']} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _details(report: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    cold = report["benchmarks"].get("cold_start", {}).get("result")
+    if cold and "importtime" in cold:
+        p = cold["phases_ms"]
+        out += ["## What a cold `callgate tools` spends", "",
+                f"Phases inside one process (median): import the core {p['import_core_ms']} ms, "
+                f"import the plugins {p['import_plugins_ms']} ms, `Host.boot` with warm imports "
+                f"{p['boot_ms']} ms (registration and schema checks), the CLI again with warm "
+                f"imports {p['cli_warm_ms']} ms.", "",
+                "| plugin | import ms |", "| --- | --- |"]
+        for name, ms in sorted(p["plugins_ms"].items(), key=lambda kv: -kv[1]):
+            out.append(f"| {name} | {ms} |")
+        it = cold["importtime"]
+        out += ["", f"`-X importtime` (median of runs; the tracing inflates it): "
+                f"{it['imports_total_ms']} ms of imports in all.", "",
+                "| root import (cumulative) | ms |", "| --- | --- |"]
+        out += [f"| {k} | {v} |" for k, v in it["by_root_import_cumulative_ms"].items()]
+        out += ["", "| package (self time) | ms |", "| --- | --- |"]
+        out += [f"| {k} | {v} |" for k, v in it["by_package_self_ms"].items()]
+        out.append("")
+    edits = report["benchmarks"].get("edit_sizes", {}).get("result")
+    if edits and "rows" in edits:
+        out += ["## edit_file by file size (medians, ms)", "",
+                "| size | plain | plain + dir fsync | edit_file | openhands-aci |",
+                "| --- | --- | --- | --- | --- |"]
+        for row in edits["rows"]:
+            peer = (f"{row['openhands']['median']}" if "openhands" in row
+                    else "refuses" if "openhands_refused" in row else "—")
+            out.append(f"| {row['label']} | {row['plain']['median']} | "
+                       f"{row['plain_dirsync']['median']} | {row['callgate']['median']} | "
+                       f"{peer} |")
+        out.append("")
+    batch = report["benchmarks"].get("batch_io", {}).get("result")
+    if batch and any("sweep" in (batch.get(k) or {}) for k in ("web_fetch", "mcp_slow")):
+        out += ["## Batch size sweep (medians, ms)", "", "| calls in the batch | " +
+                " | ".join(k for k in ("web_fetch", "mcp_slow") if "sweep" in
+                           (batch.get(k) or {})) + " |", "| --- | --- | --- |"]
+        keys = [k for k in ("web_fetch", "mcp_slow") if "sweep" in (batch.get(k) or {})]
+        for n in batch[keys[0]]["sweep"]:
+            out.append(f"| {n} | " + " | ".join(str(batch[k]["sweep"][n]["median"])
+                                                for k in keys) + " |")
+        out.append("")
+    return out
+
+
+def write_plots(report: dict[str, Any], out_dir: Path) -> list[str]:
+    """PNG plots where a curve says more than a number; returns paths relative to out_dir."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed (uv run --group bench ...): no plots",
+              file=sys.stderr)
+        return []
+    plot_dir = out_dir / "plots"
+    plot_dir.mkdir(exist_ok=True)
+    made = []
+    edits = report["benchmarks"].get("edit_sizes", {}).get("result")
+    if edits and edits.get("rows"):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        sizes = [row["size"] for row in edits["rows"]]
+        for key, label in (("plain", "plain read+replace+atomic write"),
+                           ("plain_dirsync", "plain + directory fsync"),
+                           ("callgate", "callgate edit_file"), ("openhands", "openhands-aci")):
+            pts = [(row["size"], row[key]["median"]) for row in edits["rows"] if key in row]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(sizes, [row["label"] for row in edits["rows"]])
+        ax.set_xlabel("file size")
+        ax.set_ylabel("one unique replacement, median ms")
+        ax.set_title("Edit cost vs file size (openhands-aci refuses > 10 MiB)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(plot_dir / "edit_vs_size.png", dpi=110)
+        plt.close(fig)
+        made.append("plots/edit_vs_size.png")
+    batch = report["benchmarks"].get("batch_io", {}).get("result")
+    keys = [k for k in ("web_fetch", "mcp_slow") if "sweep" in ((batch or {}).get(k) or {})]
+    if keys:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for key in keys:
+            sweep = batch[key]["sweep"]
+            ns = [int(n) for n in sweep]
+            ax.plot(ns, [sweep[str(n)]["median"] for n in ns], marker="o",
+                    label=f"{key}: one batch")
+        one = batch[keys[0]]["one_call"]["median"]
+        ns = [int(n) for n in batch[keys[0]]["sweep"]]
+        ax.plot(ns, [n * one for n in ns], linestyle="--", label="one by one (n × one call)")
+        ax.set_xlabel(f"calls in the batch (each waits ~{batch['delay_ms']} ms)")
+        ax.set_ylabel("batch wall time, median ms")
+        ax.set_yscale("log")
+        ax.set_title("Concurrent read-only calls vs batch size")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(plot_dir / "batch_vs_size.png", dpi=110)
+        plt.close(fig)
+        made.append("plots/batch_vs_size.png")
+    cold = report["benchmarks"].get("cold_start", {}).get("result")
+    if cold and "importtime" in cold:
+        roots = cold["importtime"]["by_root_import_cumulative_ms"]
+        names = list(roots)[:12][::-1]
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        ax.barh(names, [roots[n] for n in names])
+        ax.set_xlabel("ms under -X importtime (cumulative, first importer pays)")
+        ax.set_title(f"Cold `callgate tools`: {cold['callgate_tools']['median']:.0f} ms median "
+                     f"(python -c pass {cold['python_pass']['median']:.0f} ms)")
+        fig.tight_layout()
+        fig.savefig(plot_dir / "cold_start_imports.png", dpi=110)
+        plt.close(fig)
+        made.append("plots/cold_start_imports.png")
+    return made
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default="", help="comma list of benchmark names")
+    parser.add_argument("--skip", default="", help="comma list of benchmark names")
+    parser.add_argument("--smoke", action="store_true", help="tiny inputs (a check, not a measure)")
+    parser.add_argument("--inline", action="store_true", help="run in this process (smoke)")
+    parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--out", default=str(HERE), help="where results.{md,json} go")
+    parser.add_argument("--tmp", default=None, help="where the big files are generated")
+    parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--child-out", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return run_child(args.child, args.smoke, args.tmp, args.child_out)
+    if args.list:
+        for b in BENCHMARKS:
+            print(f"{b.name:18} {b.title}  [{b.owner}]")
+        return 0
+    names = [b.name for b in BENCHMARKS]
+    if args.only:
+        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in BY_NAME]
+        if unknown:
+            parser.error(f"unknown benchmark(s): {', '.join(unknown)} (see --list)")
+        names = [n for n in names if n in wanted]
+    skip = {n.strip() for n in args.skip.split(",") if n.strip()}
+    names = [n for n in names if n not in skip]
+    if args.tmp:
+        free = shutil.disk_usage(args.tmp).free
+        print(f"free disk in {args.tmp}: {free / 2**30:.1f} GiB", file=sys.stderr)
+    report = run_all(names, args.smoke, args.tmp, args.inline)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = [] if args.no_plots else write_plots(report, out)
+    (out / "results.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    (out / "results.md").write_text(render_markdown(report, plots))
+    failed = [n for n, e in report["benchmarks"].items() if "error" in e]
+    print(f"wrote {out / 'results.md'} and results.json"
+          + (f"; failed: {', '.join(failed)}" if failed else ""), file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
