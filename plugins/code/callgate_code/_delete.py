@@ -56,11 +56,12 @@ SCHEMA: dict[str, Any] = {
 }
 
 DESCRIPTION = (
-    "Delete one named symbol (function, method, type, struct, interface, const, var or class) "
-    "from a Go or Python file by parsing it: the doc comment or decorators go with it, and "
-    "the file must still parse afterwards. Returns a unified diff. An ambiguous name lists "
-    "the candidates; pass kind and/or parent to choose. Needs a current observation of the "
-    "file (any read_file window). For other languages, use delete_range with manual anchors."
+    "Remove one named definition (function, method, class, type, struct, interface, const or "
+    "var) from a Go or Python file, found by parsing it: its doc comment or decorators go "
+    "too, and the file must still parse afterwards. Returns a unified diff; an ambiguous name "
+    "lists the candidates (pass kind and/or parent). Requires a current read of the file "
+    "(any read_file window). For files in other languages, use delete_range with explicit "
+    "anchors."
 )
 
 

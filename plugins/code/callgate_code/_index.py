@@ -42,12 +42,12 @@ SCHEMA: dict[str, Any] = {
 }
 
 DESCRIPTION = (
-    "A lightweight, built-in code symbol index (tree-sitter) for Python, Go, JavaScript, "
-    "TypeScript, Rust and Java: action=outline lists the functions, methods, classes and "
-    "types of a file or directory with their line and signature; action=search finds "
-    "definitions by name (exact names first). Use it as the local fallback for outlines and "
-    "definition candidates; prefer lsp_* tools for language semantics and an installed code "
-    "graph MCP server for call graphs and impact. Verify what it finds with read_file or grep."
+    "Built-in symbol index (tree-sitter) for Python, Go, JavaScript, TypeScript, Rust and "
+    "Java. action=outline lists the functions, methods, classes and types of a file or "
+    "directory with line numbers and signatures; action=search finds definitions whose name "
+    "contains query, exact names first. It is a quick local fallback: language-server tools "
+    "(lsp_*) know semantics better, and a code-graph MCP server knows callers, impact and "
+    "architecture. Confirm what it returns with read_file or grep."
 )
 
 

@@ -29,13 +29,13 @@ SCHEMA: dict[str, Any] = {
 }
 
 DESCRIPTION = (
-    "Find files in the workspace by glob pattern, e.g. \"*.go\", \"internal/*/*.go\" or "
-    "\"**/*.test.ts\". Supports * and ? within one path segment, [...] classes, {a,b} "
-    "alternatives and ** for any number of directories; matching is case-sensitive. A "
-    "pattern without '/' matches file names at any depth. Lists files only (hidden and "
-    "gitignored ones included, not .git or node_modules unless the pattern starts with "
-    "them), one workspace-relative path per line in path order, at most 1000. Independent "
-    "globs with no data dependency should be issued in the same round."
+    "Find workspace files by glob pattern, e.g. \"*.go\", \"cmd/*/main.go\" or "
+    "\"**/*_test.py\". * and ? stay within one path segment, [...] is a character class, "
+    "{a,b} alternates and ** spans any number of directories; matching is case-sensitive. "
+    "Without '/' a pattern matches file names at any depth. Prints files only (hidden and "
+    "gitignored ones too; .git, node_modules and similar folders only when the pattern starts "
+    "with them), one workspace-relative path per line in path order, up to 1000. Send globs "
+    "that do not depend on each other in one round."
 )
 
 

@@ -38,6 +38,7 @@ class Glob:
 
 def compile_glob(pattern: str) -> Glob:
     """Compile ``pattern`` or raise `GlobError` (unbalanced ``[``/``{``, a ``..`` segment)."""
+    by_name = "/" not in pattern
     while pattern.startswith("./"):
         pattern = pattern[2:]
     if _DOTDOT.search(pattern):
@@ -49,7 +50,7 @@ def compile_glob(pattern: str) -> Glob:
         regex = re.compile(source, re.DOTALL)
     except re.error as exc:
         raise GlobError(f"the pattern does not compile ({exc.msg})") from None
-    return Glob(pattern, regex, "/" not in pattern, literal_prefix(pattern))
+    return Glob(pattern, regex, by_name, literal_prefix(pattern))
 
 
 def literal_prefix(pattern: str) -> tuple[str, ...]:

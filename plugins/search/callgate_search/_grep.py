@@ -43,13 +43,13 @@ SCHEMA: dict[str, Any] = {
 }
 
 DESCRIPTION = (
-    "Search file contents for a regular expression (Python re syntax), in one file or "
-    "recursively under a directory of the workspace. Hidden files, files matched by "
-    ".gitignore, binary files and dependency folders such as node_modules are skipped while "
-    "walking (name a file or folder in path to search it anyway). Prints each matching line "
-    "as path:line:text in path order, at most 200 lines; narrow with glob, or widen with "
-    "case_insensitive and context. Independent searches with no data dependency should be "
-    "issued in the same round."
+    "Search file contents for a regular expression (Python re syntax, matched line by line) "
+    "in one file or recursively under a workspace directory. While walking, hidden files, "
+    ".gitignore'd files, binary files and dependency folders such as node_modules are left "
+    "out; naming a file or folder in path searches it anyway. Each matching line prints as "
+    "path:line:text in path order, up to 200; glob narrows the files, case_insensitive and "
+    "context widen the match. Searches that do not depend on each other's results belong "
+    "together in one round."
 )
 
 

@@ -29,12 +29,11 @@ SCHEMA: dict[str, Any] = {
 }
 
 DESCRIPTION = (
-    "List the entries of a workspace directory, sorted by name: directories end with '/', "
-    "files show their size in bytes after a tab, symlinks show where they point (not "
-    "followed). Set recursive=true to list all nested entries depth-first with "
-    "workspace-relative paths; .git, node_modules and similar folders are shown but not "
-    "entered. At most 5000 entries. Independent directory listings with no data dependency "
-    "should be issued in the same round."
+    "List a workspace directory sorted by name: directories end with '/', files are followed "
+    "by a tab and their size in bytes, symlinks show their target (not followed). "
+    "recursive=true walks nested folders depth-first and prints workspace-relative paths, "
+    "showing but not entering .git, node_modules and similar folders; up to 5000 entries. "
+    "Listings that do not depend on each other belong together in one round."
 )
 
 

@@ -92,3 +92,5 @@ def test_syntax_classes_escapes_and_double_star(plain):  # §3 syntax
     assert lines(s.call("glob", {"pattern": "x/**"})) == ["x/y/z.md", "x/z.md"]
     assert s.call("glob", {"pattern": "*hidden*"}).text == ".hidden.txt"
     assert lines(s.call("glob", {"pattern": "{x/y,x}/*.md"})) == ["x/y/z.md", "x/z.md"]
+    assert lines(s.call("glob", {"pattern": "./*.txt"})) == [
+        ".hidden.txt", "a1.txt", "b2.txt", "c3.txt", "q?.txt"]

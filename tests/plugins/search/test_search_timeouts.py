@@ -66,3 +66,18 @@ def test_partial_results_are_kept_before_the_timeout_line(callgate_session):
                          config={"search": {"grep_engine": "python", "timeout_s": 2}})
     r = s.call("grep", {"pattern": "^(a|aa)+$"})
     assert r.text.split("\n") == ["a.txt:1:aaaa", TIMED_OUT]
+
+
+def test_every_walk_says_when_it_ran_out_of_time(callgate_session):  # §1.6
+    import callgate_code
+
+    files = {f"d{i}/f{i}.py": f"def f{i}(): ...\n" for i in range(5)}
+    s = callgate_session(plugins=[callgate_search, callgate_code], files=files,
+                         config={"search": {"grep_engine": "python", "timeout_s": 1e-9}})
+    line = "... (timed out after 1e-09 s; results incomplete; narrow the path or pattern)"
+    for name, args in (("glob", {"pattern": "**/*.py"}), ("ls", {"recursive": True}),
+                       ("grep", {"pattern": "def"}),
+                       ("code_index", {"action": "outline"})):
+        r = s.call(name, args)
+        assert not r.is_error, r.text
+        assert r.text.rstrip("\n").split("\n")[-1] == line, (name, r.text)
