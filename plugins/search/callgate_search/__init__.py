@@ -7,7 +7,7 @@
 - ``glob`` finds files by pattern; ``ls`` lists a directory, flat or recursive.
 - Every walk stops at ``[search] timeout_s`` (default 30 s) and says so.
 
-The walker (`walk_files`, `IgnoreRules`, `PRUNE`, `path_key`) is public: the
+The walker (`walk_files`, `IgnoreRules`, `PRUNE`) is public: the
 ``code`` plugin walks the workspace through it, so every tool skips the same
 files.
 
@@ -16,7 +16,7 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] search = "ca
 
 from ._globs import Glob, GlobError, compile_glob
 from ._plugin import CONFIG_SCHEMA, callgate_register_tools
-from ._walk import PRUNE, FileEntry, IgnoreRules, join_rel, path_key, walk_files
+from ._walk import PRUNE, FileEntry, IgnoreRules, join_rel, walk_files
 
 __all__ = [
     "CONFIG_SCHEMA",
@@ -28,6 +28,5 @@ __all__ = [
     "callgate_register_tools",
     "compile_glob",
     "join_rel",
-    "path_key",
     "walk_files",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import attrs
@@ -99,7 +98,7 @@ class Grep:
             root=target.root, target_rel=target.rel, is_file=target.is_file,
             pattern=args["pattern"], ignore_case=args.get("case_insensitive", False),
             context=args.get("context", 0), glob=glob, limit=limit, deadline=until,
-            cancelled=ctx.cancelled if ctx.cancelled is not None else threading.Event(),
+            cancelled=ctx.cancelled,
             rules=IgnoreRules(target.root),
         )
         hits = _engine_rg.search(self.rg, req) if engine == "rg" and self.rg else \

@@ -24,11 +24,6 @@ PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", 
 Spec = tuple[tuple[bool, re.Pattern[str]], ...]
 
 
-def path_key(rel: str) -> tuple[str, ...]:
-    """The sort key of a ``/``-separated path: its components, each compared by code point."""
-    return tuple(rel.split("/"))
-
-
 def join_rel(parent: str, name: str) -> str:
     """``parent/name`` with ``""`` meaning the root."""
     return f"{parent}/{name}" if parent else name

@@ -41,7 +41,8 @@ def test_needs_an_observation_then_needs_no_reread(code):  # §6.30
     r = delete(s, path="x.go", name="B")
     assert r.error.kind == "not_observed" and r.error.signature == "FS_NOT_OBSERVED"
     assert snapshot(s, "x.go") == before
-    read(s, "x.go")
+    window = s.call("read_file", {"path": "x.go", "offset": 2, "limit": 1})  # one line only
+    assert not window.is_error and "func B" not in window.text
     r = delete(s, path="x.go", name="B")
     assert not r.is_error, r.text
     r = delete(s, path="x.go", name="C")

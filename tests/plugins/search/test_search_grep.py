@@ -202,3 +202,15 @@ def test_grep_is_hidden_and_read_only():  # integration: off the boot surface
         assert spec.schema["additionalProperties"] is False
     assert host.registry.get("grep").permission_subject.kind == "pattern"
     assert host.registry.get("ls").permission_subject.arguments == ("path",)
+
+
+def test_lean_sessions_reach_search_through_use_capability(callgate_session):  # §intro
+    import callgate_capability
+
+    s = callgate_session(plugins=[callgate_capability, callgate_search], surface="lean",
+                         files={"a.go": "func Foo() {}\n"})
+    assert "grep" not in s.session.tool_names()
+    r = s.call("use_capability", {"action": "call", "capability_id": "tool:grep",
+                                  "arguments": {"pattern": "func "}})
+    assert r.text == "a.go:1:func Foo() {}"
+    assert s.call("grep", {"pattern": "func "}).error.kind == "unavailable"
