@@ -11,7 +11,8 @@ between two values so every edit really changes the file:
   durable; callgate's atomic publish does it too);
 - callgate ``edit_file`` through the whole pipeline (gate, writer lease,
   observation check, matching, diff, atomic publish, ledger update; the file is
-  read once beforehand, as the contract requires);
+  read once beforehand, as the contract requires), awaited on the async session
+  as an agent host would (the sync facade's thread hop is not counted);
 - openhands-aci's editor ``str_replace`` (OHEditor, its defaults), in its own
   venv, timed inside its process: it refuses files over 10 MiB (a capability
   difference, reported as such).
@@ -24,6 +25,7 @@ Targets (issue 11): edit_file <= 1.5x plain; faster than openhands-aci.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shutil
@@ -38,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import callgate_files
 from _peers import PeerEditor, ensure_peers
 from _timing import ratio, summary
-from callgate import ToolCall, sync
+from callgate import Host, Session, ToolCall
 
 MARKERS = ("MARKER_ALPHA = 1", "MARKER_BETA = 2")
 DEFAULT_SIZES = "1K,64K,1M,8M,50M"
@@ -111,8 +113,8 @@ def run(sizes: str = DEFAULT_SIZES, scale: float = 1.0, peers: bool = True,
     if peer_python is None:
         peer_python, reason = ensure_peers(install_peers) if peers else (None, "not asked for")
     report["openhands_aci"] = {"available": peer_python is not None, "reason": reason}
-    host = sync.Host.boot({"files": {"watch": False}}, plugins=[callgate_files],
-                          entrypoints=False, surface="full")
+    host = Host.boot({"files": {"watch": False}}, plugins=[callgate_files],
+                     entrypoints=False, surface="full")
     editor: PeerEditor | None = None
     try:
         if shutil.disk_usage(tmp).free < max(wanted) * 8:
@@ -123,26 +125,31 @@ def run(sizes: str = DEFAULT_SIZES, scale: float = 1.0, peers: bool = True,
                 report["openhands_aci"]["version"] = editor.version
             except RuntimeError as exc:
                 report["openhands_aci"].update(available=False, reason=str(exc))
-        session = host.open_session(tmp)
-        for size in wanted:
-            report["rows"].append(_one_size(session, editor, tmp, size,
-                                            repetitions(size, scale)))
+
+        async def all_sizes() -> None:
+            async with host.open_session(tmp) as session:
+                for size in wanted:
+                    report["rows"].append(await _one_size(session, editor, tmp, size,
+                                                          repetitions(size, scale)))
+
+        asyncio.run(all_sizes())
     finally:
         if editor is not None:
             editor.close()
-        host.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return report
 
 
-def _one_size(session: sync.Session, editor: PeerEditor | None, tmp: str, size: int,
-              reps: int) -> dict[str, Any]:
+async def _one_size(session: Session, editor: PeerEditor | None, tmp: str, size: int,
+                    reps: int) -> dict[str, Any]:
+    """One size: the baselines block the loop thread while they run, which is fine: the
+    session has nothing else to do, and each contender is timed on its own."""
     names = {k: f"{k}_{size}.py" for k in ("plain", "plain_dirsync", "callgate", "openhands")}
     first = os.path.join(tmp, names["plain"])
     generate(first, size)
     for key in ("plain_dirsync", "callgate", "openhands"):
         shutil.copyfile(first, os.path.join(tmp, names[key]))
-    seen = session.run(ToolCall("r", "read_file", {"path": names["callgate"], "limit": 1}))
+    seen = await session.run(ToolCall("r", "read_file", {"path": names["callgate"], "limit": 1}))
     if seen.is_error:
         raise SystemExit(seen.text)
     times: dict[str, list[float]] = {"plain": [], "plain_dirsync": [], "callgate": [],
@@ -157,7 +164,7 @@ def _one_size(session: sync.Session, editor: PeerEditor | None, tmp: str, size: 
         plain_edit(os.path.join(tmp, names["plain_dirsync"]), old, new, sync_dir=True)
         dirsync_s = time.perf_counter() - started
         started = time.perf_counter()
-        result = session.run(ToolCall(f"e{k}", "edit_file", {
+        result = await session.run(ToolCall(f"e{k}", "edit_file", {
             "path": names["callgate"], "old_string": old, "new_string": new}))
         ours_s = time.perf_counter() - started
         if result.is_error:

@@ -120,3 +120,11 @@ def test_plots_are_pngs(tmp_path: Path) -> None:
     assert made == ["plots/edit_vs_size.png", "plots/batch_vs_size.png"]
     for rel in made:
         assert (tmp_path / rel).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_pipeline_profile_runs() -> None:
+    import asyncio
+
+    profile_misses = _load("profile_misses")
+    text = asyncio.run(profile_misses._pipeline(50))
+    assert text.startswith("50 calls,") and "run_batch" in text
