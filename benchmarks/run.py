@@ -93,6 +93,28 @@ def _grep_tree(smoke: bool, tmp: str | None) -> Result:
     return _module("grep_tree").run(repeat=5)
 
 
+def _grep_engines(smoke: bool, tmp: str | None) -> Result:
+    grep = _module("grep")
+    if smoke:
+        with tempfile.TemporaryDirectory(dir=tmp) as tree:
+            _module("grep_tree").make_tree(tree, 30)
+            return grep.run(tree, [grep.PATTERNS[1]], 1)
+    return grep.run(_stdlib(), list(grep.PATTERNS), 5)
+
+
+def _stdlib() -> str:
+    import sysconfig
+
+    return sysconfig.get_paths()["stdlib"]
+
+
+def _sandbox_overhead(smoke: bool, tmp: str | None) -> Result:
+    try:
+        return _module("sandbox_overhead").measure(3 if smoke else 200)
+    except SystemExit as exc:  # it exits when bubblewrap cannot run here
+        return {"skipped": str(exc)}
+
+
 def _cold_start(smoke: bool, tmp: str | None) -> Result:
     if smoke:
         return _module("cold_start").run(repeat=1, importtime_runs=1, warmup=False)
@@ -140,12 +162,16 @@ BENCHMARKS = [
           "files (issue 3)", _edit_file),
     Bench("grep_tree", "grep over the stdlib tree vs rg and GNU grep", "benchmarks (issue 11)",
           _grep_tree),
+    Bench("grep", "grep tool vs rg with the engine's own flags, and the Python engine",
+          "search (issue 6)", _grep_engines),
     Bench("cold_start", "Cold `callgate tools` vs `python -c pass`", "benchmarks (issue 11)",
           _cold_start),
     Bench("job_output", "Background job writing 500 MB: memory and throughput",
           "shell (issue 4)", _job_output),
     Bench("mcp_call", "MCP over stdio through use_capability vs the bare SDK client",
           "capability (issue 7)", _mcp_call, ("mcp",)),
+    Bench("sandbox_overhead", "`bash true` with and without the bubblewrap sandbox",
+          "sandbox (issue 13)", _sandbox_overhead, ("callgate_sandbox",)),
 ]
 BY_NAME = {b.name: b for b in BENCHMARKS}
 
@@ -304,6 +330,33 @@ def _rows_grep_tree(r: Result) -> list[dict[str, Any]]:
     return out
 
 
+def _rows_grep(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for row in r["rows"]:
+        m = row["median_ms"]
+        n = row["matches"].get("tool")
+        out.append(_row("grep", f"grep `{row['pattern']}` ({n} matches), tool vs rg run with "
+                        "the engine's flags", _fmt(m["tool"], "ms"), f"rg {_fmt(m['rg'], 'ms')}",
+                        f"{row['tool_over_rg']}×", "", None,
+                        f"Python engine {_fmt(m['python'], 'ms')} "
+                        f"({row['python_over_rg']}× rg); medians only"))
+    return out
+
+
+def _rows_sandbox(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for key, label in (("pipeline", "`bash` tool running `true`"),
+                       ("process", "bare `bash -c true` process")):
+        row = r[key]
+        out.append(_row("sandbox_overhead", f"{label}, sandboxed (bwrap)",
+                        f"{_fmt(row['sandboxed_median_ms'], 'ms')} (p95 "
+                        f"{_fmt(row['sandboxed_p95_ms'], 'ms')})",
+                        f"unconfined {_fmt(row['unconfined_median_ms'], 'ms')} (p95 "
+                        f"{_fmt(row['unconfined_p95_ms'], 'ms')})", f"{row['ratio']}×", "", None,
+                        f"+{row['overhead_median_ms']} ms"))
+    return out
+
+
 def _rows_cold_start(r: Result) -> list[dict[str, Any]]:
     t = r["callgate_tools"]
     return [_row("cold_start", f"cold `callgate tools` ({r['tools_listed']} tools listed)",
@@ -349,7 +402,8 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "mcp_overhead": _rows_mcp_overhead, "pipeline_overhead": _rows_pipeline_overhead,
     "batch_io": _rows_batch_io, "read_file": _rows_read_file, "edit_sizes": _rows_edit_sizes,
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
-    "job_output": _rows_job_output, "mcp_call": _rows_mcp_call,
+    "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
+    "sandbox_overhead": _rows_sandbox,
 }
 
 
