@@ -5,6 +5,7 @@ reachable with ``network = true``."""
 from __future__ import annotations
 
 import http.server
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -46,7 +47,10 @@ def server() -> Iterator[str]:
 def fetch(url: str) -> str:
     code = ("import sys, urllib.request; "
             "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())")
-    return f"{sys.executable} -c '{code}' {url}"
+    # The base interpreter, not the venv's: a venv under /tmp is hidden by the sandbox's
+    # private /tmp, and this script needs only the standard library.
+    python = os.path.realpath(sys.executable)
+    return f"{python} -I -c '{code}' {url}"
 
 
 def test_the_hosts_loopback_server_is_unreachable_without_network(sandboxed, server):
