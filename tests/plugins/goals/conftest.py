@@ -8,11 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import callgate_capability
 import callgate_goals
 import pytest
 from callgate import ToolResult
-
-from .doubles import CapabilityDouble
 
 
 def body(result: ToolResult) -> dict[str, Any]:
@@ -43,7 +42,7 @@ def goals(callgate_session: Callable[..., Any], tmp_path: Path) -> Callable[...,
              host: Any = None, workspace: Path | None = None) -> Any:
         plugins: list[Any] = [callgate_goals]
         if lean:
-            plugins.append(CapabilityDouble())
+            plugins.append(callgate_capability)
         directory = session_dir if session_dir is not None else tmp_path / "session"
         return callgate_session(plugins=plugins, config=config or {}, origin=origin,
                                 surface="lean" if lean else "full", session_dir=directory,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,7 +203,6 @@ def test_retired_protocols_are_validation_errors_with_hints(goals) -> None:
 def test_retired_protocol_hint_reaches_a_proxied_call(goals) -> None:
     s = goals(lean=True)
     g = create_via_proxy(s)
-    from .doubles import via_capability
 
     [result] = s.run(via_capability("update_goal", {"goal_id": g["id"], "revision": 1,
                                                     "status": "done"}))
@@ -212,7 +212,6 @@ def test_retired_protocol_hint_reaches_a_proxied_call(goals) -> None:
 
 
 def create_via_proxy(s) -> dict:
-    from .doubles import via_capability
 
     [result] = s.run(via_capability("create_goal", {"objective": "Ship v1"}))
     return goal(result)
@@ -396,3 +395,10 @@ def test_without_a_session_directory_state_stays_in_memory(callgate_session) -> 
     assert s.session.directory is None
     g = create(s)
     assert goal(update(s, g, "pause"))["revision"] == 2
+
+
+def via_capability(name: str, arguments: Any) -> dict[str, Any]:
+    """A ``use_capability`` call of ``tool:<name>``, as a call dict for ``session.run``."""
+    return {"name": "use_capability",
+            "arguments": {"action": "call", "capability_id": f"tool:{name}",
+                          "arguments": arguments}}

@@ -6,12 +6,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import callgate_capability
 import callgate_workflow
 import pytest
 from callgate import hookimpl
 from callgate_workflow import Message
-
-from .doubles import CapabilityDouble
 
 
 class ListConversation:
@@ -88,7 +87,7 @@ def workflow(callgate_session: Callable[..., Any], tmp_path: Path) -> Callable[.
         if integration is not None:
             plugins.append(integration)
         if lean:
-            plugins.append(CapabilityDouble())
+            plugins.append(callgate_capability)
         directory = session_dir if session_dir is not None else tmp_path / "session"
         return callgate_session(plugins=plugins, files=files, surface="lean" if lean else "full",
                                 session_dir=directory, host=host, workspace=workspace)
