@@ -293,11 +293,13 @@ def _rows_edit_sizes(r: Result) -> list[dict[str, Any]]:
                             f"openhands-aci {_timing(row['openhands'])}",
                             f"{row['edit_vs_openhands']:.2f}×", "faster (< 1×)", faster))
         elif "openhands_refused" in row:
+            said = str(row["openhands_refused"])
+            said = said[said.find("File is too large"):] if "File is too large" in said \
+                else said[:160]
             out.append(_row("edit_sizes", f"edit_file vs openhands-aci str_replace, "
                             f"{row['label']}", _timing(row["callgate"]),
                             "openhands-aci refuses", "—", "faster (< 1×)", True,
-                            "capability difference: " + str(row["openhands_refused"])
-                            .split(": ", 1)[-1][:120]))
+                            f"capability difference, openhands-aci says: {said}"))
         elif not peer["available"]:
             out.append(_row("edit_sizes", f"edit_file vs openhands-aci, {row['label']}",
                             _timing(row["callgate"]), "—", None, "faster (< 1×)", None,
@@ -513,19 +515,20 @@ def run_all(names: list[str], smoke: bool, tmp: str | None, inline: bool,
               f"{status}", file=log, flush=True)
     report["seconds"] = round(time.perf_counter() - began, 1)
     report["machine"]["load_after"] = _load()
-    rows = []
-    for name, entry in report["benchmarks"].items():
-        if "result" in entry:
-            try:
-                rows += rows_for(name, entry["result"])
-            except (KeyError, TypeError) as exc:
-                rows.append(_row(name, BY_NAME[name].title, "—", "—", None, "", None,
-                                 f"result not understood ({type(exc).__name__}: {exc})"))
-        else:
-            rows.append(_row(name, BY_NAME[name].title, "—", "—", None, "", None,
-                             f"failed: {entry.get('error', '?')[:300]}"))
-    report["rows"] = rows
+    report["rows"] = [row for name, entry in report["benchmarks"].items()
+                      for row in _rows_of(name, entry)]
     return report
+
+
+def _rows_of(name: str, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    if "result" not in entry:
+        return [_row(name, BY_NAME[name].title, "—", "—", None, "", None,
+                     f"failed: {entry.get('error', '?')[:300]}")]
+    try:
+        return rows_for(name, entry["result"])
+    except (KeyError, TypeError) as exc:
+        return [_row(name, BY_NAME[name].title, "—", "—", None, "", None,
+                     f"result not understood ({type(exc).__name__}: {exc})")]
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -717,6 +720,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(HERE), help="where results.{md,json} go")
     parser.add_argument("--tmp", default=None, help="where the big files are generated")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--render", action="store_true",
+                        help="only rewrite results.md and the plots from --out's results.json")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child-out", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -725,6 +730,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for b in BENCHMARKS:
             print(f"{b.name:18} {b.title}  [{b.owner}]")
+        return 0
+    out = Path(args.out)
+    if args.render:
+        report = json.loads((out / "results.json").read_text())
+        report["rows"] = [row for name, entry in report["benchmarks"].items()
+                          for row in _rows_of(name, entry)]
+        (out / "results.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+        plots = [] if args.no_plots else write_plots(report, out)
+        (out / "results.md").write_text(render_markdown(report, plots))
         return 0
     names = [b.name for b in BENCHMARKS]
     if args.only:
@@ -739,7 +753,6 @@ def main(argv: list[str] | None = None) -> int:
         free = shutil.disk_usage(args.tmp).free
         print(f"free disk in {args.tmp}: {free / 2**30:.1f} GiB", file=sys.stderr)
     report = run_all(names, args.smoke, args.tmp, args.inline)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     plots = [] if args.no_plots else write_plots(report, out)
     (out / "results.json").write_text(json.dumps(report, indent=2, default=str) + "\n")

@@ -43,6 +43,7 @@ def smoke_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
     report = json.loads((out / "results.json").read_text())
     report["_markdown"] = (out / "results.md").read_text()
     report["_leftovers"] = sorted(p.name for p in gen.iterdir())
+    report["_out"] = str(out)
     return report
 
 
@@ -128,3 +129,13 @@ def test_the_pipeline_profile_runs() -> None:
     profile_misses = _load("profile_misses")
     text = asyncio.run(profile_misses._pipeline(50))
     assert text.startswith("50 calls,") and "run_batch" in text
+
+
+def test_render_rewrites_the_table_from_the_json(smoke_report: dict, tmp_path: Path) -> None:
+    source = json.loads((Path(smoke_report["_out"]) / "results.json").read_text())
+    source["rows"] = []
+    (tmp_path / "results.json").write_text(json.dumps(source))
+    assert _load("run").main(["--render", "--no-plots", "--out", str(tmp_path)]) == 0
+    rendered = json.loads((tmp_path / "results.json").read_text())
+    assert rendered["rows"] == smoke_report["rows"]
+    assert (tmp_path / "results.md").read_text() == smoke_report["_markdown"]
