@@ -69,6 +69,9 @@ def blank_command(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
     if not args["command"].strip():
         return [Violation("/command", "not_blank",
                           "a command with something to run: command must not be blank")]
+    if "\x00" in args["command"]:  # no argv can carry it: the launch itself would fail
+        return [Violation("/command", "no_nul",
+                          "a command without NUL characters: a command line cannot hold one")]
     return []
 
 
