@@ -60,6 +60,8 @@ def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
         out.append(Violation("/pattern", "regex", f"a regex grep can run; {problem}"))
     if "glob" in args:
         try:
+            if "\x00" in args["glob"]:  # rg takes the glob as an argument, which cannot hold NUL
+                raise GlobError("glob holds a NUL character, which no file name can contain")
             compile_glob(args["glob"])
         except GlobError as exc:
             out.append(Violation("/glob", "glob", f"a valid glob; {exc}"))

@@ -43,6 +43,9 @@ def pattern_problem(pattern: str) -> str | None:
     """Why grep will not run ``pattern`` (one sentence), or ``None`` when it is fine."""
     if "\n" in pattern:
         return f"pattern uses {_NEWLINE_TEXT}, which grep does not support (matching is per line)"
+    if "\x00" in pattern:  # rg takes the pattern as an argument, which cannot hold NUL
+        return ("pattern holds a NUL character, which grep does not support (files holding NUL "
+                "are binary and never searched)")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
