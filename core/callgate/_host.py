@@ -14,20 +14,18 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
-import jsonschema
 import pluggy
 
 from . import _config, hookspecs
 from ._errors import BootError, ConfigError
-from ._fastcheck import compile_fast
 from ._model import Decision, ToolResult
 from ._permissions import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
 from ._permissions import RuleEngine
-from ._registry import Registry
+from ._registry import Compiled, Registry, compile_schema
 from ._schema import canonical_bytes, canonical_schema, short_fingerprint
 from ._session import Session
 from ._spec import ToolSpec
@@ -71,16 +69,6 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
     },
     "permissions": PERMISSIONS_SCHEMA,
 }
-
-
-@attrs.frozen
-class Compiled:
-    """A tool schema compiled once: its validator, or why it does not compile."""
-
-    validator: jsonschema.Draft202012Validator | None
-    error: str | None
-    short_fingerprint: str
-    fast: Callable[[Any], bool] | None = None
 
 
 @attrs.frozen
@@ -342,25 +330,14 @@ class Host:
 
     def compiled(self, spec: ToolSpec) -> Compiled:
         """The compiled validator of a tool's schema, cached by its canonical bytes."""
-        registered = self.registry.get(spec.name)
-        if registered is spec:
-            validator = self.registry.validator(spec.name)
-            error = self.registry.schema_error(spec.name)
-            return Compiled(validator, error, self.registry.short_fingerprint(spec.name),
-                            self.registry.fast_check(spec.name))
+        if self.registry.get(spec.name) is spec:
+            return self.registry.compiled(spec.name)
         key = canonical_bytes(spec.schema) if isinstance(spec.schema, dict) else \
             repr(spec.schema).encode()
         found = self._compiled.get(key)
         if found is None:
             fp = short_fingerprint(spec.schema) if isinstance(spec.schema, dict) else "0" * 16
-            try:
-                jsonschema.Draft202012Validator.check_schema(spec.schema)
-                canonical = canonical_schema(spec.schema)
-                found = Compiled(jsonschema.Draft202012Validator(canonical), None, fp,
-                                 compile_fast(canonical))
-            except (jsonschema.SchemaError, TypeError, AttributeError) as exc:
-                found = Compiled(None, getattr(exc, "message", str(exc)), fp)
-            self._compiled[key] = found
+            found = self._compiled[key] = compile_schema(spec.schema, fp)
         return found
 
     # --- hooks ---------------------------------------------------

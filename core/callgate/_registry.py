@@ -7,9 +7,11 @@ once boot has finished it is frozen and the host reads from it.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import jsonschema
 
 from ._errors import BootError
@@ -20,6 +22,27 @@ from ._spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
 log = logging.getLogger("callgate")
 
 
+@attrs.frozen
+class Compiled:
+    """A tool schema compiled once: its validator, or why it does not compile."""
+
+    validator: jsonschema.Draft202012Validator | None
+    error: str | None
+    short_fingerprint: str
+    fast: Callable[[Any], bool] | None = None
+
+
+def compile_schema(schema: Any, short_fp: str) -> Compiled:
+    """Check ``schema`` against the 2020-12 metaschema and compile it (never raises)."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        canonical = canonical_schema(schema)
+        return Compiled(jsonschema.Draft202012Validator(canonical), None, short_fp,
+                        compile_fast(canonical))
+    except (jsonschema.SchemaError, TypeError, AttributeError) as exc:
+        return Compiled(None, getattr(exc, "message", str(exc)), short_fp)
+
+
 class Registry:
     """Every tool of one host, with the plugin each came from."""
 
@@ -27,10 +50,9 @@ class Registry:
         self.os = os_name
         self._pm = plugin_manager
         self._tools: dict[str, ToolSpec] = {}
-        self._schema_errors: dict[str, str] = {}
-        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
         self._fingerprints: dict[str, str] = {}
-        self._fast: dict[str, Callable[[Any], bool] | None] = {}
+        self._compiled: dict[str, Compiled] = {}
+        self._compile_lock = threading.Lock()
         self._config_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
         self._session_extensions: dict[str, Callable[[Any], Any]] = {}
         self._other_os: dict[str, ToolSpec] = {}
@@ -68,7 +90,6 @@ class Registry:
                 f"tool {spec.name!r} is registered twice: by plugin {existing.plugin} and by "
                 f"plugin {plugin}; remove or block one of them"
             )
-        import attrs
 
         spec = attrs.evolve(spec, plugin=plugin)
         if self.os not in spec.platforms:
@@ -84,7 +105,6 @@ class Registry:
         if table in self._config_schemas and self._config_schemas[table][0] != plugin:
             raise BootError(f"config table [{table}] is claimed by plugin "
                             f"{self._config_schemas[table][0]} and by plugin {plugin}")
-        jsonschema.Draft202012Validator.check_schema(schema)
         self._config_schemas[table] = (plugin, schema)
 
     def add_session_extension(self, name: str, factory: Callable[[Any], Any]) -> None:
@@ -117,15 +137,6 @@ class Registry:
                     raise BootError(f"plugin {spec.plugin}: alias {spec.name} needs alias_args "
                                     "or an execute of its own")
             self._fingerprints[spec.name] = short_fingerprint(spec.schema)
-            try:
-                jsonschema.Draft202012Validator.check_schema(spec.schema)
-                canonical = canonical_schema(spec.schema)
-                self._validators[spec.name] = jsonschema.Draft202012Validator(canonical)
-                self._fast[spec.name] = compile_fast(canonical)
-            except jsonschema.SchemaError as exc:
-                self._schema_errors[spec.name] = exc.message
-                log.warning("tool %s (plugin %s) has a schema that does not compile: %s",
-                            spec.name, spec.plugin, exc.message)
         self._frozen = True
 
     def get(self, name: str) -> ToolSpec | None:
@@ -140,15 +151,21 @@ class Registry:
     def tools(self) -> list[ToolSpec]:
         return [self._tools[n] for n in sorted(self._tools)]
 
-    def validator(self, name: str) -> jsonschema.Draft202012Validator | None:
-        return self._validators.get(name)
-
-    def fast_check(self, name: str) -> Callable[[Any], bool] | None:
-        """The certainly-valid fast path of a tool's schema (see `_fastcheck`), if any."""
-        return self._fast.get(name)
-
-    def schema_error(self, name: str) -> str | None:
-        return self._schema_errors.get(name)
+    def compiled(self, name: str) -> Compiled:
+        """The tool's schema compiled once, on first use (boot stays cheap): its validator,
+        the fast certainly-valid check, or why the schema does not compile."""
+        found = self._compiled.get(name)
+        if found is None:
+            with self._compile_lock:
+                found = self._compiled.get(name)
+                if found is None:
+                    spec = self._tools[name]
+                    found = compile_schema(spec.schema, self._fingerprints[name])
+                    if found.error is not None:
+                        log.warning("tool %s (plugin %s) has a schema that does not compile: %s",
+                                    name, spec.plugin, found.error)
+                    self._compiled[name] = found
+        return found
 
     def short_fingerprint(self, name: str) -> str:
         return self._fingerprints[name]
