@@ -81,6 +81,7 @@ from ._observations import (
 )
 from ._results import ResultStore, page_text
 from ._schema import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
+from ._serial import call_from_json, result_to_json
 from ._session import Session
 from ._spec import Target, ToolSpec
 from ._textio import (
@@ -150,6 +151,7 @@ __all__ = [
     "WriterLease",
     "binary_error",
     "bom_of",
+    "call_from_json",
     "canonical_bytes",
     "canonical_schema",
     "change_diff",
@@ -188,6 +190,7 @@ __all__ = [
     "removed_after_read",
     "rename_noreplace",
     "replace_file",
+    "result_to_json",
     "short_fingerprint",
     "split_lines",
     "stale",

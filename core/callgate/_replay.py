@@ -14,7 +14,8 @@ from typing import Any
 
 import attrs
 
-from ._model import ImageBlock, TextBlock, ToolCall, ToolResult
+from ._model import ToolCall, ToolResult
+from ._serial import call_from_json, result_to_json
 from ._session import Session
 
 
@@ -68,42 +69,15 @@ def _entry(item: Any, line: int, default_id: str) -> Entry:
                                             'string "name"', call_id), raw=item)
     if not isinstance(call_id, str):
         call_id = json.dumps(call_id)
-    return Entry(line, ToolCall(call_id, item["name"], item.get("arguments")), raw=item)
-
-
-def content_json(result: ToolResult) -> str | list[dict[str, Any]]:
-    """The text the model sees; with images, a list of text and image-summary blocks."""
-    if not any(isinstance(b, ImageBlock) for b in result.content):
-        return result.text
-    blocks: list[dict[str, Any]] = []
-    for b in result.content:
-        if isinstance(b, TextBlock):
-            blocks.append({"type": "text", "text": b.text})
-        else:
-            blocks.append({"type": "image", "media_type": b.media_type, "bytes": len(b.data)})
-    return blocks
+    return Entry(line, call_from_json({**item, "id": call_id}), raw=item)
 
 
 def result_json(result: ToolResult, line: int | None = None) -> dict[str, Any]:
-    meta = dict(result.meta)
+    """A result's replay line (see `_serial`); ``meta.line`` names its transcript line."""
+    out = result_to_json(result)
     if line is not None:
-        meta.setdefault("line", line)
-    error = None
-    if result.error is not None:
-        error = {"kind": result.error.kind, "signature": result.error.signature,
-                 "message": result.error.message}
-    return {"id": result.call_id, "name": result.name, "is_error": result.is_error,
-            "content": content_json(result), "error": error, "meta": _jsonable(meta)}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
+        out["meta"].setdefault("line", line)
+    return out
 
 
 async def replay(session: Session, lines: Iterable[str]
