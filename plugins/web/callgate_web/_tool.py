@@ -8,14 +8,12 @@ with an injected ``resolver`` and ``transport`` (web-and-media.md §3).
 from __future__ import annotations
 
 import os
-import ssl
 import threading
 from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 from callgate import (
     PermissionSubject,
     ToolContext,
@@ -26,9 +24,15 @@ from callgate import (
     hookimpl,
 )
 
-from . import _content, _guard, _html
-from ._fetch import Fetched, Fetcher, Settings, TransportSource
+from . import _content, _guard
 from ._url import BadURL, parse
+
+if TYPE_CHECKING:  # httpx, ssl, bs4, markdownify load on the first fetch, not at registration
+    import ssl
+
+    import httpx
+
+    from ._fetch import Fetched, TransportSource
 
 __version__ = "0.1.0"
 
@@ -125,6 +129,8 @@ class WebPlugin:
     # --- execute ---------------------------------------------------------------------
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        from ._fetch import Fetcher, Settings
+
         url: str = args["url"]
         config = ctx.config
         settings = Settings.from_config(config, f"callgate-web-fetch/{__version__}")
@@ -139,6 +145,8 @@ class WebPlugin:
         return await anyio.to_thread.run_sync(present, fetched, settings.max_bytes)
 
     def _transport(self, tls: ssl.SSLContext) -> tuple[httpx.AsyncBaseTransport, bool]:
+        import httpx
+
         given = self.transport
         if given is None:
             return httpx.AsyncHTTPTransport(
@@ -159,6 +167,10 @@ class WebPlugin:
         with self._tls_lock:
             found = self._tls.get(key)
             if found is None:
+                import ssl
+
+                import httpx
+
                 found = httpx.create_ssl_context(verify=True, trust_env=False)
                 if path:
                     try:
@@ -221,6 +233,8 @@ def present(fetched: Fetched, max_bytes: int) -> ToolResult:
         raise _unsupported(media_type, len(fetched.body))
     text = _content.decode(fetched.body, charset, kind, fetched.cut)
     if kind == "html":
+        from . import _html
+
         text = _html.render(text, fetched.url)
     meta = {"status": fetched.status, "media_type": media_type or None,
             "bytes": len(fetched.body), "cut": fetched.cut, "final_url": fetched.url}

@@ -13,10 +13,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 import attrs
-import httpx
+
+if TYPE_CHECKING:  # httpx is imported on first use: `callgate tools` never needs it
+    import httpx
 
 NOT_HTTP = "url must be an absolute http(s) address"
 CREDENTIALS = "url must not contain credentials"
@@ -62,6 +65,8 @@ class Target:
 
     def request_url(self, address: IPAddress) -> httpx.URL:
         """This URL with its host replaced by the checked address (no second lookup)."""
+        import httpx
+
         host = f"[{address.compressed}]" if address.version == 6 else address.compressed
         return httpx.URL(f"{self.scheme}://{host}:{self.port}{self.path}")
 
@@ -110,6 +115,8 @@ def parse(url: str) -> Target:
 
 def _ascii_name(name: str) -> str:
     """A host name in its ASCII (IDNA) form, or `BadURL` when it cannot be one."""
+    import httpx
+
     try:
         ascii_name = httpx.URL(f"http://{name}/").raw_host.decode("ascii").lower()
     except (httpx.InvalidURL, UnicodeError):
