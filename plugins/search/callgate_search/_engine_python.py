@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import regex
+if TYPE_CHECKING:  # regex (~10 ms) is imported when this engine first searches
+    import regex
 
 from ._grep_model import FileHits, GrepRequest
 from ._patterns import analyse
@@ -68,6 +70,8 @@ def read_text(path: str, required: bytes | None = None, folded: bool = False) ->
 
 def search(req: GrepRequest) -> Iterator[FileHits]:
     """Yield the hits of each file with a matching line, in path order."""
+    import regex
+
     info = analyse(req.pattern, req.ignore_case)
     flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if req.ignore_case else 0)
     pattern = regex.compile(req.pattern, flags)

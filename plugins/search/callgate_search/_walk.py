@@ -14,8 +14,6 @@ import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-import pathspec
-
 #: Directory names that tools never walk into unless the caller names them.
 PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox",
                    ".mypy_cache", ".pytest_cache", ".ruff_cache"})
@@ -31,6 +29,8 @@ def join_rel(parent: str, name: str) -> str:
 
 def _compile(lines: list[str]) -> Spec | None:
     """Compile a ``.gitignore`` with pathspec's git rules; unreadable lines are dropped."""
+    import pathspec  # ~13 ms: loaded when a walk first meets a .gitignore, not at registration
+
     rules: list[tuple[bool, re.Pattern[str]]] = []
     for line in lines:
         try:
