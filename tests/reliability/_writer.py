@@ -34,7 +34,7 @@ def content(k: int, tail: int | None = None) -> str:
 def versions_in(data: bytes) -> tuple[int, int] | None:
     """The (header, tail) numbers of a whole version, or ``None`` for anything else."""
     head, _, rest = data.partition(b"\n")
-    body, _, last = rest[:-1].rpartition(b"\n")
+    _, _, last = rest[:-1].rpartition(b"\n")
     try:
         h, t = int(head.removeprefix(b"version ")), int(last.removeprefix(b"tail "))
     except ValueError:

@@ -19,7 +19,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import callgate_files
 import pytest
