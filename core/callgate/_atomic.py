@@ -10,11 +10,8 @@ so a later sweep can tell a dead writer's leftovers from a live one's.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
-import secrets
 import shutil
 import stat as stat_mod
 from collections.abc import Callable, Iterable
@@ -30,7 +27,7 @@ _NO_HARDLINK = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errn
 def temp_name(target: str) -> str:
     """A fresh temp name in ``target``'s directory, tagged with this process's pid."""
     directory, base = os.path.split(target)
-    return os.path.join(directory, f".{base}{TEMP_INFIX}{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    return os.path.join(directory, f".{base}{TEMP_INFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp")
 
 
 def fsync_dir(directory: str) -> None:
@@ -193,6 +190,9 @@ _AT_FDCWD = -100
 
 
 def _renameat2() -> Callable[..., int] | None:
+    import ctypes  # ~10 ms with ctypes.util: only a filesystem without hard links needs it
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     if not name:
         return None
@@ -229,6 +229,8 @@ def rename_noreplace(source: str, destination: str) -> None:
                       destination)
     if fn(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(destination),
           _RENAME_NOREPLACE) != 0:
+        import ctypes
+
         err = ctypes.get_errno()
         if err == errno.EEXIST:
             raise FileExistsError(err, "File exists", destination)

@@ -80,6 +80,10 @@ def _node(schema: Any) -> Check:
                 extra = _node(value)
                 checks.append(lambda v, d=declared, e=extra: not isinstance(v, dict) or all(
                     e(v[k]) for k in v if k not in d))
+        elif key == "propertyNames":
+            names = _node(value)
+            checks.append(lambda v, names=names: not isinstance(v, dict) or all(
+                names(k) for k in v))
         elif key == "items":
             item = _node(value)
             checks.append(lambda v, item=item: not isinstance(v, list) or all(

@@ -9,15 +9,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import jsonschema
 
 from ._errors import BootError
 from ._fastcheck import compile_fast
 from ._schema import canonical_schema, short_fingerprint
 from ._spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
+
+if TYPE_CHECKING:  # jsonschema (~35 ms) is imported when the first schema compiles
+    import jsonschema
 
 log = logging.getLogger("callgate")
 
@@ -34,6 +36,8 @@ class Compiled:
 
 def compile_schema(schema: Any, short_fp: str) -> Compiled:
     """Check ``schema`` against the 2020-12 metaschema and compile it (never raises)."""
+    import jsonschema
+
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
         canonical = canonical_schema(schema)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from ._model import ToolResult, Violation
+
+if TYPE_CHECKING:
+    import jsonschema
 
 FEEDBACK_LIMIT = 4096
 MAX_LISTED = 8
