@@ -34,3 +34,37 @@ def test_grep_pattern_or_glob_with_a_nul_is_an_unexecuted_argument_error(
     r = s.call("grep", args)
     assert r.error.kind == "invalid_arguments" and r.meta["executed"] is False, r.text
     assert "NUL" in r.text
+
+
+@pytest.mark.parametrize("address", ["192.0.0.91", "192.0.0.255", "64:ff9b:1::a00:1",
+                                     "fec0::1"])
+def test_web_guard_refuses_special_blocks_older_pythons_call_global(
+        callgate_session: Callable[..., Any], address: str) -> None:
+    """Network guard: on Python before 3.11.10 / 3.12.4 (CVE-2024-4032) ``ipaddress`` calls
+    most of 192.0.0.0/24 and the local-use NAT64 block global, so web_fetch fetched them;
+    site-local fec0::/10 is global to every version."""
+    from callgate_web import WebPlugin
+
+    from .test_network_guard import FakeInternet
+
+    internet = FakeInternet()
+    plugin = WebPlugin(resolver=lambda host: [address], transport=lambda tls: internet)
+    s = callgate_session(plugins=[plugin])
+    r = s.call("web_fetch", {"url": "http://special.test/"})
+    assert r.is_error and r.error.signature == "WEB_REFUSED_ADDRESS", r.text
+    assert "(non-global)" in r.text
+    assert internet.requests == 0
+
+
+@pytest.mark.parametrize("address", ["192.0.0.9", "192.0.0.10", "8.8.8.8"])
+def test_web_guard_still_fetches_global_addresses_next_to_those_blocks(
+        callgate_session: Callable[..., Any], address: str) -> None:
+    from callgate_web import WebPlugin
+
+    from .test_network_guard import FakeInternet
+
+    internet = FakeInternet()
+    plugin = WebPlugin(resolver=lambda host: [address], transport=lambda tls: internet)
+    s = callgate_session(plugins=[plugin])
+    r = s.call("web_fetch", {"url": "http://public.test/"})
+    assert not r.is_error and r.text.endswith("public"), r.text

@@ -31,6 +31,11 @@ CATEGORIES: tuple[tuple[str, tuple[ipaddress.IPv4Network | ipaddress.IPv6Network
     ("multicast", (_net("224.0.0.0/4"), _net("ff00::/8"))),
 )
 _NAT64 = _net("64:ff9b::/96")
+#: Not globally reachable, yet global to ``ipaddress`` before Python 3.11.10 / 3.12.4
+#: (CVE-2024-4032: most of 192.0.0.0/24, local-use NAT64), or to every version (the
+#: deprecated site-local fec0::/10): listed so the guard does not depend on the patch level.
+_NON_GLOBAL = (_net("192.0.0.0/24"), _net("64:ff9b:1::/48"), _net("fec0::/10"))
+_GLOBAL_IN_NON_GLOBAL = (ipaddress.ip_address("192.0.0.9"), ipaddress.ip_address("192.0.0.10"))
 
 
 def embedded(address: IPAddress) -> IPAddress:
@@ -52,6 +57,9 @@ def category(address: IPAddress) -> str | None:
         if any(judged.version == n.version and judged in n for n in networks):
             return name
     if not judged.is_global:
+        return "non-global"
+    if judged not in _GLOBAL_IN_NON_GLOBAL and \
+            any(judged.version == n.version and judged in n for n in _NON_GLOBAL):
         return "non-global"
     return None
 
