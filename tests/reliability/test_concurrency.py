@@ -16,7 +16,6 @@ import faulthandler
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,12 +64,13 @@ def test_sessions_racing_from_one_observation_have_exactly_one_winner(
             barrier = threading.Barrier(n)
             results: list[Any] = [None] * n
 
-            def go(i: int) -> None:
+            def go(i: int, barrier: threading.Barrier, results: list[Any]) -> None:
                 tool, args, _ = change_for(i)
                 barrier.wait(timeout=30)
                 results[i] = sessions[i].run(ToolCall(f"c{i}", tool, args))
 
-            threads = [threading.Thread(target=go, args=(i,)) for i in range(n)]
+            threads = [threading.Thread(target=go, args=(i, barrier, results))
+                       for i in range(n)]
             for t in threads:
                 t.start()
             for t in threads:
