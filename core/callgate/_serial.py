@@ -12,13 +12,13 @@ the same JSON shapes; one converter defines them:
 
 from __future__ import annotations
 
-from typing import Any
-
-import cattrs
+import functools
+from typing import TYPE_CHECKING, Any
 
 from ._model import ErrorInfo, ImageBlock, TextBlock, ToolCall, ToolResult
 
-converter = cattrs.Converter()
+if TYPE_CHECKING:
+    import cattrs
 
 
 def _block(block: TextBlock | ImageBlock) -> dict[str, Any]:
@@ -49,23 +49,37 @@ def _unstructure_result(result: ToolResult) -> dict[str, Any]:
         "name": result.name,
         "is_error": result.is_error,
         "content": _content(result),
-        "error": converter.unstructure(result.error) if result.error else None,
+        "error": _converter().unstructure(result.error) if result.error else None,
         "meta": _jsonable(result.meta),
     }
 
 
-converter.register_unstructure_hook(ToolResult, _unstructure_result)
-converter.register_unstructure_hook(
-    ErrorInfo, lambda e: {"kind": e.kind, "signature": e.signature, "message": e.message})
-converter.register_structure_hook(
-    ToolCall, lambda d, _: ToolCall(d["id"], d["name"], d.get("arguments")))
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The one converter, built on first use: importing cattrs costs ~10 ms of every
+    cold start, and most processes (``callgate tools``) never (un)structure anything."""
+    import cattrs
+
+    converter = cattrs.Converter()
+    converter.register_unstructure_hook(ToolResult, _unstructure_result)
+    converter.register_unstructure_hook(
+        ErrorInfo, lambda e: {"kind": e.kind, "signature": e.signature, "message": e.message})
+    converter.register_structure_hook(
+        ToolCall, lambda d, _: ToolCall(d["id"], d["name"], d.get("arguments")))
+    return converter
+
+
+def __getattr__(name: str) -> Any:
+    if name == "converter":  # the module attribute it used to be
+        return _converter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def result_to_json(result: ToolResult) -> dict[str, Any]:
     """The replay/log shape of a result."""
-    return converter.unstructure(result)
+    return _converter().unstructure(result)
 
 
 def call_from_json(data: dict[str, Any]) -> ToolCall:
     """A `ToolCall` from a transcript call object (``id`` and string ``name`` required)."""
-    return converter.structure(data, ToolCall)
+    return _converter().structure(data, ToolCall)
