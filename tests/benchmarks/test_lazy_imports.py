@@ -1,0 +1,98 @@
+"""Cold start stays lean (issue 11, the ``callgate tools`` <= 300 ms target).
+
+Heavy libraries are imported where they are first used (a fetch, a probe, a
+schema compiled, a result serialized), never while plugins register. These
+tests keep an eager import from creeping back, and check that the shortcut
+taken at boot (the fast subset check instead of jsonschema for config tables)
+agrees with jsonschema.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import jsonschema
+import pytest
+from callgate import ConfigError, Host, ToolSpec, hookimpl
+from callgate._fastcheck import compile_fast
+
+#: What a cold `callgate tools` used to import at registration, ~250 ms in all.
+HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PIL", "regex",
+         "pathspec", "ctypes", "mcp", "numpy")
+
+PROBE = """
+import contextlib, io, json, sys
+import callgate.cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = callgate.cli.main(["tools"])
+print(json.dumps({"code": code, "listed": out.getvalue().count("\\n"),
+                  "loaded": sorted(m for m in %r if m in sys.modules)}))
+"""
+
+
+def _probe(tmp_path: Any, code: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_callgate_tools_imports_no_heavy_library(tmp_path: Any) -> None:
+    found = _probe(tmp_path, PROBE % (HEAVY,))
+    assert found["code"] == 0 and found["listed"] > 0
+    assert found["loaded"] == []
+
+
+def test_the_probe_sees_an_eager_import(tmp_path: Any) -> None:
+    # the same probe, with one heavy import made at start: it must be reported
+    found = _probe(tmp_path, "import regex\n" + PROBE % (HEAVY,))
+    assert found["loaded"] == ["regex"]
+
+
+#: A config table that is a map keyed by a name pattern (like [mcp_servers]).
+NAMED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"pattern": "^[a-z][a-z0-9_]*$", "maxLength": 8},
+    "additionalProperties": {
+        "type": "object", "additionalProperties": False, "required": ["command"],
+        "properties": {"command": {"type": "string", "minLength": 1},
+                       "timeout_s": {"type": "number", "minimum": 1, "default": 30}},
+    },
+}
+
+
+class Named:
+    """A plugin claiming the ``[named]`` table."""
+
+    __name__ = "named"
+
+    @hookimpl
+    def callgate_register_tools(self, registry: Any) -> None:
+        registry.add_config("named", NAMED_SCHEMA)
+        registry.add(ToolSpec(name="named_tool", description="A tool.", read_only=True,
+                              schema={"type": "object"}, execute=lambda ctx, args: "ok"))
+
+
+@pytest.mark.parametrize("table", [
+    {}, {"a": {"command": "x"}}, {"a1_b": {"command": "x", "timeout_s": 2.5}},
+    {"Bad": {"command": "x"}}, {"waytoolongname": {"command": "x"}}, {"a": {}},
+    {"a": {"command": ""}}, {"a": {"command": "x", "timeout_s": 0}},
+    {"a": {"command": "x", "extra": 1}}, {"a": {"command": "x", "timeout_s": True}},
+])
+def test_config_tables_judged_as_jsonschema_judges_them(table: dict[str, Any]) -> None:
+    valid = jsonschema.Draft202012Validator(NAMED_SCHEMA).is_valid(table)
+    fast = compile_fast(NAMED_SCHEMA)
+    assert fast is not None
+    if fast(table):
+        assert valid  # the fast check never accepts what jsonschema refuses
+    if valid:
+        host = Host.boot({"named": table}, plugins=[Named()], entrypoints=False)
+        expected = {k: {"timeout_s": 30, **v} for k, v in table.items()}
+        assert host.config("named") == expected
+    else:
+        with pytest.raises(ConfigError) as err:
+            Host.boot({"named": table}, plugins=[Named()], entrypoints=False)
+        assert err.value.key is not None and err.value.key.startswith("named")
