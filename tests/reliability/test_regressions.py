@@ -68,3 +68,23 @@ def test_web_guard_still_fetches_global_addresses_next_to_those_blocks(
     s = callgate_session(plugins=[plugin])
     r = s.call("web_fetch", {"url": "http://public.test/"})
     assert not r.is_error and r.text.endswith("public"), r.text
+
+
+@pytest.mark.parametrize("engine", ["rg", "python"])
+def test_grep_skips_files_over_its_size_limit_without_reading_them(
+        callgate_session: Callable[..., Any], engine: str) -> None:
+    """Resource bombs: grep held a whole matching line (rg's JSON) or a whole file (Python
+    engine) in memory: ~3 GB of host memory for a 1 GB single-line file. Files over
+    ``search.max_file_bytes`` are now skipped by both engines alike, and one named in
+    ``path`` says so without being read."""
+    s = callgate_session(entrypoints=["search"],
+                         files={"big.txt": "needle " + "x" * 5000, "small.txt": "needle\n"},
+                         config={"search": {"grep_engine": engine, "max_file_bytes": 4096}})
+    assert s.call("grep", {"pattern": "needle"}).text == "small.txt:1:needle"
+    r = s.call("grep", {"pattern": "needle", "path": "big.txt"})
+    assert r.text == ("(no matches; big.txt is larger than the 4096 bytes grep limit; "
+                      "search it with the shell or raise search.max_file_bytes)")
+    exact = callgate_session(entrypoints=["search"], files={"f.txt": "needle\n" + "x" * 4089},
+                             config={"search": {"grep_engine": engine,
+                                                "max_file_bytes": 4096}})
+    assert exact.call("grep", {"pattern": "needle"}).text == "f.txt:1:needle"  # at the limit

@@ -13,6 +13,7 @@ where a match could span lines.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -111,8 +112,15 @@ def _files(req: GrepRequest) -> Iterator[tuple[str, str]]:
         return
     for entry in walk_files(req.root, req.target_rel, skip_hidden=True, ignore=req.rules,
                             stop=req.cancelled.is_set):
-        if req.wanted(entry.rel):
+        if req.wanted(entry.rel) and _size(entry.path) <= req.max_file_bytes:
             yield entry.rel, entry.path
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _join(root: str, rel: str) -> str:

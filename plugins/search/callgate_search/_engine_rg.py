@@ -52,6 +52,7 @@ def command(rg: str, req: GrepRequest) -> list[str]:
         args += ["--context", str(req.context)]
     if req.glob is not None and req.glob.by_name and not req.is_file:
         args += ["--type-add", f"cg:{req.glob.pattern}", "--type", "cg"]
+    args += ["--max-filesize", str(req.max_file_bytes)]
     args += ["--regexp", req.pattern, "--", req.target_rel or "."]
     return args
 

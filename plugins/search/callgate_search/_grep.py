@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import attrs
@@ -88,9 +89,16 @@ class Grep:
         if not (target.is_dir or target.is_file):
             raise ToolError("tool_error", f"grep: {target.display} is not a regular file or "
                             "directory", "SEARCH_NOT_REGULAR")
+        limit_bytes = int(ctx.config.get("max_file_bytes", 64 << 20))
         if target.is_file:
             if glob is not None and not glob.matches(target.rel):
                 return ToolResult.ok("(no matches)", {**meta, "matches": 0})
+            if os.path.getsize(target.path) > limit_bytes:  # checked before any byte is read
+                return ToolResult.ok(
+                    f"(no matches; {target.shown(target.rel)} is larger than the "
+                    f"{_size_text(limit_bytes)} grep limit; search it with the shell or raise "
+                    "search.max_file_bytes)",
+                    {**meta, "matches": 0, "too_large": True})
             if _engine_python.read_text(target.path) is None and _is_readable(target.path):
                 return ToolResult.ok(f"(no matches; {target.shown(target.rel)} is a binary file)",
                                      {**meta, "matches": 0, "binary": True})
@@ -101,7 +109,7 @@ class Grep:
             pattern=args["pattern"], ignore_case=args.get("case_insensitive", False),
             context=args.get("context", 0), glob=glob, limit=limit, deadline=until,
             cancelled=ctx.cancelled,
-            rules=IgnoreRules(target.root),
+            rules=IgnoreRules(target.root), max_file_bytes=limit_bytes,
         )
         hits = _engine_rg.search(self.rg, req) if engine == "rg" and self.rg else \
             _engine_python.search(req)
@@ -135,6 +143,10 @@ def _prefixed(hits: Any, prefix: str) -> Any:
     for fh in hits:
         fh.path = prefix + fh.path
         yield fh
+
+
+def _size_text(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
 def _is_readable(path: str) -> bool:

@@ -36,6 +36,9 @@ class GrepRequest:
     cancelled: threading.Event
     rules: IgnoreRules
     timed_out: bool = False
+    max_file_bytes: int = 64 << 20
+    """Walked files larger than this are skipped: a match is held in memory whole, so a
+    multi-gigabyte line would cost gigabytes (both engines skip them alike)."""
 
     def wanted(self, rel: str) -> bool:
         """The ``glob`` filter: it only narrows (names at any depth, or whole paths)."""

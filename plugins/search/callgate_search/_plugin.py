@@ -15,6 +15,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "properties": {
         "grep_engine": {"enum": ["auto", "rg", "python"], "default": "auto"},
         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 30},
+        "max_file_bytes": {"type": "integer", "minimum": 1024, "default": 67108864},
     },
 }
 
