@@ -204,5 +204,5 @@ def _check_observed(session: Session, entry: Present | Absent | None, display: s
                     path: str, st: os.stat_result) -> None:
     if entry is None or isinstance(entry, Absent):
         raise not_observed(display)
-    if not matches(entry, st, path):
+    if not matches(entry, st, path, session.ledger.content(entry)):
         raise stale(display, stale_detail(session, entry, path, st))

@@ -24,6 +24,8 @@ DIGEST_WINDOW_NS = 2_000_000_000
 DIGEST_MAX_BYTES = 1 << 20
 SNAPSHOT_MAX_BYTES = 1 << 20
 SNAPSHOT_BUDGET = 32 << 20
+#: Bytes of young versions kept per session, so the gate compares bytes instead of hashing.
+CONTENT_BUDGET = 8 << 20
 
 
 def version_of(st: os.stat_result) -> Version:
@@ -42,6 +44,20 @@ def sha256_file(path: str) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def same_bytes(path: str, content: bytes) -> bool:
+    """Whether the file at ``path`` holds exactly ``content`` (read, not hashed)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        want = len(content) + 1
+        while want > 0 and (chunk := os.read(fd, want)):
+            chunks.append(chunk)
+            want -= len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks) == content
 
 
 def needs_digest(st: os.stat_result, now_ns: int | None = None) -> bool:
@@ -78,8 +94,12 @@ class ObservationLedger:
         self._lock = threading.Lock()
         self._by_path: dict[str, Entry] = {}
         self._path_of_identity: dict[Identity, str] = {}
-        self._snapshots: OrderedDict[Identity, str] = OrderedDict()
+        self._snapshots: OrderedDict[Identity, tuple[str, int]] = OrderedDict()  # text, size
         self._snapshot_bytes = 0
+        # the bytes a young version's digest was taken from: checking the file against
+        # them is a read and a compare, where the digest costs a read and a SHA-256
+        self._contents: OrderedDict[Identity, tuple[Version, str, bytes]] = OrderedDict()
+        self._content_bytes = 0
 
     # --- recording ---------------------------------------------------
 
@@ -88,10 +108,13 @@ class ObservationLedger:
         """Record that the session observed ``path`` at the version ``st`` describes.
 
         When the version is young enough to need a digest, it is taken from ``content``
-        (the bytes just read or written) or, failing that, from the file.
+        (the bytes just read or written) or, failing that, from the file. ``content``
+        given with a ``digest`` must be the bytes that digest was taken from.
         """
+        whole = content is not None and len(content) == st.st_size
         if digest is None and needs_digest(st):
-            if content is not None and len(content) == st.st_size:
+            if whole:
+                assert content is not None
                 digest = hashlib.sha256(content).hexdigest()
             else:
                 try:
@@ -103,6 +126,7 @@ class ObservationLedger:
             old = self._by_path.get(path)
             if isinstance(old, Present) and old.identity != entry.identity:
                 self._drop_snapshot(old.identity)
+                self._drop_content(old.identity)
                 if self._path_of_identity.get(old.identity) == path:
                     del self._path_of_identity[old.identity]
             self._by_path[path] = entry
@@ -111,6 +135,11 @@ class ObservationLedger:
                 self._put_snapshot(entry.identity, snapshot)
             else:
                 self._drop_snapshot(entry.identity)
+            if digest is not None and whole:
+                assert content is not None
+                self._put_content(entry, content)
+            else:
+                self._drop_content(entry.identity)
         return entry
 
     def record_absent(self, path: str) -> None:
@@ -130,12 +159,14 @@ class ObservationLedger:
         if isinstance(old, Present) and self._path_of_identity.get(old.identity) == path:
             del self._path_of_identity[old.identity]
             self._drop_snapshot(old.identity)
+            self._drop_content(old.identity)
 
     def move(self, source: str, destination: str, st: os.stat_result) -> None:
         """A host move: the source becomes Absent, the destination Present (snapshot kept)."""
         with self._lock:
             old = self._by_path.get(source)
-            snap = self._snapshots.get(old.identity) if isinstance(old, Present) else None
+            kept = self._snapshots.get(old.identity) if isinstance(old, Present) else None
+            snap = kept[0] if kept is not None else None
             digest = old.digest if isinstance(old, Present) else None
         self.record_absent(source)
         self.record_present(destination, st, snapshot=snap,
@@ -161,10 +192,22 @@ class ObservationLedger:
 
     def snapshot(self, entry: Present) -> str | None:
         with self._lock:
-            text = self._snapshots.get(entry.identity)
-            if text is not None:
-                self._snapshots.move_to_end(entry.identity)
-            return text
+            kept = self._snapshots.get(entry.identity)
+            if kept is None:
+                return None
+            self._snapshots.move_to_end(entry.identity)
+            return kept[0]
+
+    def content(self, entry: Present) -> bytes | None:
+        """The bytes ``entry``'s digest was taken from, if still kept (else ``None``)."""
+        if entry.digest is None:
+            return None
+        with self._lock:
+            kept = self._contents.get(entry.identity)
+            if kept is None or kept[0] != entry.version or kept[1] != entry.digest:
+                return None
+            self._contents.move_to_end(entry.identity)
+            return kept[2]
 
     def paths(self) -> dict[str, Entry]:
         with self._lock:
@@ -182,26 +225,50 @@ class ObservationLedger:
             self._drop_snapshot(identity)
             return
         self._drop_snapshot(identity)
-        self._snapshots[identity] = text
+        self._snapshots[identity] = (text, size)
         self._snapshot_bytes += size
         while self._snapshot_bytes > SNAPSHOT_BUDGET and self._snapshots:
-            _, dropped = self._snapshots.popitem(last=False)
-            self._snapshot_bytes -= len(dropped.encode("utf-8", "surrogateescape"))
+            _, (_, dropped) = self._snapshots.popitem(last=False)
+            self._snapshot_bytes -= dropped
 
     def _drop_snapshot(self, identity: Identity) -> None:
-        text = self._snapshots.pop(identity, None)
-        if text is not None:
-            self._snapshot_bytes -= len(text.encode("utf-8", "surrogateescape"))
+        kept = self._snapshots.pop(identity, None)
+        if kept is not None:
+            self._snapshot_bytes -= kept[1]
+
+    # --- young versions' bytes (for the gate's digest check), LRU within a budget ------
+
+    def _put_content(self, entry: Present, data: bytes) -> None:
+        self._drop_content(entry.identity)
+        if entry.digest is None or len(data) > CONTENT_BUDGET:
+            return
+        self._contents[entry.identity] = (entry.version, entry.digest, data)
+        self._content_bytes += len(data)
+        while self._content_bytes > CONTENT_BUDGET and self._contents:
+            _, (_, _, dropped) = self._contents.popitem(last=False)
+            self._content_bytes -= len(dropped)
+
+    def _drop_content(self, identity: Identity) -> None:
+        kept = self._contents.pop(identity, None)
+        if kept is not None:
+            self._content_bytes -= len(kept[2])
 
 
-def matches(entry: Entry | None, st: os.stat_result, path: str) -> bool:
-    """True when ``entry`` proves the session saw exactly the version ``st`` describes."""
+def matches(entry: Entry | None, st: os.stat_result, path: str,
+            content: bytes | None = None) -> bool:
+    """True when ``entry`` proves the session saw exactly the version ``st`` describes.
+
+    ``content``, the bytes the entry's digest was taken from (`ObservationLedger.content`),
+    makes the digest check a byte comparison: the same verdict, without hashing.
+    """
     if not isinstance(entry, Present):
         return False
     if entry.version != version_of(st):
         return False
     if entry.digest is not None:
         try:
+            if content is not None:
+                return same_bytes(path, content)
             return sha256_file(path) == entry.digest
         except OSError:
             return False
