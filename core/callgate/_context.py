@@ -19,12 +19,17 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class GatedPath:
-    """A path argument the host gate has checked: confined, leased, stat'ed and observed."""
+    """A path argument the host gate has checked: confined, leased, stat'ed and observed.
+
+    ``content`` is the file's bytes when the gate read them from the version ``stat``
+    describes (checking a young observation); `FileAccess.load` then reads nothing again.
+    """
 
     argument: str
     role: PathRole
     resolved: ResolvedPath
     stat: os.stat_result | None
+    content: bytes | None = attrs.field(default=None, repr=False)
 
     @property
     def path(self) -> str:

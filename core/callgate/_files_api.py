@@ -127,6 +127,10 @@ class FileAccess:
         limit = self.max_edit_bytes if max_bytes is None else max_bytes
         if st.st_size > limit:
             raise too_large(rp.display, st.st_size, limit)
+        if gated.content is not None and len(gated.content) == st.st_size:
+            # the gate has just read this very version (its handle's stat before and after
+            # the read was ``st``): that was this mutation's one read
+            return self._source(rp, st, gated.content, decode, tool)
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
             getattr(os, "O_CLOEXEC", 0)
         try:
@@ -149,6 +153,11 @@ class FileAccess:
             raise io_error(rp.display, exc) from None
         finally:
             os.close(fd)
+        return self._source(rp, st, data, decode, tool)
+
+    @staticmethod
+    def _source(rp: ResolvedPath, st: os.stat_result, data: bytes, decode: bool,
+                tool: str) -> SourceFile:
         if not decode:
             return SourceFile(rp, st, data)
         decoded = decode_text(data)

@@ -18,7 +18,7 @@ from ._context import GatedPath
 from ._errors import ToolError
 from ._lease import WriterLease
 from ._model import PathRole
-from ._observations import Absent, Present, matches, version_of
+from ._observations import Absent, Present, matches, read_version, version_of
 from ._spec import ToolSpec
 from ._textio import decode_text, display_lines, is_binary
 
@@ -190,19 +190,35 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
             continue
         if not stat_mod.S_ISREG(st.st_mode):
             raise not_regular(rp.display, tool, kind_of(st))
+        content = None
         if not same_path:
-            _check_observed(session, entry, rp.display, target, st)
+            content = _check_observed(session, entry, rp.display, target, st)
         if expected_versions is not None:
             want = expected_versions.get(role.argument)
             if want is not None and tuple(want) != version_of(st):
                 raise stale(rp.display)
-        gated[role.argument] = GatedPath(role.argument, role, rp, st)
+        gated[role.argument] = GatedPath(role.argument, role, rp, st,
+                                         content if target == rp.path else None)
     return gated
 
 
 def _check_observed(session: Session, entry: Present | Absent | None, display: str,
-                    path: str, st: os.stat_result) -> None:
+                    path: str, st: os.stat_result) -> bytes | None:
+    """Refuse unless ``entry`` proves this session saw the version ``st``. A young version
+    whose bytes the ledger kept is checked by reading the file and comparing; those bytes
+    are returned when the read was of that very version (the tool's load then uses them
+    instead of reading the file a second time)."""
     if entry is None or isinstance(entry, Absent):
         raise not_observed(display)
-    if not matches(entry, st, path, session.ledger.content(entry)):
+    kept = session.ledger.content(entry)
+    if kept is not None and entry.version == version_of(st):
+        try:
+            now, same_version = read_version(path, st, len(kept))
+        except OSError:
+            now, same_version = None, False
+        if now != kept:
+            raise stale(display, stale_detail(session, entry, path, st))
+        return kept if same_version else None
+    if not matches(entry, st, path):
         raise stale(display, stale_detail(session, entry, path, st))
+    return None

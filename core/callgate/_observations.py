@@ -46,18 +46,28 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def same_bytes(path: str, content: bytes) -> bool:
-    """Whether the file at ``path`` holds exactly ``content`` (read, not hashed)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+def read_version(path: str, st: os.stat_result | None, n: int) -> tuple[bytes, bool]:
+    """Up to ``n + 1`` bytes of ``path`` (so a longer file shows), and whether the open
+    handle was the version ``st`` describes before and after the read (raises `OSError`)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
+        getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
     try:
+        same = st is not None and version_of(os.fstat(fd)) == version_of(st)
         chunks = []
-        want = len(content) + 1
+        want = n + 1
         while want > 0 and (chunk := os.read(fd, want)):
             chunks.append(chunk)
             want -= len(chunk)
+        same = same and version_of(os.fstat(fd)) == version_of(st)  # type: ignore[arg-type]
     finally:
         os.close(fd)
-    return b"".join(chunks) == content
+    return b"".join(chunks), same
+
+
+def same_bytes(path: str, content: bytes) -> bool:
+    """Whether the file at ``path`` holds exactly ``content`` (read, not hashed)."""
+    return read_version(path, None, len(content))[0] == content
 
 
 def needs_digest(st: os.stat_result, now_ns: int | None = None) -> bool:

@@ -135,3 +135,44 @@ def test_gate_and_plain_tool_share_one_worker_thread_hop(callgate_session, monke
     assert not r.is_error, r.text
     assert probe.threads["gate"] == probe.threads["tool"] != threading.get_ident()
     assert len(hops) == 1
+
+
+class Loader:
+    """A plain mutating tool that loads its source and reports what the gate handed over."""
+
+    __name__ = "loader"
+
+    def __init__(self) -> None:
+        self.seen: dict[str, Any] = {}
+
+    @hookimpl
+    def callgate_register_tools(self, registry: Any) -> None:
+        def execute(ctx: Any, args: dict[str, Any]) -> str:
+            gated = ctx.gated["path"]
+            source = ctx.files.load(gated, tool="loader")
+            self.seen = {"handed": gated.content, "data": source.data, "text": source.text}
+            return "ok"
+
+        registry.add(ToolSpec(name="loader", description="Loader.", execute=execute,
+                              schema={"type": "object", "properties": {
+                                  "path": {"type": "string"}}},
+                              mutates_paths=("path",), visibility="surface"))
+
+
+def test_the_gate_hands_a_young_versions_bytes_to_load(callgate_session):
+    loader = Loader()
+    s = callgate_session(plugins=[callgate_files, loader], files={"a.txt": "héllo\n"})
+    assert not s.call("read_file", {"path": "a.txt"}).is_error
+    assert not s.call("loader", {"path": "a.txt"}).is_error
+    assert loader.seen["handed"] == "héllo\n".encode() == loader.seen["data"]
+    assert loader.seen["text"] == "héllo\n"
+
+
+def test_an_old_version_is_loaded_from_the_file(callgate_session):
+    loader = Loader()
+    s = callgate_session(plugins=[callgate_files, loader], files={"a.txt": "old\n"})
+    hour_ago = os.stat(s.workspace / "a.txt").st_mtime - 3600
+    os.utime(s.workspace / "a.txt", (hour_ago, hour_ago))
+    assert not s.call("read_file", {"path": "a.txt"}).is_error
+    assert not s.call("loader", {"path": "a.txt"}).is_error
+    assert loader.seen["handed"] is None and loader.seen["data"] == b"old\n"
