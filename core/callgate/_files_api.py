@@ -15,7 +15,6 @@ the same, so a tool answers "nothing changed" without writing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat as stat_mod
 from typing import TYPE_CHECKING
@@ -26,7 +25,7 @@ from ._atomic import create_file, replace_file
 from ._context import GatedPath
 from ._errors import ToolError
 from ._gate import changed_while_applying, io_error, not_found
-from ._observations import SNAPSHOT_MAX_BYTES, needs_digest, version_of
+from ._observations import SNAPSHOT_MAX_BYTES, version_of
 from ._textio import DecodedText, decode_text, encode_text, is_binary
 from ._workspace import ResolvedPath
 
@@ -238,10 +237,9 @@ class FileAccess:
             decoded = decode_text(data)
             text = None if is_binary(data, decoded.encoding) else decoded.text
         snapshot = text if data is not None and len(data) <= SNAPSHOT_MAX_BYTES else None
-        digest = hashlib.sha256(data).hexdigest() if data is not None and \
-            len(data) <= SNAPSHOT_MAX_BYTES else None
-        ledger.record_present(canonical, st, content=data, snapshot=snapshot,
-                              digest=digest if needs_digest(st) else None)
+        # the ledger digests ``data`` itself when the version is young (needs_digest), and
+        # only then: an old version's bytes are not hashed for nothing
+        ledger.record_present(canonical, st, content=data, snapshot=snapshot)
 
     # --- simple observed reads and writes (third-party tools) ----------------------------
 
