@@ -230,7 +230,7 @@ class ObservationLedger:
     # --- snapshots (for stale detail), LRU within a budget ------------------------
 
     def _put_snapshot(self, identity: Identity, text: str) -> None:
-        size = len(text.encode("utf-8", "surrogateescape"))
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogateescape"))
         if size > SNAPSHOT_MAX_BYTES:
             self._drop_snapshot(identity)
             return
