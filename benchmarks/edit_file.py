@@ -26,7 +26,10 @@ import tempfile
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 import callgate_files
+from _plain import plain_edit
 from callgate import ToolCall, sync
 
 MARKERS = ("MARKER_ALPHA = 1", "MARKER_BETA = 2")
@@ -45,18 +48,6 @@ def generate(path: str, size: int) -> None:
         while written + len(block) <= half:
             fh.write(block)
             written += len(block)
-
-
-def plain_edit(path: str, old: str, new: str) -> None:
-    with open(path, "rb") as fh:
-        text = fh.read().decode("utf-8")
-    data = text.replace(old, new, 1).encode("utf-8")
-    tmp = path + ".plain.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import callgate_files
 from _peers import PeerEditor, ensure_peers
+from _plain import plain_edit
 from _timing import ratio, summary
 from callgate import Host, Session, ToolCall
 
@@ -73,26 +74,6 @@ def generate(path: str, size: int) -> None:
     tail = tail[: tail.rfind(b"\n") + 1]
     with open(path, "wb") as fh:
         fh.write(head + MARKERS[0].encode() + b"\n" + tail)
-
-
-def plain_edit(path: str, old: str, new: str, sync_dir: bool = False) -> None:
-    """Read, replace once, write a temp, fsync it, rename over; ``sync_dir`` also fsyncs
-    the directory (what makes the rename itself durable, as callgate's publish does)."""
-    with open(path, "rb") as fh:
-        text = fh.read().decode("utf-8")
-    data = text.replace(old, new, 1).encode("utf-8")
-    tmp = path + ".plain.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    if sync_dir and os.name != "nt":
-        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def repetitions(size: int, scale: float) -> int:
