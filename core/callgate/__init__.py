@@ -37,6 +37,8 @@ from ._atomic import (
     temp_name,
 )
 from ._changes import ChangeDiff, FilePreview, change_diff
+from ._charset import declaration as coding_declaration
+from ._charset import usable_codec
 from ._context import GatedPath, ToolContext
 from ._errors import BootError, ConfigError, ToolError
 from ._files_api import DEFAULT_MAX_EDIT_BYTES, FileAccess, SourceFile, binary_error, too_large
@@ -85,11 +87,17 @@ from ._serial import call_from_json, result_to_json
 from ._session import Session
 from ._spec import Target, ToolSpec
 from ._textio import (
+    DETECT_BYTES,
     ENCODINGS,
+    Declaration,
     DecodedText,
+    Detection,
     bom_of,
+    codec_of,
+    declared_kind,
     decode_bytes,
     decode_text,
+    detect,
     detect_encoding,
     display,
     display_line,
@@ -101,6 +109,7 @@ from ._textio import (
     newline_bytes,
     split_lines,
     to_crlf,
+    unencodable,
     unit_of,
 )
 from ._workspace import ResolvedPath, Workspace, within
@@ -112,6 +121,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
+    "DETECT_BYTES",
     "ENCODINGS",
     "ERROR_KINDS",
     "PRUNE",
@@ -120,7 +130,9 @@ __all__ = [
     "ChangeDiff",
     "ConfigError",
     "Decision",
+    "Declaration",
     "DecodedText",
+    "Detection",
     "ErrorInfo",
     "FileAccess",
     "FilePreview",
@@ -157,10 +169,14 @@ __all__ = [
     "change_diff",
     "changed_while_applying",
     "check_paths",
+    "codec_of",
+    "coding_declaration",
     "copy_noreplace",
     "create_file",
+    "declared_kind",
     "decode_bytes",
     "decode_text",
+    "detect",
     "detect_encoding",
     "display",
     "display_line",
@@ -200,7 +216,9 @@ __all__ = [
     "temp_name",
     "to_crlf",
     "too_large",
+    "unencodable",
     "unit_of",
+    "usable_codec",
     "version_of",
     "within",
 ]

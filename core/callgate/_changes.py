@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._textio import display_lines
+from ._textio import display, display_lines
 
 #: A side of the trimmed change longer than this is not diffed (files.md §7).
 DIFF_MAX_LINES = 2000
@@ -116,9 +116,10 @@ def change_diff(old: str | None, new: str, path: str, *,
                 span: tuple[int, int, int] | None = None, first_line: int = 0) -> ChangeDiff:
     """The change from ``old`` to ``new`` (``None``: a create) as a unified diff.
 
-    Display-text lines; common leading and trailing lines are trimmed before
-    diffing (so a one-line edit of a 50 MB file costs one pass of comparisons);
-    a remaining side over 2000 lines is summarized instead of diffed. ``span``
+    Display-text lines, shown as read_file shows them (undecodable bytes as U+FFFD,
+    so the diff is valid UTF-8 whatever the file holds); common leading and trailing
+    lines are trimmed before diffing (so a one-line edit of a 50 MB file costs one pass
+    of comparisons); a remaining side over 2000 lines is summarized instead of diffed. ``span``
     (start, old end, new end), when the caller knows it, bounds the change so
     nothing outside it is compared at all. ``first_line`` numbers the hunks of
     texts that are a region (starting after that many lines) of a larger file.
@@ -131,7 +132,7 @@ def change_diff(old: str | None, new: str, path: str, *,
         if lines:
             body.append(f"@@ -0,0 +{_range(0, len(lines))} @@")
             body.extend("+" + line for line in lines)
-        return ChangeDiff("\n".join(body), len(lines), 0)
+        return ChangeDiff(display("\n".join(body)), len(lines), 0)
     if span is not None:
         p = old.rfind("\n", 0, span[0]) + 1
         so = span[1]
@@ -186,7 +187,7 @@ def change_diff(old: str | None, new: str, path: str, *,
                 added += j2 - j1
     if len(out) == 2:
         return ChangeDiff("", 0, 0)
-    return ChangeDiff("\n".join(out), added, removed)
+    return ChangeDiff(display("\n".join(out)), added, removed)
 
 
 def _omitted(added: int, removed: int) -> ChangeDiff:

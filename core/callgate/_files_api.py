@@ -23,10 +23,11 @@ import attrs
 
 from ._atomic import create_file, replace_file
 from ._context import GatedPath
+from ._declared import declared_for
 from ._errors import ToolError
 from ._gate import changed_while_applying, io_error, not_found
 from ._observations import SNAPSHOT_MAX_BYTES, version_of
-from ._textio import DecodedText, decode_text, encode_text, is_binary
+from ._textio import Declaration, DecodedText, decode_text, encode_text, is_binary
 from ._workspace import ResolvedPath
 
 if TYPE_CHECKING:
@@ -114,6 +115,12 @@ class FileAccess:
         return int(self._session.host.plugin_config_value(
             "files", "max_edit_bytes", DEFAULT_MAX_EDIT_BYTES))
 
+    def declared_encoding(self, path: ResolvedPath | str) -> Declaration | None:
+        """The ``[files] encodings`` declaration for a (canonical) path, if any: every
+        decoding of that file uses it (see `decode_text`)."""
+        return declared_for(self._session, path.path if isinstance(path, ResolvedPath)
+                            else path)
+
     # --- the mutation sequence (after the host gate) -----------------------------------
 
     def load(self, gated: GatedPath, *, tool: str, decode: bool = True,
@@ -129,7 +136,7 @@ class FileAccess:
         if gated.content is not None and len(gated.content) == st.st_size:
             # the gate has just read this very version (its handle's stat before and after
             # the read was ``st``): that was this mutation's one read
-            return self._source(rp, st, gated.content, decode, tool)
+            return self._source(rp, st, gated.content, decode, tool, self.declared_encoding(rp))
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
             getattr(os, "O_CLOEXEC", 0)
         try:
@@ -152,14 +159,14 @@ class FileAccess:
             raise io_error(rp.display, exc) from None
         finally:
             os.close(fd)
-        return self._source(rp, st, data, decode, tool)
+        return self._source(rp, st, data, decode, tool, self.declared_encoding(rp))
 
     @staticmethod
     def _source(rp: ResolvedPath, st: os.stat_result, data: bytes, decode: bool,
-                tool: str) -> SourceFile:
+                tool: str, declared: Declaration | None = None) -> SourceFile:
         if not decode:
             return SourceFile(rp, st, data)
-        decoded = decode_text(data)
+        decoded = decode_text(data, declared)
         if is_binary(data, decoded.encoding):
             raise binary_error(rp.display, tool)
         return SourceFile(rp, st, data, decoded)
@@ -234,7 +241,7 @@ class FileAccess:
             ledger.forget(canonical)
             return
         if text is None and data is not None and len(data) <= SNAPSHOT_MAX_BYTES:
-            decoded = decode_text(data)
+            decoded = decode_text(data, self.declared_encoding(canonical))
             text = None if is_binary(data, decoded.encoding) else decoded.text
         snapshot = text if data is not None and len(data) <= SNAPSHOT_MAX_BYTES else None
         # the ledger digests ``data`` itself when the version is young (needs_digest), and
@@ -263,8 +270,8 @@ class FileAccess:
 
     def read_text(self, path: str | os.PathLike[str]) -> str:
         """Read a text file (encoding detected; see `decode_text`) and observe it."""
-        _, data = self.read_bytes(path)
-        return decode_text(data).text
+        rp, data = self.read_bytes(path)
+        return decode_text(data, self.declared_encoding(rp)).text
 
     def write_bytes(self, path: str | os.PathLike[str], data: bytes) -> ResolvedPath:
         """Atomically create or replace a file and record the new version.

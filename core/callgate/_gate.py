@@ -15,12 +15,13 @@ import stat as stat_mod
 from typing import TYPE_CHECKING, Any
 
 from ._context import GatedPath
+from ._declared import declared_for
 from ._errors import ToolError
 from ._lease import WriterLease
 from ._model import PathRole
 from ._observations import Absent, Present, matches, read_version, version_of
 from ._spec import ToolSpec
-from ._textio import decode_text, display_lines, is_binary
+from ._textio import decode_text, display, display_lines, is_binary
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -109,7 +110,7 @@ def stale_detail(session: Session, entry: Present, path: str,
         return None
     if len(raw) > STALE_DETAIL_MAX_BYTES:
         return None
-    decoded = decode_text(raw)
+    decoded = decode_text(raw, declared_for(session, path))
     if is_binary(raw, decoded.encoding):
         return None
     now = decoded.text
@@ -129,7 +130,7 @@ def stale_detail(session: Session, entry: Present, path: str,
         size += len(line) + 1
     if not shown:
         return "content is the same apart from line endings; only the bytes changed"
-    return "changed since that read:\n" + "\n".join(shown)
+    return "changed since that read:\n" + display("\n".join(shown))
 
 
 def _stat(path: str, follow: bool, display: str) -> os.stat_result | None:

@@ -2,17 +2,26 @@
 
 A structured edit must give back every byte it did not mean to change, so a
 file's encoding is detected once and the same kind encodes the result: BOMs
-and byte order come back, GB18030 stays GB18030, and bytes that decode as
+and byte order come back, a cp1251 file stays cp1251, and bytes that decode as
 nothing (``caf\\xe9``) ride through the text as surrogate escapes and come out
 exactly as they went in.
+
+Every decoding also says how sure it is (`Basis`): *detected* (a BOM, UTF-16's
+byte pattern, strict UTF-8), *declared* (``[files] encodings``, a coding line or
+an XML declaration), *guessed* (charset-normalizer, clearly ahead) or *unknown*
+(lossy UTF-8). Only the first two are settled; the files tools refuse to add
+non-ASCII text to a file whose encoding is not (issue 26).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from typing import Literal
 
 import attrs
+
+from . import _charset
 
 #: The encoding kinds, in the order detection tries them (files.md §3).
 ENCODINGS = ("utf-8-bom", "utf-16-le-bom", "utf-16-be-bom", "utf-16-le", "utf-16-be",
@@ -38,26 +47,44 @@ CODECS: dict[str, str] = {
 #: How many leading bytes decide "binary" and BOM-less UTF-16.
 PROBE_BYTES = 8192
 UTF16_MIN_BYTES = 16
+#: The leading bytes that decide a declaration or a guess: read_file's sample, so a
+#: window and an edit of the same file always agree.
+DETECT_BYTES = 256 << 10
 
 LineStyle = Literal["lf", "crlf", "mixed"]
+#: How an encoding was arrived at; ``detected`` and ``declared`` are settled.
+Basis = Literal["detected", "declared", "guessed", "unknown"]
+
+
+def codec_of(encoding: str) -> str:
+    """The Python codec of an encoding kind (a declared or guessed kind is its codec)."""
+    return CODECS.get(encoding, encoding)
+
+
+def _replacement(encoding: str) -> bytes:
+    """U+FFFD in ``encoding``, or ``?`` where it has none (a legacy code page)."""
+    try:
+        return "\ufffd".encode(encoding)
+    except UnicodeEncodeError:
+        return "?".encode(encoding)
 
 
 def _lenient(exc: UnicodeError) -> tuple[str | bytes, int]:
-    """Encode error handler: a lone surrogate that no codec can write becomes U+FFFD."""
+    """Encode error handler: a character the codec cannot write becomes U+FFFD (or ``?``)."""
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
-    return "\ufffd".encode(exc.encoding), exc.start + 1
+    return _replacement(exc.encoding), exc.start + 1
 
 
 def _escape_or_lenient(exc: UnicodeError) -> tuple[str | bytes, int]:
     """Encode error handler for lossy text: escaped bytes (U+DC80..U+DCFF) come back as the
-    bytes they stood for; any other unencodable character becomes U+FFFD."""
+    bytes they stood for; any other unencodable character becomes U+FFFD (or ``?``)."""
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
     ch = exc.object[exc.start]
     if 0xDC80 <= ord(ch) <= 0xDCFF:
         return bytes([ord(ch) - 0xDC00]), exc.start + 1
-    return "\ufffd".encode(exc.encoding), exc.start + 1
+    return _replacement(exc.encoding), exc.start + 1
 
 
 codecs.register_error("callgate-lenient", _lenient)
@@ -89,26 +116,131 @@ def _utf16_guess(sample: bytes) -> str | None:
     return None
 
 
-def detect_encoding(sample: bytes, *, complete: bool = True) -> str:
-    """The encoding kind of a file whose first bytes are ``sample``.
+@attrs.frozen
+class Declaration:
+    """An encoding a file is declared to have from outside its bytes: ``codec`` as
+    written, ``origin`` saying where (``[files] encodings "legacy/**"``)."""
+
+    codec: str
+    origin: str
+
+
+@attrs.frozen
+class Detection:
+    """An encoding kind, how it was arrived at, and why a declaration was passed over.
+
+    ``origin`` names the declaration of a ``declared`` kind; ``note`` says why a
+    declaration that was present is not used (an unknown codec, say), for read_file.
+    """
+
+    encoding: str
+    basis: Basis = "detected"
+    origin: str | None = None
+    note: str | None = None
+
+    @property
+    def settled(self) -> bool:
+        return self.basis in ("detected", "declared")
+
+
+_BUILTIN = frozenset(ENCODINGS)
+
+
+def declared_kind(codec: str) -> str:
+    """The kind text declared as (usable, canonical) ``codec`` is written in: UTF-16
+    without a BOM is a BOM-less kind (a BOM is found before any declaration), UTF-8 with
+    a signature is plain UTF-8, any other codec is its own kind."""
+    if codec in ("utf-16", "utf-16-le"):
+        return "utf-16-le"
+    if codec == "utf-8-sig":
+        return "utf-8"
+    return codec
+
+
+def _declared_kind(codec: str, sample: bytes, complete: bool) -> str:
+    """`declared_kind`, except that declared UTF-8 that is not is the lossy kind."""
+    kind = declared_kind(codec)
+    if kind == "utf-8" and not _decodes(sample, "utf-8", complete):
+        return "utf-8-lossy"
+    return kind
+
+
+def _reproduces(sample: bytes, encoding: str, complete: bool) -> bool:
+    """Decoding ``sample`` and encoding it back gives the same bytes (no codec with two
+    spellings of one character, as cp932 has, may rewrite bytes an edit did not touch)."""
+    if encoding in _BUILTIN:
+        return True
+    if not complete:
+        sample = _charset.boundary_cut(sample)
+    codec = codec_of(encoding)
+    try:
+        return sample.decode(codec, "surrogateescape").encode(codec, "surrogateescape") == sample
+    except UnicodeError:
+        return False
+
+
+def _use_declaration(name: str, origin: str, sample: bytes,
+                     complete: bool) -> tuple[Detection | None, str | None]:
+    """The detection a declaration gives, or ``(None, why it is passed over)``."""
+    codec, why = _charset.usable_codec(name)
+    if codec is None:
+        return None, f"{origin} names {why}; ignored"
+    kind = _declared_kind(codec, sample, complete)
+    if not _reproduces(sample, kind, complete):
+        return None, f"{origin} names {name}, which does not reproduce this file's bytes; " \
+            "ignored"
+    return Detection(kind, "declared", origin), None
+
+
+def detect(sample: bytes, *, complete: bool = True,
+           declared: Declaration | None = None) -> Detection:
+    """The encoding of a file whose first bytes are ``sample`` (at most `DETECT_BYTES`
+    matter), and how sure that is.
 
     ``complete`` says the sample is the whole file; otherwise a sample cut in the
-    middle of a character is tolerated. First hit wins: BOM, BOM-less UTF-16,
-    strict UTF-8, strict GB18030, else lossy UTF-8.
+    middle of a character is tolerated. First hit wins: a BOM; ``declared`` (the
+    ``[files] encodings`` entry for the path); the file's own coding line or XML
+    declaration; BOM-less UTF-16; strict UTF-8; mostly-UTF-8 with some bad bytes
+    (lossy, unknown); a clear charset-normalizer guess; else lossy UTF-8 (unknown).
     """
+    complete = complete and len(sample) <= DETECT_BYTES
+    sample = sample[:DETECT_BYTES]
     for kind, bom in BOMS.items():
         if sample.startswith(bom):
-            return kind
-    guess = _utf16_guess(sample)
-    if guess is not None:
+            return Detection(kind)
+    notes = []
+    if declared is not None:
+        found, note = _use_declaration(declared.codec, declared.origin, sample, complete)
+        if found is not None:
+            return found
+        notes.append(note)
+    own = _charset.declaration(sample)
+    if own is not None:
+        found, note = _use_declaration(own, "its coding line" if not sample.startswith(b"<?xml")
+                                       else "its XML declaration", sample, complete)
+        if found is not None:
+            return found
+        notes.append(note)
+    note = "; ".join(n for n in notes if n) or None
+    guess16 = _utf16_guess(sample)
+    if guess16 is not None:
         body = sample if complete else sample[: len(sample) // 2 * 2]
-        if _decodes(body, CODECS[guess], complete):
-            return guess
+        if _decodes(body, CODECS[guess16], complete):
+            return Detection(guess16, note=note)
     if _decodes(sample, "utf-8", complete):
-        return "utf-8"
-    if _decodes(sample, "gb18030", complete):
-        return "gb18030"
-    return "utf-8-lossy"
+        return Detection("utf-8", note=note)
+    if b"\x00" in sample[:PROBE_BYTES] or _charset.looks_like_damaged_utf8(sample):
+        return Detection("utf-8-lossy", "unknown", note=note)
+    codec = _charset.guess(sample, complete=complete)
+    if codec is not None and _reproduces(sample, codec, complete):
+        return Detection(codec, "guessed", note=note)
+    return Detection("utf-8-lossy", "unknown", note=note)
+
+
+def detect_encoding(sample: bytes, *, complete: bool = True,
+                    declared: Declaration | None = None) -> str:
+    """The encoding kind `detect` finds (see there)."""
+    return detect(sample, complete=complete, declared=declared).encoding
 
 
 def is_binary(sample: bytes, encoding: str) -> bool:
@@ -143,13 +275,20 @@ def decode_bytes(data: bytes, encoding: str, *, strip_bom: bool = True) -> str:
     bom = bom_of(encoding)
     if strip_bom and bom and data.startswith(bom):
         data = data[len(bom):]
-    return data.decode(CODECS[encoding], "surrogateescape")
+    return data.decode(codec_of(encoding), "surrogateescape")
+
+
+#: Kinds whose text never holds escapes of the file's own bytes (they decode strictly).
+_STRICT = frozenset({"utf-8", "utf-8-bom", "utf-16-le-bom", "utf-16-be-bom", "utf-16-le",
+                     "utf-16-be"})
 
 
 def encode_text(text: str, encoding: str, *, bom: bool = True) -> bytes:
-    """Encode ``text`` in ``encoding``, restoring its BOM; any text the model sends encodes."""
-    codec = CODECS[encoding]
-    handler = "callgate-escape" if encoding == "utf-8-lossy" else "callgate-lenient"
+    """Encode ``text`` in ``encoding``, restoring its BOM; any text the model sends encodes
+    (what the codec cannot write becomes U+FFFD, or ``?``: the files tools refuse such
+    text before it gets here, see `unencodable`)."""
+    codec = codec_of(encoding)
+    handler = "callgate-lenient" if encoding in _STRICT else "callgate-escape"
     try:
         body = text.encode(codec)
     except UnicodeEncodeError:
@@ -172,11 +311,28 @@ def _maybe_escapes(text: str) -> bool:
     return False
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def display(text: str) -> str:
-    """``text`` as the model reads it: undecodable bytes shown as U+FFFD."""
+    """``text`` as the model reads it: undecodable bytes (and any other lone surrogate)
+    shown as U+FFFD, so whatever is shown is valid UTF-8."""
     if not _maybe_escapes(text):
         return text
-    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def unencodable(text: str, encoding: str) -> str | None:
+    """The first character of ``text`` that ``encoding`` cannot write, or ``None``.
+
+    A lone surrogate counts (the model cannot mean a file's undecodable byte: it
+    only ever saw U+FFFD).
+    """
+    try:
+        text.encode(codec_of(encoding))
+    except UnicodeEncodeError as exc:
+        return exc.object[exc.start]
+    return None
 
 
 def line_style(text: str) -> LineStyle:
@@ -224,12 +380,17 @@ def display_lines(text: str) -> list[str]:
 class DecodedText:
     """A file's content as text, with what it takes to write it back byte for byte.
 
-    ``encoding`` is one of `ENCODINGS`; ``text`` has no BOM; undecodable bytes
-    (lossy kind) are surrogate escapes.
+    ``encoding`` is one of `ENCODINGS`, or the codec of a declared or guessed
+    encoding (``cp1251``); ``text`` has no BOM; undecodable bytes are surrogate
+    escapes. ``basis``, ``origin`` and ``note`` are the `Detection`'s: how sure the
+    encoding is, which declaration set it, why a declaration was passed over.
     """
 
     text: str
     encoding: str
+    basis: Basis = "detected"
+    origin: str | None = None
+    note: str | None = None
 
     @property
     def style(self) -> LineStyle:
@@ -238,6 +399,11 @@ class DecodedText:
     @property
     def lossy(self) -> bool:
         return self.encoding == "utf-8-lossy"
+
+    @property
+    def settled(self) -> bool:
+        """The encoding is known (detected or declared), not guessed or unknown."""
+        return self.basis in ("detected", "declared")
 
     def encode(self, text: str | None = None) -> bytes:
         """``text`` (default: this text) in this kind, BOM and byte order included."""
@@ -250,16 +416,26 @@ class DecodedText:
         return text
 
 
-def decode_text(data: bytes) -> DecodedText:
-    """Detect the encoding of a whole file and decode it (see `detect_encoding`).
+def decode_text(data: bytes, declared: Declaration | None = None) -> DecodedText:
+    """Detect the encoding of a whole file and decode it (see `detect`); ``declared`` is
+    the ``[files] encodings`` entry for its path, if any.
 
     One pass for the common case: a strict UTF-8 decode both proves the kind and
-    yields the text.
+    yields the text. A declared or guessed codec must reproduce the whole file when
+    it encodes the text back, or the file is read as lossy UTF-8 instead.
     """
-    if not data.startswith(tuple(BOMS.values())) and _utf16_guess(data) is None:
+    if declared is None and not data.startswith(tuple(BOMS.values())) and \
+            _utf16_guess(data) is None and _charset.declaration(data) is None:
         try:
             return DecodedText(data.decode("utf-8"), "utf-8")
         except UnicodeDecodeError:
             pass
-    encoding = detect_encoding(data, complete=True)
-    return DecodedText(decode_bytes(data, encoding), encoding)
+    found = detect(data, complete=True, declared=declared)
+    text = decode_bytes(data, found.encoding)
+    if len(data) > DETECT_BYTES and found.encoding not in _BUILTIN and \
+            text.encode(codec_of(found.encoding), "surrogateescape") != data:
+        note = f"{found.encoding} does not reproduce this file's bytes past its first " \
+            f"{DETECT_BYTES >> 10} KiB; read as UTF-8 instead"
+        return DecodedText(decode_bytes(data, "utf-8-lossy"), "utf-8-lossy", "unknown",
+                           note=note)
+    return DecodedText(text, found.encoding, found.basis, found.origin, found.note)

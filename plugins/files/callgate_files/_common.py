@@ -31,6 +31,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "watch": {"type": "boolean", "default": True},
         "stale_detail": {"type": "boolean", "default": True},
         "read_denylist": {"type": "boolean", "default": False},
+        # path glob → encoding (issue 26); read by the core's decoding (callgate._declared)
+        "encodings": {"type": "object", "default": {},
+                      "additionalProperties": {"type": "string", "minLength": 1}},
     },
 }
 

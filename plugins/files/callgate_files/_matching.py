@@ -10,8 +10,10 @@ to match: a fuzzy match never re-indents code it was not shown.
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 from callgate import display, display_line, line_style, split_lines, to_crlf
@@ -70,6 +72,40 @@ class Edited:
         out.append(data[pos:])
         return b"".join(out)
 
+    def inserted(self) -> list[str]:
+        """The text each replacement brings in: the replacement without what it shares,
+        at its start and at its end, with the text it replaces (what an encoding check
+        has to look at: ``"# Тест\\nx = 1"`` → ``"# Тест\\nx = 2"`` brings in ``"2"``)."""
+        out = []
+        for start, end, replacement in self.pieces:
+            old = self.base[start:end]
+            if replacement.isascii():
+                continue
+            head = _shared(old, replacement)
+            rest_old, rest_new = old[head:], replacement[head:]
+            tail = _shared(rest_old[::-1], rest_new[::-1])
+            out.append(rest_new[: len(rest_new) - tail])
+        return out
+
+    def head(self, size: int) -> str | None:
+        """The first ``size`` characters of the new text, or ``None`` if no replacement
+        starts in them (the head is the old one)."""
+        if not self.pieces or self.pieces[0][0] >= size:
+            return None
+        if self._text is not None:
+            return self._text[:size]
+        out, pos, length = [], 0, 0
+        for start, end, replacement in self.pieces:
+            if length >= size:
+                break
+            out.append(self.base[pos:start])
+            out.append(replacement)
+            length += start - pos + len(replacement)
+            pos = end
+        if length < size:
+            out.append(self.base[pos:pos + size - length])
+        return "".join(out)[:size]
+
     def region(self, context: int = 3) -> tuple[str, str, int]:
         """``(old, new, first line)`` of the edited lines plus ``context`` lines around."""
         base = self.base
@@ -93,6 +129,15 @@ class Edited:
             pos = e
         out.append(base[pos:q])
         return base[p:q], "".join(out), base.count("\n", 0, p)
+
+
+def _shared(a: str, b: str) -> int:
+    """Length of the common prefix of ``a`` and ``b``."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 @attrs.frozen
@@ -350,11 +395,9 @@ def _closest_key(line: str) -> str:
     return line.strip().replace("\t", "    ")
 
 
-def _no_match(text: str, content: list[_Line], old: str, path: str) -> MatchFailure:
-    first = next((ln for ln in split_lines(old) if ln.strip()), "")
-    first = display_line(first)
-    if PREFIX.match(first):
-        first = PREFIX.sub("", first, count=1)
+def _closest(content: list[_Line], first: str) -> tuple[int, int]:
+    """§6.3 closest line for old_string's first non-blank line: ``(line index, common
+    prefix length)``, earliest on ties; ``(-1, 0)`` if none."""
     want = _closest_key(first)
     best, best_len = -1, 0
     if want:
@@ -368,11 +411,171 @@ def _no_match(text: str, content: list[_Line], old: str, path: str) -> MatchFail
                 m += 1
             if m > best_len:
                 best, best_len = k, m
-    where = f' (closest line {best + 1}: "{row(content[best].raw)}")' \
-        if best >= 0 and best_len >= MIN_CLOSEST else ""
+    return best, best_len
+
+
+def _no_match(text: str, content: list[_Line], old: str, path: str) -> MatchFailure:
+    o = _strip_prefixes(old) or old
+    first = display_line(next((ln for ln in split_lines(o) if ln.strip()), ""))
+    best, best_len = _closest(content, first)
+    shown = best >= 0 and best_len >= MIN_CLOSEST
+    best, detail = _differs(content, o, best if shown else -1)
+    shown = shown or (best >= 0 and detail is not None)
+    where = f' (closest line {best + 1}: "{row(content[best].raw)}")' if shown else ""
     message = (f"old_string was not found in {path}{where}; re-read that region and copy the "
                "text exactly, indentation included")
+    if detail:
+        message += "\n" + detail
     if line_style(text) != "lf":
         message += ("\nthe file uses CRLF; LF-only old_string is already adapted, so the text "
                     "differs")
     return MatchFailure("FS_NO_MATCH", message)
+
+
+# --- what differs: the closest place compared with old_string, invisible characters named --
+
+#: Alignments tried when several lines equal old_string's first line.
+ALIGN_MAX = 50
+SHOW_AROUND = 24
+
+
+def _differs(content: list[_Line], old: str, closest: int) -> tuple[int, str | None]:
+    """The best alignment of ``old`` near the closest line, and what differs there.
+
+    Every line that equals old_string's first non-blank line (as fuzzy matching
+    compares lines) is a candidate start, else the closest line alone (``-1``: none);
+    the one whose lines match longest wins (earliest on ties). Returns ``(start,
+    explanation)``; the explanation is ``None`` when the difference is plain to see in
+    the hint already (visible characters on the first line).
+    """
+    o_lines = split_lines(old)
+    lead = next((i for i, ln in enumerate(o_lines) if ln.strip()), None)
+    if lead is None:
+        return closest, None
+    o_lines = o_lines[lead:]
+    key = _norm_b(display_line(o_lines[0]))
+    starts = [k for k, ln in enumerate(content) if _norm_b(ln.raw) == key][:ALIGN_MAX] or \
+        ([closest] if closest >= 0 else [])
+    best: tuple[int, int, str | None] = (closest, -1, None)
+    for k in starts:
+        matched, why = _walk(content, o_lines, k)
+        if matched > best[1]:
+            best = (k, matched, why)
+    return best[0], best[2]
+
+
+def _walk(content: list[_Line], o_lines: list[str], k: int) -> tuple[int, str | None]:
+    """Pair old_string's lines with the content lines from ``k`` on, as fuzzy matching
+    does; ``(lines that matched, what differs at the first that did not)``."""
+    j = k
+    for i, o_line in enumerate(o_lines):
+        o_raw = display_line(o_line)
+        if j >= len(content):
+            left = len(o_lines) - i
+            return i, (f"what differs: old_string goes on for {left} more line"
+                       f"{'s' if left > 1 else ''} after line {len(content)}, the last line of "
+                       "the file")
+        c = content[j]
+        if _norm_b(o_raw) == "" and _norm_b(c.raw) == "":
+            while j + 1 < len(content) and _norm_b(content[j + 1].raw) == "":
+                j += 1  # a blank run matches a whole run of blank lines
+            c = content[j]
+        elif _norm_b(o_raw) == "":
+            return i, (f"what differs: old_string has a blank line where line {j + 1} of the "
+                       f'file reads "{row(c.raw)}"')
+        elif _norm_b(c.raw) == "":
+            return i, (f"what differs: line {j + 1} of the file is blank where old_string has "
+                       f'"{row(o_raw)}"')
+        elif _norm_b(o_raw) != _norm_b(c.raw):
+            c_raw = c.raw[:-1] if c.raw.endswith("\r") else c.raw
+            return i, _line_difference(o_raw, c_raw, j + 1, obvious=i == 0)
+        if o_line.endswith("\n") and c.term == 0:
+            return i, (f"what differs: the file has no newline at its end (after line {j + 1}),"
+                       " but old_string ends with one; leave the final newline out of "
+                       "old_string")
+        j += 1
+    return len(o_lines), None
+
+
+def _line_difference(o: str, c: str, n: int, *, obvious: bool) -> str | None:
+    """How line ``n`` of the file (``c``) differs from old_string's line ``o``."""
+    o_ind, c_ind = _indent(o), _indent(c)
+    if o.strip(" \t") == c.strip(" \t"):
+        if o_ind != c_ind:
+            return (f"what differs: line {n} is indented with {_whitespace(c_ind)}, "
+                    f"old_string with {_whitespace(o_ind)}")
+        return None
+    # compared after the indentation: old_string's first line may start mid-line
+    co, cc = len(o_ind), len(c_ind)
+    d = _shared(o[co:], c[cc:])
+    have = c[cc + d] if cc + d < len(c) else None
+    want = o[co + d] if co + d < len(o) else None
+    if obvious and _plain(have) and _plain(want) and row(c) != row(o):
+        return None
+    return (f"what differs: line {n}, column {cc + d + 1}: the file has {_char(have)} where "
+            f"old_string has {_char(want)}\n  file:       {_visible(c, cc + d)}\n"
+            f"  old_string: {_visible(o, co + d)}")
+
+
+def _plain(ch: str | None) -> bool:
+    return ch is not None and ch.isascii() and ch.isprintable() and not ch.isspace()
+
+
+def _whitespace(ws: str) -> str:
+    """``"\t\t  "`` as ``2 tabs + 2 spaces``."""
+    if not ws:
+        return "no indentation"
+    runs: list[list[Any]] = []
+    for ch in ws:
+        if runs and runs[-1][0] == ch:
+            runs[-1][1] += 1
+        else:
+            runs.append([ch, 1])
+    names = {" ": ("space", "spaces"), "\t": ("tab", "tabs")}
+    return " + ".join(f"{n} {names[ch][n != 1]}" for ch, n in runs)
+
+
+_NAMED = {" ": "a space", "\t": "a tab", "\r": "a carriage return (\\r)",
+          "\ufffd": "U+FFFD (read_file shows it for bytes it cannot decode; it matches no byte "
+          "of the file: anchor old_string on the text around it)"}
+
+
+def _char(ch: str | None) -> str:
+    """A character named so that it cannot be mistaken for another."""
+    if ch is None:
+        return "the end of the line"
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return (f"the byte \\x{code - 0xDC00:02x}, which is not valid in its encoding "
+                "(read_file shows it as U+FFFD)")
+    if 0xD800 <= code <= 0xDFFF:
+        return f"U+{code:04X} (a lone surrogate)"
+    if ch.isascii() and ch.isprintable():
+        return f'"{ch}"'
+    name = unicodedata.name(ch, "")
+    shown = f' "{ch}"' if ch.isprintable() and not ch.isspace() else ""
+    return f"U+{code:04X}{' ' + name if name else ''}{shown}"
+
+
+def _visible(line: str, at: int) -> str:
+    """Part of ``line`` around column ``at`` in quotes, invisible characters escaped."""
+    start = max(0, at - SHOW_AROUND)
+    end = min(len(line), at + SHOW_AROUND)
+    out = ["…" if start else ""]
+    for ch in line[start:end]:
+        code = ord(ch)
+        if ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF or not (ch.isprintable() or ch == " ") or \
+                (ch.isspace() and ch != " ") or unicodedata.category(ch) == "Cf":
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    out.append("…" if end < len(line) else "")
+    return '"' + "".join(out) + '"'

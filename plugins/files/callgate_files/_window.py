@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from callgate import bom_of, newline_bytes, unit_of
+from callgate import DETECT_BYTES, bom_of, newline_bytes, unit_of
 
-SAMPLE_BYTES = 256 << 10
+SAMPLE_BYTES = DETECT_BYTES  # the encoding sample: the same one edits decide by
 LINE_MAX = 1 << 20          # a window line (without terminator) may be this long
 WINDOW_MAX = 1 << 20        # raw line bytes in one window, terminators included
 SMALL_FILE = 1 << 20        # read whole (for the snapshot and digest) up to this size

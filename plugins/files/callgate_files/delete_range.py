@@ -15,6 +15,7 @@ from callgate import (
 
 from ._braces import cut_block, guarded
 from ._common import Planned, fail, path_schema, preview, publish
+from ._encoding import DECLARATION_CHARS, check_declaration
 
 ANCHOR = {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"}
 
@@ -90,6 +91,8 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
         tail = kept_before[-1]
         kept_before[-1] = tail[:-2] if tail.endswith("\r\n") else tail[:-1]
     new_text = "".join(kept_before) + "".join(kept_after)
+    if new_text[:DECLARATION_CHARS] != text[:DECLARATION_CHARS]:
+        check_declaration(source, new_text[:DECLARATION_CHARS])
     count = last - first + 1
     return Planned(gated, source, source.encode(new_text), new_text,
                    done=f"deleted lines {first}-{last} of {p} ({count} lines)", noop=noop)

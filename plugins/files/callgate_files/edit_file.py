@@ -16,6 +16,7 @@ from callgate import (
 )
 
 from ._common import Planned, fail, path_schema, preview, publish
+from ._encoding import DECLARATION_CHARS, check_declaration, check_inserted
 from ._matching import MatchFailure, apply_edit
 
 SNAPSHOT_BYTES = 1 << 20
@@ -104,6 +105,8 @@ def plan_edit(ctx: ToolContext, args: dict[str, Any]) -> Planned:
         edited = apply_edit(source.text, args["old_string"], args["new_string"], replace_all, p)
     except MatchFailure as exc:
         raise fail(exc.code, exc.message) from None
+    check_inserted(source, edited.inserted())
+    check_declaration(source, edited.head(DECLARATION_CHARS))
     bom = len(bom_of(source.encoding))
     if source.encoding in ("utf-8", "utf-8-bom") and len(source.data) - bom == len(source.text):
         # ASCII: character i is byte bom + i, so only the replacements need encoding
@@ -131,7 +134,10 @@ def plan_multi(ctx: ToolContext, args: dict[str, Any]) -> Planned:
                                 bool(edit.get("replace_all", False)), p)
         except MatchFailure as exc:
             raise fail(exc.code, f"edit {i} of {len(edits)}: {exc.message}") from None
+        check_inserted(source, edited.inserted())
         text, total, fuzzy = edited.text, total + edited.count, fuzzy or edited.fuzzy
+    if text[:DECLARATION_CHARS] != source.text[:DECLARATION_CHARS]:
+        check_declaration(source, text[:DECLARATION_CHARS])
     noop = f"multi_edit {p}: no net change; nothing written"
     return Planned(gated, source, source.encode(text), text,
                    done=f"multi_edit {p}: {len(edits)} edits applied ({total} replacements)"

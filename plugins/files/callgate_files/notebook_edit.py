@@ -10,6 +10,7 @@ from typing import Any
 from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation, to_crlf
 
 from ._common import Planned, fail, path_schema, preview, publish
+from ._encoding import check_inserted
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -148,6 +149,7 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
     cells: list[dict[str, Any]] = nb["cells"]
     mode = args.get("edit_mode", "replace")
     new_source = args.get("new_source", "")
+    check_inserted(source, [new_source])
     if mode == "insert":
         if "cell_id" in args:
             index = _target(cells, args, p) + 1

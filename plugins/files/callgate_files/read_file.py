@@ -20,7 +20,7 @@ from callgate import (
     bom_of,
     decode_bytes,
     decode_text,
-    detect_encoding,
+    detect,
     display,
     display_line,
     has_escapes,
@@ -35,6 +35,7 @@ from callgate import (
 )
 
 from ._common import fail, path_schema
+from ._encoding import read_note
 from ._window import (
     SAMPLE_BYTES,
     SMALL_FILE,
@@ -140,9 +141,11 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
     size = fst.st_size
     small = size <= SMALL_FILE
     head = _read_all(fd, size) if small else os.pread(fd, SAMPLE_BYTES, 0)
-    encoding = detect_encoding(head[:SAMPLE_BYTES], complete=size <= SAMPLE_BYTES)
+    declared = ctx.files.declared_encoding(rp)
+    found = detect(head[:SAMPLE_BYTES], complete=size <= SAMPLE_BYTES, declared=declared)
+    encoding = found.encoding
     reader = Reader(fd, size, head)
-    meta: dict[str, Any] = {"encoding": encoding}
+    meta: dict[str, Any] = {"encoding": encoding, "encoding_basis": found.basis}
 
     def record() -> bool:
         """Record the version read, unless the file moved while it was being read."""
@@ -153,7 +156,8 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
         digest = None
         if whole is not None:
             if not is_binary(whole, encoding):
-                snapshot = decode_text(whole).text  # as the write-time checks decode it
+                # as the write-time checks decode it
+                snapshot = decode_text(whole, declared).text
             if needs_digest(fst):
                 digest = hashlib.sha256(whole).hexdigest()
         ctx.session.ledger.record_present(rp.path, fst, content=whole, snapshot=snapshot,
@@ -197,6 +201,9 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
                      f"offset={last} to continue]")
     if lossy:
         notes.append("[invalid bytes are shown as U+FFFD; edits elsewhere keep them]")
+    about = read_note(found, rp.display)
+    if about:
+        notes.append(about)
     recorded = record()
     meta["lines"] = [window.first, last]
     return _result("\n".join(rows), notes, rp, recorded, reader, meta)

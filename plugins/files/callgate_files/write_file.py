@@ -8,6 +8,7 @@ from typing import Any
 from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, encode_text, too_large
 
 from ._common import Planned, path_schema, preview, publish
+from ._encoding import create_encoding, write_encoding
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -24,8 +25,9 @@ DESCRIPTION = (
     "Create a text file, or replace the whole content of one. A new file is created without "
     "ever overwriting a file someone else created meanwhile. Replacing an existing file "
     "needs a current observation of it in this session: a read_file window or an earlier "
-    "successful edit. The file keeps its encoding, BOM and CRLF line endings. For a change "
-    "to part of a file, edit_file is cheaper and safer."
+    "successful edit. The file keeps its encoding, BOM and CRLF line endings (a file whose "
+    "encoding was only guessed is written as UTF-8). For a change to part of a file, "
+    "edit_file is cheaper and safer."
 )
 
 
@@ -35,18 +37,22 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
     limit = ctx.files.max_edit_bytes
     p = gated.display
     if gated.stat is None:
-        data = encode_text(content, "utf-8")
+        encoding = create_encoding(ctx.files.declared_encoding(gated.resolved), content, p)
+        data = encode_text(content, encoding)
         if len(data) > limit:
             raise too_large(p, len(data), limit, content=True)
-        return Planned(gated, None, data, content, done=f"created {p} ({len(data)} bytes)",
-                       noop="", show_diff=False)
+        shown = "" if encoding == "utf-8" else f", {encoding}"
+        return Planned(gated, None, data, content,
+                       done=f"created {p} ({len(data)} bytes{shown})", noop="", show_diff=False)
     source = ctx.files.load(gated, tool="write_file")
     assert source.decoded is not None
     text = source.decoded.adapt(content)
-    data = source.encode(text)
+    encoding, note = write_encoding(source, text)
+    data = source.encode(text) if encoding == source.encoding else encode_text(text, encoding)
     if len(data) > limit:
         raise too_large(p, len(data), limit, content=True)
-    return Planned(gated, source, data, text, done=f"wrote {len(data)} bytes to {p}",
+    return Planned(gated, source, data, text,
+                   done=f"wrote {len(data)} bytes to {p}" + (f" ({note})" if note else ""),
                    noop=f"{p} already has exactly this content; nothing written",
                    show_diff=False)
 
