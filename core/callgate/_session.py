@@ -35,6 +35,7 @@ from ._observations import ObservationLedger, version_of
 from ._results import ResultStore, truncate
 from ._spec import Target, ToolSpec
 from ._storm import StormBreaker
+from ._textio import display
 from ._validation import (
     NotAnObject,
     config_error_result,
@@ -620,6 +621,7 @@ class Session:
                 if isinstance(outcome, ToolResult):
                     outcome.call_id, outcome.name = result.call_id, result.name
                     result = outcome
+        result = _valid_utf8(result)
         tail: list[str] = []
         if first:
             if hint:
@@ -638,6 +640,18 @@ class Session:
         if tail:
             result = result.with_text("\n\n".join([text, *tail]))
         return result
+
+
+def _valid_utf8(result: ToolResult) -> ToolResult:
+    """The result with any lone surrogate (a file's undecodable byte that a tool let
+    through) shown as U+FFFD, as read_file shows it: what the model and the replay
+    output get is always valid UTF-8 (issue 26)."""
+    text = result.text
+    safe = display(text)
+    error = result.error
+    if error is not None and display(error.message) is not error.message:
+        result = attrs.evolve(result, error=attrs.evolve(error, message=display(error.message)))
+    return result.with_text(safe) if safe is not text else result
 
 
 def text_of(blocks: Iterable[Any]) -> str:

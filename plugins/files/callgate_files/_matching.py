@@ -9,6 +9,7 @@ to match: a fuzzy match never re-indents code it was not shown.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from bisect import bisect_right
@@ -419,7 +420,7 @@ def _no_match(text: str, content: list[_Line], old: str, path: str) -> MatchFail
     first = display_line(next((ln for ln in split_lines(o) if ln.strip()), ""))
     best, best_len = _closest(content, first)
     shown = best >= 0 and best_len >= MIN_CLOSEST
-    best, detail = _differs(content, o, best if shown else -1)
+    best, detail = _differs(content, o, best if shown else _similar(content, first))
     shown = shown or (best >= 0 and detail is not None)
     where = f' (closest line {best + 1}: "{row(content[best].raw)}")' if shown else ""
     message = (f"old_string was not found in {path}{where}; re-read that region and copy the "
@@ -433,6 +434,32 @@ def _no_match(text: str, content: list[_Line], old: str, path: str) -> MatchFail
 
 
 # --- what differs: the closest place compared with old_string, invisible characters named --
+
+#: A line more similar than this to old_string's first line (difflib ratio) is a close miss
+#: when they share no 3-character prefix (``x\u00a0= 1`` for ``x = 1``).
+SIMILAR = 0.75
+SIMILAR_LINES = 20000
+
+
+def _similar(content: list[_Line], first: str) -> int:
+    """The content line most like ``first`` (at least `SIMILAR`), or -1."""
+    want = _closest_key(first)
+    if len(want) < MIN_CLOSEST:
+        return -1
+    sm = difflib.SequenceMatcher(None, autojunk=False)
+    sm.set_seq2(want)
+    best, best_ratio = -1, SIMILAR
+    for k, line in enumerate(content[:SIMILAR_LINES]):
+        have = _closest_key(line.raw)
+        if not have or abs(len(have) - len(want)) > len(want) // 4 + 2:
+            continue
+        sm.set_seq1(have)
+        if sm.real_quick_ratio() <= best_ratio or sm.quick_ratio() <= best_ratio:
+            continue
+        ratio = sm.ratio()
+        if ratio > best_ratio:
+            best, best_ratio = k, ratio
+    return best
 
 #: Alignments tried when several lines equal old_string's first line.
 ALIGN_MAX = 50
@@ -497,13 +524,26 @@ def _walk(content: list[_Line], o_lines: list[str], k: int) -> tuple[int, str | 
     return len(o_lines), None
 
 
-def _line_difference(o: str, c: str, n: int, *, obvious: bool) -> str | None:
-    """How line ``n`` of the file (``c``) differs from old_string's line ``o``."""
+def _line_difference(o: str, c: str, n: int, *, obvious: bool,
+                     who: str = "old_string") -> str | None:
+    """How line ``n`` of the file (``c``) differs from ``who``'s line ``o``.
+
+    Trailing whitespace counts only when the lines are otherwise equal (fuzzy matching
+    ignores it; a delete_range anchor must match it). ``obvious``: the difference
+    is on a line the hint already shows, so plain visible characters need no detail.
+    """
     o_ind, c_ind = _indent(o), _indent(c)
     if o.strip(" \t") == c.strip(" \t"):
         if o_ind != c_ind:
             return (f"what differs: line {n} is indented with {_whitespace(c_ind)}, "
-                    f"old_string with {_whitespace(o_ind)}")
+                    f"{who} with {_whitespace(o_ind)}")
+        o_end, c_end = o[len(o.rstrip(" \t")):], c[len(c.rstrip(" \t")):]
+        if o_end != c_end and not c_end:
+            return (f"what differs: line {n} has no trailing whitespace, but {who} ends with "
+                    f"{_whitespace(o_end)}")
+        if o_end != c_end:
+            return (f"what differs: line {n} ends with {_whitespace(c_end)}, {who} with "
+                    f"{_whitespace(o_end) if o_end else 'none'}")
         return None
     # compared after the indentation: old_string's first line may start mid-line
     co, cc = len(o_ind), len(c_ind)
@@ -512,9 +552,23 @@ def _line_difference(o: str, c: str, n: int, *, obvious: bool) -> str | None:
     want = o[co + d] if co + d < len(o) else None
     if obvious and _plain(have) and _plain(want) and row(c) != row(o):
         return None
+    pad = " " * max(0, len(who) - len("file"))
     return (f"what differs: line {n}, column {cc + d + 1}: the file has {_char(have)} where "
-            f"old_string has {_char(want)}\n  file:       {_visible(c, cc + d)}\n"
-            f"  old_string: {_visible(o, co + d)}")
+            f"{who} has {_char(want)}\n  file:{pad} {_visible(c, cc + d)}\n"
+            f"  {who}: {_visible(o, co + d)}")
+
+
+def line_hint(lines: Sequence[str], wanted: str, who: str) -> str | None:
+    """For a whole line ``wanted`` that matches no line of ``lines`` (with terminators):
+    what differs on the line most like it, or ``None`` if none is close."""
+    target = wanted.strip()
+    shown = [display_line(line) for line in lines]
+    k = next((i for i, line in enumerate(shown) if line.strip() == target), -1)
+    if k < 0:
+        k = _similar(_lines("".join(lines)), wanted)
+    if k < 0:
+        return None
+    return _line_difference(wanted, shown[k], k + 1, obvious=False, who=who)
 
 
 def _plain(ch: str | None) -> bool:
@@ -525,6 +579,8 @@ def _whitespace(ws: str) -> str:
     """``"\t\t  "`` as ``2 tabs + 2 spaces``."""
     if not ws:
         return "no indentation"
+    if set(ws) - {" ", "\t"}:
+        return " + ".join(_char(ch) for ch in ws)
     runs: list[list[Any]] = []
     for ch in ws:
         if runs and runs[-1][0] == ch:
@@ -552,6 +608,8 @@ def _char(ch: str | None) -> str:
                 "(read_file shows it as U+FFFD)")
     if 0xD800 <= code <= 0xDFFF:
         return f"U+{code:04X} (a lone surrogate)"
+    if ch == '"':
+        return "a double quote (\")"
     if ch.isascii() and ch.isprintable():
         return f'"{ch}"'
     name = unicodedata.name(ch, "")

@@ -16,6 +16,7 @@ from callgate import (
 from ._braces import cut_block, guarded
 from ._common import Planned, fail, path_schema, preview, publish
 from ._encoding import DECLARATION_CHARS, check_declaration
+from ._matching import line_hint
 
 ANCHOR = {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"}
 
@@ -47,8 +48,9 @@ DESCRIPTION = (
 def _find(lines: list[str], anchor: str, name: str, p: str) -> int:
     found = [k for k, line in enumerate(lines, 1) if display_line(line) == anchor]
     if not found:
+        hint = line_hint(lines, anchor, name)
         raise fail("FS_NO_MATCH", f"{name} matches no whole line of {p}; copy one line "
-                   "exactly, indentation included")
+                   "exactly, indentation included" + (f"\n{hint}" if hint else ""))
     if len(found) > 1:
         shown = ", ".join(str(k) for k in found[:5]) + (", …" if len(found) > 5 else "")
         raise fail("FS_NOT_UNIQUE", f"{name} matches {len(found)} lines of {p} (lines "

@@ -38,7 +38,8 @@ def test_range_errors(fs, unchanged):  # 45
         "swap them"
     r = dr(s, "a.txt", "b ", "c")
     assert r.text == "FS_NO_MATCH: start_anchor matches no whole line of a.txt; copy one line " \
-        "exactly, indentation included"
+        "exactly, indentation included\nwhat differs: line 2 has no trailing whitespace, but " \
+        "start_anchor ends with 1 space"
     r = dr(s, "x.txt", "x", "x")
     assert err(r) == "FS_NOT_UNIQUE" and "lines 1, 2" in r.text
     assert err(dr(s, "a.txt", "b", "b", inclusive=False)) == "FS_INVALID_RANGE"
