@@ -20,7 +20,8 @@ from callgate import (
     (b"\xef\xbb\xbfx", "utf-8-bom"), (b"\xff\xfex\x00", "utf-16-le-bom"),
     (b"\xfe\xff\x00x", "utf-16-be-bom"), ("hello world, hi\n".encode("utf-16-le"), "utf-16-le"),
     ("hello world, hi\n".encode("utf-16-be"), "utf-16-be"), ("héllo".encode(), "utf-8"),
-    ("你好".encode("gbk"), "utf-8-lossy"), ("第一行\n第二行 x\n第三行\n".encode("gb18030"), "gb18030"),
+    ("你好".encode("gbk"), "utf-8-lossy"),
+    ("第一行\n第二行 x\n第三行\n".encode("gb18030"), "gb18030"),
     (b"caf\xe9\n", "utf-8-lossy"), (b"", "utf-8"),
 ])
 def test_detection_order(data, kind):

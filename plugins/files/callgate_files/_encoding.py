@@ -74,10 +74,11 @@ def _sample(texts: Iterable[str]) -> str:
     return ""
 
 
-def check_inserted(source: SourceFile, inserted: Iterable[str]) -> None:
+def check_inserted(source: SourceFile, inserted: Iterable[str], where: str = "") -> None:
     """Refuse (nothing is written) new text the file's encoding cannot take safely.
 
-    ``inserted`` is what the change brings in (`Edited.inserted`). Unsettled file:
+    ``inserted`` is what the change brings in (`Edited.inserted`); ``where`` starts the
+    message (multi_edit's ``edit 2 of 3: ``). Unsettled file:
     any non-ASCII character is refused. Settled file: a character its encoding cannot
     write is refused (a lone surrogate too: in UTF-8 it would become U+FFFD).
     """
@@ -95,7 +96,7 @@ def check_inserted(source: SourceFile, inserted: Iterable[str]) -> None:
             question = (f"{p} is not valid UTF-8 and declares no encoding, and its encoding "
                         "could not be told (read_file shows its undecodable bytes as U+FFFD)")
         guess = decoded.encoding if decoded.basis == "guessed" else None
-        raise fail("FS_ENCODING_UNSETTLED", f"{question}. The new text has non-ASCII "
+        raise fail("FS_ENCODING_UNSETTLED", f"{where}{question}. The new text has non-ASCII "
                    f'characters ("{_sample(texts)}"), and writing them in an encoding nobody '
                    f"confirmed could corrupt the file, so nothing was written; "
                    f"{settle_hint(p, guess)}")
@@ -103,7 +104,7 @@ def check_inserted(source: SourceFile, inserted: Iterable[str]) -> None:
     for text in texts:
         bad = unencodable(text, decoded.encoding)
         if bad is not None:
-            raise unencodable_error(p, decoded.encoding, how, bad)
+            raise unencodable_error(p, decoded.encoding, how, bad, where)
 
 
 def _how(decoded: DecodedText) -> str:
@@ -111,8 +112,8 @@ def _how(decoded: DecodedText) -> str:
         else "as read"
 
 
-def unencodable_error(p: str, encoding: str, how: str, bad: str) -> ToolError:
-    return fail("FS_UNENCODABLE", f"{p} is {_name(encoding)} ({how}), which cannot encode "
+def unencodable_error(p: str, encoding: str, how: str, bad: str, where: str = "") -> ToolError:
+    return fail("FS_UNENCODABLE", f"{where}{p} is {_name(encoding)} ({how}), which cannot encode "
                 f"{_describe(bad)} in the new text, so nothing was written; use characters it "
                 "has (or an escape the file's language understands), or declare an encoding "
                 "that has them")

@@ -134,7 +134,7 @@ def plan_multi(ctx: ToolContext, args: dict[str, Any]) -> Planned:
                                 bool(edit.get("replace_all", False)), p)
         except MatchFailure as exc:
             raise fail(exc.code, f"edit {i} of {len(edits)}: {exc.message}") from None
-        check_inserted(source, edited.inserted())
+        check_inserted(source, edited.inserted(), f"edit {i} of {len(edits)}: ")
         text, total, fuzzy = edited.text, total + edited.count, fuzzy or edited.fuzzy
     if text[:DECLARATION_CHARS] != source.text[:DECLARATION_CHARS]:
         check_declaration(source, text[:DECLARATION_CHARS])
