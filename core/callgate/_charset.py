@@ -32,6 +32,8 @@ GUESS_CANDIDATES = (
 
 #: Fewer non-ASCII bytes than this is too little text to tell encodings apart.
 MIN_EVIDENCE = 8
+#: The leading bytes a guess reads (charset-normalizer decodes all of them per candidate).
+GUESS_BYTES = 64 << 10
 #: Two candidates closer than this in charset-normalizer's mess and coherence ratios
 #: are a tie.
 TIE_CHAOS = 0.005
@@ -108,21 +110,31 @@ def looks_like_damaged_utf8(sample: bytes) -> bool:
     """True if ``sample`` is mostly UTF-8 with some bytes that are not: it holds valid
     multi-byte UTF-8 characters, at least as many as it holds undecodable bytes."""
     text = sample.decode("utf-8", "surrogateescape")
-    bad = len(re.findall("[\udc80-\udcff]", text))
-    good = len(re.findall("[^\x00-\x7f\udc80-\udcff]", text))
+    wide = len(text) - len(text.encode("ascii", "ignore"))         # non-ASCII characters
+    bad = len(text) - len(text.encode("utf-8", "ignore").decode())  # escaped bytes
+    good = wide - bad
     return good > 0 and good >= bad
 
 
 def guess(sample: bytes, *, complete: bool) -> str | None:
     """The codec a clear guess gives for non-UTF-8 text ``sample``, or ``None``.
 
-    ``complete`` says the sample is the whole file; otherwise it is cut back to a
-    character boundary first. ``None`` when the sample has fewer than `MIN_EVIDENCE`
-    non-ASCII bytes, when charset-normalizer finds no candidate, or when the best
-    candidate ties with one that shows different text.
+    Only the first `GUESS_BYTES` count; ``complete`` says the sample is the whole
+    file, otherwise it is cut back to a character boundary first. ``None`` when the
+    sample has fewer than `MIN_EVIDENCE` non-ASCII bytes, when charset-normalizer
+    finds no candidate, or when the best candidate ties with one that shows different
+    text. The last few answers are kept: a read, its snapshot and the edit after it
+    ask about the same bytes.
     """
+    if len(sample) > GUESS_BYTES:
+        sample, complete = sample[:GUESS_BYTES], False
     if not complete:
         sample = boundary_cut(sample)
+    return _guess(sample)
+
+
+@functools.lru_cache(maxsize=8)
+def _guess(sample: bytes) -> str | None:
     if len(sample) - len(sample.translate(None, _HIGH)) < MIN_EVIDENCE:
         return None
     from charset_normalizer import from_bytes  # ~70 ms to import; only non-UTF-8 files pay

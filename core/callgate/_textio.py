@@ -179,12 +179,15 @@ def _reproduces(sample: bytes, encoding: str, complete: bool) -> bool:
         return False
 
 
-def _use_declaration(name: str, origin: str, sample: bytes,
-                     complete: bool) -> tuple[Detection | None, str | None]:
-    """The detection a declaration gives, or ``(None, why it is passed over)``."""
+def _use_declaration(name: str, origin: str, sample: bytes, complete: bool, *,
+                     own: bool = False) -> tuple[Detection | None, str | None]:
+    """The detection a declaration gives, or ``(None, why it is passed over)``. An
+    ``own`` declaration (in the file, readable as ASCII) cannot be UTF-16."""
     codec, why = _charset.usable_codec(name)
     if codec is None:
         return None, f"{origin} names {why}; ignored"
+    if own and codec.startswith("utf-16"):
+        return None, f"{origin} names {name}, which a file readable as ASCII is not; ignored"
     kind = _declared_kind(codec, sample, complete)
     if not _reproduces(sample, kind, complete):
         return None, f"{origin} names {name}, which does not reproduce this file's bytes; " \
@@ -216,8 +219,8 @@ def detect(sample: bytes, *, complete: bool = True,
         notes.append(note)
     own = _charset.declaration(sample)
     if own is not None:
-        found, note = _use_declaration(own, "its coding line" if not sample.startswith(b"<?xml")
-                                       else "its XML declaration", sample, complete)
+        where = "its XML declaration" if sample.startswith(b"<?xml") else "its coding line"
+        found, note = _use_declaration(own, where, sample, complete, own=True)
         if found is not None:
             return found
         notes.append(note)

@@ -71,6 +71,8 @@ def test_declarations_outrank_detection_and_a_bom_outranks_them():
     assert detect(b"\xef\xbb\xbf# coding: cp1251\n", declared=config).encoding == "utf-8-bom"
     unknown = detect(b"# coding: nonsense\nx\n")
     assert unknown.encoding == "utf-8" and "nonsense" in unknown.note
+    wrong = detect(b'<?xml version="1.0" encoding="UTF-16"?>\n<a/>\n')
+    assert wrong.encoding == "utf-8" and "UTF-16" in wrong.note
     declared_utf8 = decode_text(b"# coding: utf-8\ncaf\xe9\n")
     assert (declared_utf8.encoding, declared_utf8.basis) == ("utf-8-lossy", "declared")
 
