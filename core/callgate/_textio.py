@@ -222,7 +222,7 @@ def detect(sample: bytes, *, complete: bool = True,
         where = "its XML declaration" if sample.startswith(b"<?xml") else "its coding line"
         found, note = _use_declaration(own, where, sample, complete, own=True)
         if found is not None:
-            return found
+            return attrs.evolve(found, note="; ".join(n for n in notes if n) or None)
         notes.append(note)
     note = "; ".join(n for n in notes if n) or None
     guess16 = _utf16_guess(sample)
