@@ -130,7 +130,7 @@ def test_every_result_is_strict_utf8_and_guesses_never_take_new_text(host, head,
         assert wide["is_error"] and wide["error"]["signature"] == "FS_ENCODING_UNSETTLED", wide
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(head=BODY, tail=BODY)
 def test_an_ascii_edit_changes_only_its_own_bytes(host, head, tail):
