@@ -14,3 +14,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def reliability(request: pytest.FixtureRequest) -> bool:
     """True under --reliability: tests scale their case counts up."""
     return bool(request.config.getoption("--reliability"))
+
+
+@pytest.fixture(autouse=True)
+def _private_callgate_home(tmp_path_factory: pytest.TempPathFactory,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own callgate state directory (``$CALLGATE_HOME``), inherited by the
+    subprocesses it starts: the suite never reads or writes the user's real one."""
+    monkeypatch.setenv("CALLGATE_HOME", str(tmp_path_factory.mktemp("callgate-home")))

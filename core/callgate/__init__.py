@@ -86,6 +86,7 @@ from ._schema import canonical_bytes, canonical_schema, fingerprint, short_finge
 from ._serial import call_from_json, result_to_json
 from ._session import Session
 from ._spec import Target, ToolSpec
+from ._state import state_dir
 from ._textio import (
     DETECT_BYTES,
     ENCODINGS,
@@ -211,6 +212,7 @@ __all__ = [
     "split_lines",
     "stale",
     "stale_detail",
+    "state_dir",
     "sweep_stale_temps",
     "sweep_tree",
     "temp_name",
