@@ -1,0 +1,26 @@
+"""The docs plugin's hook implementation: its config table and the ``docs`` tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callgate import hookimpl
+
+from ._tools import TOOLS
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "paths": {"type": "array", "items": {"type": "string", "minLength": 1},
+                  "default": []},
+        "host_docs": {"type": "boolean", "default": True},
+    },
+}
+
+
+@hookimpl
+def callgate_register_tools(registry: Any) -> None:
+    registry.add_config("docs", CONFIG_SCHEMA)
+    for spec in TOOLS:
+        registry.add(spec)
