@@ -8,6 +8,7 @@ entry point is a function ``register(subparsers)`` (``contrib/mcp-serve`` adds
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata as metadata
 import json
 import logging
@@ -15,7 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from . import _contract, _replay, hookspecs
 from ._errors import BootError
 from ._host import Host
 from ._model import Decision
+from ._state import HOME_VARIABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -194,12 +196,28 @@ def _summary(arguments: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+@contextlib.contextmanager
+def _demo_state_dir(path: str) -> Iterator[None]:
+    """Point callgate's state directory at ``path`` while the demo runs: what the tour
+    remembers goes away with the temporary workspace, never into the user's state dir."""
+    previous = os.environ.get(HOME_VARIABLE)
+    os.environ[HOME_VARIABLE] = path
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(HOME_VARIABLE, None)
+        else:
+            os.environ[HOME_VARIABLE] = previous
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     examples = examples_dir()
     if examples is None:
         return _fail("cannot find examples/tour.jsonl (run the demo from a callgate checkout)")
     lines = (examples / "tour.jsonl").read_text(encoding="utf-8").splitlines()
-    with tempfile.TemporaryDirectory(prefix="callgate-demo-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="callgate-demo-") as tmp, \
+            _demo_state_dir(os.path.join(tmp, "state")):
         workspace = os.path.join(tmp, "workspace")
         shutil.copytree(examples / "workspace", workspace, symlinks=True)
         config = examples / "tour.toml"

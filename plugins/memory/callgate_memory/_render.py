@@ -63,7 +63,8 @@ def render_search(query: str, hits: Sequence[Hit]) -> str:
     for n, hit in enumerate(hits, 1):
         fact = hit.fact
         lines.append(f"{n}. {fact_header(fact)} id={fact.id} revision={fact.revision}")
-        lines.append(f"   {fact.description}")
+        if fact.description != fact.title:
+            lines.append(f"   {fact.description}")
         if hit.snippet:
             lines.append(f"   > {hit.snippet}")
     lines.append("Read one with memory read and its name for the whole body.")
@@ -77,7 +78,8 @@ def render_list(facts: Sequence[Fact], problems: Sequence[Unreadable]) -> str:
     counts = {s: sum(1 for f in facts if f.scope == s) for s in ("project", "global")}
     lines = [f"{len(facts)} memor{'y' if len(facts) == 1 else 'ies'} (project: "
              f"{counts['project']}, global: {counts['global']}):"]
-    lines += [f"- {fact_header(f)}: {f.description}" for f in facts]
+    lines += [f"- {fact_header(f)}" + (f": {f.description}" if f.description != f.title else "")
+              for f in facts]
     if problems:
         lines.append("Fact files that cannot be read (fix them by hand, or forget them):")
         lines += [f"- {p.ref}: {p.reason}" for p in problems]
