@@ -157,31 +157,37 @@ class MemoryStore:
                          "vault item, an environment variable's name), never its value. "
                          "Nothing was saved.")
         expires = _expiry(args, now)
+        fields = {"body": body, "description": description, "keywords": keywords,
+                  "expires": expires}
         self.index.refresh()
+        planned, _ = self._plan(args, fields, now)  # refuse before creating anything
+        with self._locked(planned.scope):
+            self.index.refresh()
+            fact, created = self._plan(args, fields, now)  # again, under the lock
+            self._write(fact, created=created)
+            self._rewrite_index(fact.scope, now)
+        self.index.refresh()
+        return Saved(fact, created=created)
+
+    def _plan(self, args: Mapping[str, Any], fields: Mapping[str, Any],
+              now: float) -> tuple[Fact, bool]:
+        """The fact this call would write and whether it is new, or the refusal."""
         target = self._target(args)
         scope = target.scope if target is not None else (args.get("scope") or "project")
-        with self._locked(scope):
-            self.index.refresh()
-            target = self._target(args)  # again, under the lock
-            name = self._name_for(args, target, scope)
-            expected = args.get("expected_revision")
-            if expected is not None and target is None:
-                raise _error("not_found", "MEMORY_NOT_FOUND",
-                             f"no memory {scope}/{name} to update at revision {expected}; "
-                             "leave out expected_revision to create it")
-            if expected is not None and target is not None and target.revision != expected:
-                raise _error("stale_version", "MEMORY_STALE_REVISION",
-                             f"{target.ref} is at revision {target.revision}, not {expected} "
-                             "(it changed since you read it); read it again, then retry "
-                             f"with expected_revision={target.revision}")
-            fact = self._next_fact(args, target, scope=scope, name=name, body=body,
-                                   description=description, keywords=keywords,
-                                   expires=expires, now=now)
-            self._check_subject(fact, now)
-            self._write(fact, created=target is None)
-            self._rewrite_index(scope, now)
-        self.index.refresh()
-        return Saved(fact, created=target is None)
+        name = self._name_for(args, target, scope)
+        expected = args.get("expected_revision")
+        if expected is not None and target is None:
+            raise _error("not_found", "MEMORY_NOT_FOUND",
+                         f"no memory {scope}/{name} to update at revision {expected}; "
+                         "leave out expected_revision to create it")
+        if expected is not None and target is not None and target.revision != expected:
+            raise _error("stale_version", "MEMORY_STALE_REVISION",
+                         f"{target.ref} is at revision {target.revision}, not {expected} "
+                         "(it changed since you read it); read it again, then retry "
+                         f"with expected_revision={target.revision}")
+        fact = self._next_fact(args, target, scope=scope, name=name, now=now, **fields)
+        self._check_subject(fact, now)
+        return fact, target is None
 
     def forget(self, name: str, *, now: float) -> Forgotten | None:
         """Archive the fact ``name`` names; ``None`` when there is none (not an error)."""
