@@ -115,6 +115,12 @@ def _sandbox_overhead(smoke: bool, tmp: str | None) -> Result:
         return {"skipped": str(exc)}
 
 
+def _memory_docs(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("memory_docs").run(facts=200, repeat=1)
+    return _module("memory_docs").run(facts=10_000, repeat=7)
+
+
 def _reference(smoke: bool, tmp: str | None) -> Result:
     if smoke:
         return _module("reference").run(size_mb=2, line=2000, repeat=1, naive_repeat=1,
@@ -179,6 +185,8 @@ BENCHMARKS = [
           "capability (issue 7)", _mcp_call, ("mcp",)),
     Bench("sandbox_overhead", "`bash true` with and without the bubblewrap sandbox",
           "sandbox (issue 13)", _sandbox_overhead, ("callgate_sandbox",)),
+    Bench("memory_docs", "memory search over 10,000 facts and docs search, vs grep -ri",
+          "memory, docs (issue 19)", _memory_docs),
     Bench("reference", "Issue 11's reference figures not re-measured above (no callgate)",
           "benchmarks (issue 11)", _reference),
 ]
@@ -368,6 +376,28 @@ def _rows_sandbox(r: Result) -> list[dict[str, Any]]:
     return out
 
 
+def _rows_memory_docs(r: Result) -> list[dict[str, Any]]:
+    target = r["target_ms"]
+    memory, grep = r["memory_median_ms"], r["memory_grep_median_ms"]
+    docs, docs_grep = r["docs_median_ms"], r["docs_grep_median_ms"]
+    scan = _fmt(r["memory_scan_median_ms"], "ms")
+    return [
+        _row("memory_docs", f"memory search over {r['facts']:,} facts, median of "
+             f"{len(r['memory'])} queries, index kept", _fmt(memory, "ms"),
+             f"grep -ri {_fmt(grep, 'ms')}", f"{memory / grep:.2f}×", f"≤ {target:.0f} ms",
+             memory <= target, f"stat scan instead of inotify {scan}; first search of a "
+             f"fresh process {_fmt(r['cold_first_search_ms'], 'ms')}"),
+        _row("memory_docs", "memory search right after a hand edit of one fact",
+             _fmt(r["memory_edited_median_ms"], "ms"), f"grep -ri {_fmt(grep, 'ms')}",
+             f"{r['memory_edited_median_ms'] / grep:.2f}×", f"≤ {target:.0f} ms",
+             r["memory_edited_median_ms"] <= target),
+        _row("memory_docs", f"docs search over callgate's docs ({r['docs_files']} files), "
+             f"median of {len(r['docs'])} queries", _fmt(docs, "ms"),
+             f"grep -ri {_fmt(docs_grep, 'ms')}", f"{docs / docs_grep:.2f}×",
+             f"≤ {target:.0f} ms", docs <= target),
+    ]
+
+
 def _rows_reference(r: Result) -> list[dict[str, Any]]:
     ref = r["issue_reference"]
     where = f"100 lines at line {r['line']:,} of a {r['file_mb']} MiB file"
@@ -433,7 +463,8 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "batch_io": _rows_batch_io, "read_file": _rows_read_file, "edit_sizes": _rows_edit_sizes,
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
-    "sandbox_overhead": _rows_sandbox, "reference": _rows_reference,
+    "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
+    "reference": _rows_reference,
 }
 
 

@@ -146,14 +146,13 @@ class DocIndex:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
         weights = ", ".join(str(w) for w in WEIGHTS)
-        sql = (f"SELECT rowid, bm25(sections, {weights}) AS rank, "
-               "snippet(sections, 2, '', '', '…', 32) FROM sections WHERE sections MATCH ? "
-               "ORDER BY rank LIMIT ?")
+        sql = (f"SELECT rowid, bm25(sections, {weights}) AS rank FROM sections "
+               "WHERE sections MATCH ? ORDER BY rank LIMIT ?")
         with self.lock:
             rows = self._db.execute(sql, (match, max(limit * 4, 20))).fetchall()
             phrase = " ".join(_words(text))
-            hits = []
-            for rowid, rank, snippet in rows:
+            scored = []
+            for rowid, rank in rows:
                 section = self._by_rowid.get(rowid)
                 if section is None:
                     continue
@@ -164,12 +163,20 @@ class DocIndex:
                     score *= TITLE_BOOST
                 if len(terms) > 1 and phrase in " ".join(_words(section.text)):
                     score *= PHRASE_BOOST
-                hits.append(Hit(section, score, " ".join(snippet.split())))
-        hits.sort(key=lambda h: -h.score)
-        if hits:
-            floor = hits[0].score * CUTOFF
-            hits = [h for h in hits if h.score >= floor]
-        return hits[:limit]
+                scored.append((score, rowid, section))
+            scored.sort(key=lambda item: -item[0])
+            if scored:
+                floor = scored[0][0] * CUTOFF
+                scored = [item for item in scored if item[0] >= floor][:limit]
+            snippets: dict[int, str] = {}
+            if scored:  # cut snippets for the kept sections only
+                marks = ", ".join("?" * len(scored))
+                snippets = dict(self._db.execute(
+                    "SELECT rowid, snippet(sections, 2, '', '', '…', 32) FROM sections "
+                    f"WHERE sections MATCH ? AND rowid IN ({marks})",
+                    (match, *(rowid for _, rowid, _ in scored))).fetchall())
+        return [Hit(section, score, " ".join((snippets.get(rowid) or "").split()))
+                for score, rowid, section in scored]
 
 
 _indexes: OrderedDict[tuple[object, ...], DocIndex] = OrderedDict()

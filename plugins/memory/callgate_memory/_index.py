@@ -62,8 +62,7 @@ class FactIndex:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
             "CREATE VIRTUAL TABLE facts USING fts5(name, title, type, description, keywords, "
-            "body, scope UNINDEXED, expires UNINDEXED, "
-            "tokenize = 'porter unicode61 remove_diacritics 2')")
+            "body, tokenize = 'porter unicode61 remove_diacritics 2')")
         self._entries: dict[tuple[str, str], _Entry] = {}
         self._by_rowid: dict[int, Fact] = {}
         self._next_rowid = 1
@@ -129,10 +128,10 @@ class FactIndex:
         rowid = self._next_rowid
         self._next_rowid += 1
         self._db.execute(
-            "INSERT INTO facts(rowid, name, title, type, description, keywords, body, scope, "
-            "expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO facts(rowid, name, title, type, description, keywords, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (rowid, fact.name.replace("-", " "), fact.title, fact.type, fact.description,
-             " ".join(fact.keywords), fact.body, fact.scope, fact.expires))
+             " ".join(fact.keywords), fact.body))
         self._by_rowid[rowid] = fact
         return rowid
 
@@ -170,29 +169,40 @@ class FactIndex:
 
     def search(self, text: str, *, now: float, limit: int, scopes: Iterable[str],
                types: Iterable[str] | None = None) -> list[Hit]:
-        """The best ``limit`` unexpired facts for ``text`` (any of its words), best first."""
+        """The best ``limit`` unexpired facts for ``text`` (any of its words), best first.
+
+        FTS5 ranks every match (that is the cost of a common word); the filters are then
+        applied in Python while reading the ranked rows, and snippets are cut for the kept
+        rows only (a snippet in the ranking query would be cut for every match).
+        """
         terms = query_terms(text)
         if not terms:
             return []
-        scopes, types = list(scopes), list(types) if types is not None else None
-        where = [f"scope IN ({', '.join('?' * len(scopes))})",
-                 "(expires IS NULL OR expires > ?)"]
-        params: list[object] = [" OR ".join(f'"{t}"' for t in terms), *scopes, now]
-        if types is not None:
-            where.append(f"type IN ({', '.join('?' * len(types))})")
-            params.extend(types)
+        scopes, types = set(scopes), set(types) if types is not None else None
+        match = " OR ".join(f'"{t}"' for t in terms)
         weights = ", ".join(str(w) for w in WEIGHTS)
-        sql = (f"SELECT rowid, bm25(facts, {weights}) AS rank, "
-               "snippet(facts, 5, '', '', '…', 40) FROM facts "
-               f"WHERE facts MATCH ? AND {' AND '.join(where)} ORDER BY rank LIMIT ?")
         with self.lock:
-            rows = self._db.execute(sql, (*params, limit)).fetchall()
-            hits = []
-            for rowid, rank, snippet in rows:
+            ranked = self._db.execute(f"SELECT rowid, bm25(facts, {weights}) FROM facts "
+                                      "WHERE facts MATCH ? ORDER BY 2", (match,))
+            kept: list[tuple[Fact, float, int]] = []
+            for rowid, rank in ranked:
                 fact = self._by_rowid.get(rowid)
-                if fact is not None:
-                    hits.append(Hit(fact, -rank, _clip(" ".join(snippet.split()))))
-            return hits
+                if (fact is None or fact.scope not in scopes or fact.expired(now)
+                        or (types is not None and fact.type not in types)):
+                    continue
+                kept.append((fact, -rank, rowid))
+                if len(kept) >= limit:
+                    break
+            ranked.close()
+            if not kept:
+                return []
+            marks = ", ".join("?" * len(kept))
+            snippets = dict(self._db.execute(
+                "SELECT rowid, snippet(facts, 5, '', '', '…', 40) FROM facts "
+                f"WHERE facts MATCH ? AND rowid IN ({marks})",
+                (match, *(rowid for _, _, rowid in kept))).fetchall())
+        return [Hit(fact, score, _clip(" ".join((snippets.get(rowid) or "").split())))
+                for fact, score, rowid in kept]
 
 
 def _slug_of(file_name: str) -> str | None:
