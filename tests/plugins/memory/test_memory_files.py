@@ -172,3 +172,22 @@ def test_an_empty_search_says_how_to_search_better(memory):
     s = memory()
     out = search(s, "quasar")
     assert "does not prove" in out and "rarer" in out
+
+
+def test_names_that_climb_out_of_the_store_find_nothing_and_change_nothing(memory, tmp_path):
+    s = memory()
+    remember(s, name="kept")
+    victim = tmp_path / "victim.md"
+    victim.write_text("---\ndescription: not memory\n---\nstay\n")
+    before = (store(s) / "kept.md").read_bytes()
+    for name in ("project/../../victim", "global/../../../victim.md"):
+        assert "nothing to forget" in s.expect_ok("forget", {"name": name})
+        s.expect_error("memory", {"operation": "read", "name": name}, kind="not_found")
+    for name in ("../victim", str(victim)):  # not a scope before the first /
+        s.expect_error("forget", {"name": name}, kind="invalid_arguments",
+                       signature="MEMORY_BAD_NAME")
+        s.expect_error("memory", {"operation": "read", "name": name}, kind="invalid_arguments")
+    s.expect_error("remember", {"name": "../victim", "description": "x", "body": "y"},
+                   kind="invalid_arguments")
+    assert victim.read_text().endswith("stay\n")
+    assert (store(s) / "kept.md").read_bytes() == before
