@@ -7,9 +7,15 @@ included: ``mcp__github__*`` is a literal, not a glob), or a group: ``Edit``
 against the tool's *permission subject* (`PermissionSubject`):
 
 - ``command``: ``cmd:*`` is a word-boundary prefix match, applied to every
-  segment of a compound command (``&&``, ``||``, ``;``, ``|``, substitutions).
-  A deny or ask rule fires when any segment matches; an allow rule covers a
-  call only when every segment is matched by some allow rule.
+  command the line would run (`analyze_command`: lists, pipelines,
+  substitutions, wrappers such as ``timeout`` or ``bash -c``). A deny or ask
+  rule fires when any command matches, or when anything in the line cannot
+  be decided statically (``eval``, ``$cmd``, ...); an allow rule covers a
+  call only when every command is matched by some allow rule. A redirection
+  that writes a file is judged as a write by ``Edit`` rules: deny and ask
+  ``Edit`` rules fire on it, and it is covered only by an ``Edit`` allow
+  rule (or by a spec-less ``Bash`` allow). Rules are a policy aid; the
+  sandbox is the boundary.
 - ``path``: a glob on the workspace-relative path (``*`` and ``?`` never
   cross ``/``, ``**`` does; a pattern starting with ``/`` is absolute). Every
   path argument must pass (both ends of a move), in its written and its
@@ -38,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._commands import deny_variants, normalize, split_command, suggested_prefix
+from ._commands import analyze_command, normalize, suggested_prefix
 from ._errors import ConfigError
 from ._model import Decision
 from ._spec import NAME_RULE, ToolSpec
@@ -117,6 +123,16 @@ class Unit:
     loose: tuple[str, ...]
     strict: tuple[tuple[str, ...], ...]
     label: str
+    #: why this unit cannot be decided statically: it then matches every deny and
+    #: ask rule and no allow rule covers it
+    undecidable: str | None = None
+    #: ``"write"`` for a shell redirection's target (judged by ``Edit`` rules)
+    role: str = "subject"
+
+    @property
+    def inside(self) -> bool:
+        """Every form of the path is workspace-relative (for write units)."""
+        return all(group and not _is_abs(group[0]) for group in self.strict)
 
 
 Matcher = Callable[[str], bool]
@@ -257,6 +273,38 @@ def _path_forms(path: str, root: str | None) -> tuple[str, ...]:
     return (rel.replace(os.sep, "/") if os.sep == "\\" else rel, absolute)
 
 
+def _path_unit(text: str, workspace: Any, role: str = "subject") -> Unit:
+    """A path argument in its written and symlink-resolved forms (relative when inside)."""
+    if workspace is not None:
+        try:
+            lexical = workspace.lexical(text)
+        except Exception:
+            lexical = os.path.normpath(text)
+        canonical = os.path.realpath(lexical)
+        root = workspace.root
+    else:
+        lexical = canonical = os.path.normpath(os.path.abspath(text))
+        root = None
+    written, resolved = _path_forms(lexical, root), _path_forms(canonical, root)
+    loose = tuple(dict.fromkeys(written + resolved))
+    return Unit(loose, (written, resolved), written[0], role=role)
+
+
+def command_units(text: str, flavor: str, session: Any = None) -> list[Unit]:
+    """The units of one command line: its commands, then the files it writes by redirection."""
+    line = analyze_command(text, flavor)
+    units = [Unit(c.forms or (c.text,), (c.allow_forms or (c.text,),), c.text, c.undecidable)
+             for c in line.commands]
+    workspace = getattr(session, "workspace", None)
+    for redirection in line.writes:
+        if redirection.target is None:
+            units.append(Unit((), (), redirection.text, "the redirection target is computed "
+                              "at run time", role="write"))
+        else:
+            units.append(_path_unit(redirection.target, workspace, role="write"))
+    return units
+
+
 def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = None,
                   name: str | None = None) -> list[Unit]:
     """What the call's ``Tool(spec)`` rules are matched against (empty: no subject)."""
@@ -264,32 +312,14 @@ def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = N
     if subject is None or not isinstance(arguments, Mapping):
         return []
     values = [v for arg in subject.arguments for v in _strings(arguments.get(arg))]
-    units: list[Unit] = []
     if subject.kind == "command":
         flavor = "pwsh" if "pwsh" in (name, spec.name, spec.permission_name) else "posix"
-        for text in values:
-            for segment in split_command(text, flavor):
-                units.append(Unit(deny_variants(segment), ((segment,),), segment))
-        return units
+        return [u for text in values for u in command_units(text, flavor, session)]
     if subject.kind == "path":
         if not values:
             values = ["."]  # a directory argument left out means the workspace root
         workspace = getattr(session, "workspace", None)
-        for text in values:
-            if workspace is not None:
-                try:
-                    lexical = workspace.lexical(text)
-                except Exception:
-                    lexical = os.path.normpath(text)
-                canonical = os.path.realpath(lexical)
-                root = workspace.root
-            else:
-                lexical = canonical = os.path.normpath(os.path.abspath(text))
-                root = None
-            written, resolved = _path_forms(lexical, root), _path_forms(canonical, root)
-            loose = tuple(dict.fromkeys(written + resolved))
-            units.append(Unit(loose, (written, resolved), written[0]))
-        return units
+        return [_path_unit(text, workspace) for text in values]
     return [Unit((text,), ((text,),), text) for text in values]
 
 
@@ -431,56 +461,95 @@ class RuleEngine:
             spec.name, spec.permission_name)
 
     def _fires(self, rule: Rule, kind: str | None, units: list[Unit]) -> Unit | bool | None:
-        """For deny/ask: ``True`` (spec-less), the first unit a form of which matches, or None."""
+        """For deny/ask: ``True`` (spec-less), the first unit a form of which matches, or None.
+
+        An undecidable unit matches every rule that has a spec.
+        """
         if rule.spec is None:
             return True
         if kind is None:
             return None
         matcher = self._matcher(kind, rule.spec)
-        return next((u for u in units if any(matcher(form) for form in u.loose)), None)
+        return next((u for u in units if u.undecidable is not None
+                     or any(matcher(form) for form in u.loose)), None)
+
+    def _edit_rules(self, kind: str | None) -> list[Rule]:
+        """``Edit`` rules, which also judge the files a shell command writes by redirection."""
+        return [r for r in self.rules if r.tool == "Edit"] if kind == "command" else []
 
     def decide(self, name: str, spec: ToolSpec | None, arguments: Any,
                session: Any = None) -> Decision | None:
         """The rule decision for one call, or ``None`` when no rule speaks (fallback)."""
         rules = [r for r in self.rules if self.applies(r, name, spec)]
-        if not rules:
-            return None
         kind = spec.permission_subject.kind if spec and spec.permission_subject else None
+        edits = self._edit_rules(kind)
+        if not rules and not edits:
+            return None
         units = subject_units(spec, arguments, session, name) \
-            if spec is not None and any(r.spec is not None for r in rules) else []
+            if spec is not None and (edits or any(r.spec is not None for r in rules)) else []
+        subjects = [u for u in units if u.role != "write"]
+        writes = [u for u in units if u.role == "write"]
         for action in ("deny", "ask"):
-            for rule in rules:
-                if rule.action != action:
-                    continue
-                hit = self._fires(rule, kind, units)
+            checks = [(r, kind, subjects) for r in rules if r.action == action]
+            if writes:
+                checks += [(r, "path", writes) for r in edits if r.action == action]
+            for rule, rule_kind, pool in checks:
+                hit = self._fires(rule, rule_kind, pool)
                 if hit is True:
-                    return Decision(action, rule.text, source="permissions")  # type: ignore[arg-type]
+                    if pool is writes:
+                        hit = writes[0]
+                    else:
+                        return Decision(action, rule.text,  # type: ignore[arg-type]
+                                        source="permissions")
                 if isinstance(hit, Unit):
                     return Decision(action, rule.text,  # type: ignore[arg-type]
-                                    reason=f"it matches {json.dumps(hit.label)}",
-                                    source="permissions")
+                                    reason=_why(hit), source="permissions")
         allows = [r for r in rules if r.action == "allow"]
         for rule in allows:
             if rule.spec is None:
                 return Decision("allow", rule.text, source="permissions")
-        covering = self._cover(allows, kind, units)
+        covering = self._cover(allows, kind, units, [r for r in edits if r.action == "allow"])
         if covering:
             return Decision("allow", ", ".join(covering), source="permissions")
         return None
 
-    def _cover(self, allows: list[Rule], kind: str | None, units: list[Unit]) -> list[str]:
+    def _covering_rule(self, unit: Unit, allows: list[Rule], kind: str | None,
+                       edit_allows: list[Rule]) -> Rule | None:
+        """The allow rule that covers ``unit`` (every strict group, by any of its forms)."""
+        if unit.undecidable is not None:
+            return None
+        if unit.role == "write":
+            for rule in edit_allows:
+                if rule.spec is None:
+                    if unit.inside:
+                        return rule
+                    continue
+                matcher = self._matcher("path", rule.spec)
+                if all(any(matcher(f) for f in group) for group in unit.strict):
+                    return rule
+            return None
+        if kind is None:
+            return None
+        for group in unit.strict:
+            rule = next((r for r in allows if r.spec is not None and
+                         any(self._matcher(kind, r.spec)(f) for f in group)), None)
+            if rule is None:
+                return None
+        return rule
+
+    def _cover(self, allows: list[Rule], kind: str | None, units: list[Unit],
+               edit_allows: Iterable[Rule] = ()) -> list[str]:
         """The allow rules that together cover every unit (empty: not covered)."""
-        if kind is None or not units or not allows:
+        edit_allows = list(edit_allows)
+        if kind is None or not units or not (allows or edit_allows):
             return []
         used: list[str] = []
         for unit in units:
-            for group in unit.strict:
-                rule = next((r for r in allows if r.spec is not None and
-                             any(self._matcher(kind, r.spec)(f) for f in group)), None)
-                if rule is None:
-                    return []
-                if rule.text not in used:
-                    used.append(rule.text)
+            rule = self._covering_rule(unit, allows, kind, edit_allows)
+            if rule is None:
+                return []
+            if rule.text not in used:
+                used.append(rule.text)
         return used
 
     def denied_by_name(self, name: str, spec: ToolSpec | None = None) -> str | None:
@@ -504,11 +573,16 @@ class RuleEngine:
         group = "Bash" if name in BASH_TOOLS or "Bash" in spec.groups else None
         allows = [r for r in self.rules if r.action == "allow" and r.spec is not None
                   and self.applies(r, name, spec)]
+        edit_allows = [r for r in self._edit_rules(kind) if r.action == "allow"]
         wanted: list[str] = []
         for unit in subject_units(spec, arguments, session, name):
-            if self._cover(allows, kind, [unit]):
+            if self._covering_rule(unit, allows, kind, edit_allows) is not None:
                 continue
-            if kind == "command":
+            if unit.undecidable is not None:
+                rule = group or name  # only a rule without a spec can allow it
+            elif unit.role == "write":
+                rule = f"Edit({unit.label})"
+            elif kind == "command":
                 rule = f"{group or name}({suggested_prefix(unit.label)}:*)"
             elif kind == "url":
                 host = urllib.parse.urlsplit(unit.label).hostname if "://" in unit.label \
@@ -525,6 +599,16 @@ class RuleEngine:
         return self.allow_rules_for(name, arguments)[0]
 
 
+def _why(unit: Unit) -> str:
+    """The reason a deny or ask rule fired on ``unit``, for the model."""
+    if unit.undecidable is not None:
+        return (f"{json.dumps(unit.label)} cannot be decided statically: {unit.undecidable}; "
+                "that counts as matching every deny and ask rule")
+    if unit.role == "write":
+        return f"the command writes {json.dumps(unit.label)}"
+    return f"it matches {json.dumps(unit.label)}"
+
+
 def _guess_kind(spec: str) -> str:
     """For a rule naming a tool not loaded here: check the spec the way it most likely reads."""
     if spec.endswith(":*"):
@@ -533,4 +617,4 @@ def _guess_kind(spec: str) -> str:
 
 
 __all__ = ["BASH_TOOLS", "CONFIG_SCHEMA", "EDIT_TOOLS", "Rule", "RuleEngine", "RuleError",
-           "compile_spec", "subject_units"]
+           "command_units", "compile_spec", "subject_units"]
