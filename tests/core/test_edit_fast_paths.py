@@ -128,6 +128,11 @@ def test_gate_and_plain_tool_share_one_worker_thread_hop(callgate_session, monke
         return await real_run_sync(fn, *args, **kwargs)
 
     monkeypatch.setattr(session_mod.anyio.to_thread, "run_sync", counting)
+    import callgate._worker as worker_mod
+
+    real_submit = worker_mod._POOL.submit
+    monkeypatch.setattr(worker_mod._POOL, "submit", lambda job: (hops.append(job),
+                                                                  real_submit(job)))
     s = callgate_session(plugins=[callgate_files, probe], files={"a.txt": "x"})
     assert not s.call("read_file", {"path": "a.txt"}).is_error
     hops.clear()

@@ -29,6 +29,7 @@ from callgate import (
 
 from ._languages import BY_EXTENSION, extension_of, parser
 from ._ranges import Lines, SharedLine, preamble_start, symbol_rows, with_seam
+from ._source import max_file_bytes, read_source
 from ._symbols import BOM, Parsed, parse
 from ._syntax import Symbol
 
@@ -87,14 +88,9 @@ def _fail(message: str, code: str) -> ToolError:
     return ToolError("tool_error", f"delete_symbol: {message}", code)
 
 
-def _read(gated: GatedPath) -> bytes:
+def _read(gated: GatedPath, limit: int) -> bytes:
     """The gated version's bytes (a change since the gate is a stale version)."""
-    try:
-        with open(gated.path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
-    except OSError as exc:
-        raise _fail(f"cannot read {gated.display}: {exc.strerror}", "CODE_IO") from None
+    data, st = read_source(gated.path, gated.display, limit, "delete_symbol")
     if gated.stat is not None and version_of(st) != version_of(gated.stat):
         raise stale(gated.display)
     return data
@@ -137,7 +133,7 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Plan:
     if parser(grammar) is None:
         raise _fail(f"no grammar installed for {extension_of(args['path'])} (install "
                     f"{grammar.package})", "CODE_NO_GRAMMAR")
-    data = _read(gated)
+    data = _read(gated, max_file_bytes(ctx))
     body = data[len(BOM):] if data.startswith(BOM) else data
     try:
         body.decode("utf-8")

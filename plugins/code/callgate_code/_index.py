@@ -11,6 +11,7 @@ from callgate import ToolContext, ToolError, ToolResult, Violation, within
 from callgate_search import IgnoreRules, walk_files
 
 from ._languages import BY_EXTENSION, SUPPORTED, Grammar, extension_of, parser
+from ._source import max_file_bytes, read_source
 from ._symbols import parse
 from ._syntax import Symbol
 
@@ -18,7 +19,6 @@ KINDS = ("func", "method", "class", "struct", "interface", "type", "enum", "trai
          "var")
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 200
-MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 5000
 LISTED_ERRORS = 5
 
@@ -74,7 +74,8 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         symbols, notes = _index_tree(ctx, walk_root, rel, "" if inside else walk_root + "/")
     else:
         shown = rel if inside else resolved.path
-        symbols, notes = _index_file(resolved.path, shown, resolved.display), []
+        symbols, notes = _index_file(resolved.path, shown, resolved.display,
+                                     max_file_bytes(ctx)), []
     return _answer(args, symbols, notes)
 
 
@@ -90,14 +91,10 @@ def _grammar_for_file(display: str) -> Grammar:
     return grammar
 
 
-def _index_file(path: str, shown: str, display: str) -> list[tuple[str, Symbol]]:
+def _index_file(path: str, shown: str, display: str, limit: int
+                ) -> list[tuple[str, Symbol]]:
     grammar = _grammar_for_file(display)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise ToolError("tool_error", f"code_index: cannot read {display}: {exc.strerror}",
-                        "CODE_IO") from None
+    data, _st = read_source(path, display, limit, "code_index")
     parsed = parse(grammar, data)
     assert parsed is not None
     if parsed.error_line is not None:
@@ -113,6 +110,7 @@ def _index_tree(ctx: ToolContext, root: str, top: str, prefix: str
     found: list[tuple[str, Symbol]] = []
     broken: list[str] = []
     files = 0
+    limit = max_file_bytes(ctx)
     stopped = timed_out = False
     for entry in walk_files(root, top, skip_hidden=True, ignore=IgnoreRules(root),
                             stop=ctx.cancelled.is_set):
@@ -126,11 +124,8 @@ def _index_tree(ctx: ToolContext, root: str, top: str, prefix: str
             stopped = True
             break
         try:
-            if os.stat(entry.path).st_size > MAX_FILE_BYTES:
-                continue
-            with open(entry.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+            data, _st = read_source(entry.path, prefix + entry.rel, limit, "code_index")
+        except ToolError:  # over the cap, not a regular file, unreadable: skipped (§5)
             continue
         files += 1
         parsed = parse(grammar, data)

@@ -7,10 +7,12 @@ from typing import Any
 from callgate import PermissionSubject, ToolSpec, hookimpl
 
 from . import _delete, _index
+from ._source import CONFIG_SCHEMA
 
 
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
+    registry.add_config("code", CONFIG_SCHEMA)
     registry.add(ToolSpec(
         name="code_index", description=_index.DESCRIPTION, schema=_index.SCHEMA,
         execute=_index.execute, read_only=True, visibility="hidden", validate=_index.validate,

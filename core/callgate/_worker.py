@@ -1,0 +1,174 @@
+"""Running a tool so that a cancel can always walk away from it.
+
+A tool sees a cancel through ``ctx.cancelled`` and is expected to stop; most
+do within milliseconds (bash kills its process group, grep stops its walk).
+One stuck in a blocking system call (a read of a FIFO, a hung network
+filesystem) never looks. So the pipeline runs every tool here:
+
+- `CancelEvent` is the ``threading.Event`` behind ``ctx.cancelled`` that also
+  tells the event loop, from whichever thread ``session.cancel()`` runs on.
+- `run_sync` runs a sync tool in a daemon worker thread (threads are reused)
+  and `run_async` awaits an async one; once the call is cancelled and has not
+  finished ``grace`` seconds later, the pipeline stops waiting and raises
+  `Abandoned`: the batch lock is released and the call reports ``cancelled``.
+  An abandoned sync tool runs on in its thread until its system call returns;
+  the worker is a daemon, so it never keeps the process from exiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import queue
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+T = TypeVar("T")
+
+#: How long a cancelled tool has to stop on its own before the pipeline walks away.
+DEFAULT_GRACE_S = 3.0
+_IDLE_S = 30.0
+
+
+class Abandoned(Exception):
+    """The call was cancelled and did not stop within the grace period."""
+
+    def __init__(self, grace: float) -> None:
+        super().__init__(f"did not stop within {grace:g} s of the cancel")
+        self.grace = grace
+
+
+class CancelEvent(threading.Event):
+    """A ``threading.Event`` whose ``set()`` also runs the callbacks waiting on an event loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._guard = threading.Lock()
+        self._waiters: dict[int, tuple[Callable[[], None], Any, int]] = {}
+        self._next = 0
+
+    def set(self) -> None:
+        super().set()
+        with self._guard:
+            waiters = list(self._waiters.values())
+        for callback, token, thread in waiters:
+            _call_on_loop(callback, token, thread)
+
+    def subscribe(self, callback: Callable[[], None]) -> int:
+        """Run ``callback`` on the calling event loop once set (at once if already set)."""
+        entry = (callback, anyio.lowlevel.current_token(), threading.get_ident())
+        with self._guard:
+            handle = self._next
+            self._next += 1
+            self._waiters[handle] = entry
+        if self.is_set():
+            callback()
+        return handle
+
+    def unsubscribe(self, handle: int) -> None:
+        with self._guard:
+            self._waiters.pop(handle, None)
+
+
+def _call_on_loop(callback: Callable[[], None], token: Any, thread: int) -> None:
+    if threading.get_ident() == thread:
+        callback()
+        return
+    try:
+        anyio.from_thread.run_sync(callback, token=token)
+    except RuntimeError:
+        pass  # that loop has stopped: nobody is waiting any more
+
+
+@contextlib.asynccontextmanager
+async def _grace_scope(cancelled: threading.Event, grace: float) -> AsyncIterator[None]:
+    """A cancel scope that expires ``grace`` seconds after ``cancelled`` is set."""
+    if not isinstance(cancelled, CancelEvent):
+        yield
+        return
+    with anyio.CancelScope() as scope:
+        def shorten() -> None:
+            scope.deadline = min(scope.deadline, anyio.current_time() + grace)
+
+        handle = cancelled.subscribe(shorten)
+        try:
+            yield
+        finally:
+            cancelled.unsubscribe(handle)
+    if scope.cancelled_caught:
+        raise Abandoned(grace)
+
+
+async def run_async(fn: Callable[[], Awaitable[T]], cancelled: threading.Event,
+                    grace: float = DEFAULT_GRACE_S) -> T:
+    """Await ``fn()``; `Abandoned` when cancelled and still running ``grace`` s later."""
+    async with _grace_scope(cancelled, grace):
+        return await fn()
+    raise AssertionError("unreachable")  # pragma: no cover - the scope raised Abandoned
+
+
+async def run_sync(fn: Callable[[], T], cancelled: threading.Event,
+                   grace: float = DEFAULT_GRACE_S) -> T:
+    """Run ``fn()`` in a daemon worker thread; `Abandoned` as for `run_async`."""
+    done = anyio.Event()
+    token = anyio.lowlevel.current_token()
+    outcome: list[Any] = []
+    context = contextvars.copy_context()
+
+    def job() -> None:
+        try:
+            outcome.append((True, context.run(fn)))
+        except BaseException as exc:  # handed to the awaiting task
+            outcome.append((False, exc))
+        try:
+            anyio.from_thread.run_sync(done.set, token=token)
+        except RuntimeError:
+            pass  # the loop is gone (an abandoned call finishing late)
+
+    _POOL.submit(job)
+    async with _grace_scope(cancelled, grace):
+        await done.wait()
+    ok, value = outcome[0]
+    if ok:
+        return value  # type: ignore[no-any-return]
+    raise value
+
+
+class _Pool:
+    """Daemon threads, reused; one idles out after ``_IDLE_S`` seconds without work."""
+
+    def __init__(self) -> None:
+        self._idle: list[queue.SimpleQueue[Callable[[], None]]] = []
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name="callgate-tool",
+                             daemon=True).start()
+        inbox.put(job)
+
+    def _serve(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:
+        while True:
+            try:
+                job = inbox.get(timeout=_IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._idle:
+                        self._idle.remove(inbox)
+                        return
+                continue  # handed a job just as we timed out
+            job()
+            del job
+            with self._lock:
+                self._idle.append(inbox)
+
+
+_POOL = _Pool()
