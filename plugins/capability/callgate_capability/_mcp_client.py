@@ -18,14 +18,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import json
 import logging
 import os
+import re
 import signal
 import threading
+from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
+import anyio.abc
 import attrs
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
@@ -33,6 +37,11 @@ from mcp import types as mcp_types
 log = logging.getLogger("callgate.capability")
 
 MAX_PAGES = 50
+#: A message from a server (one line of its stdout) longer than this is dropped while it
+#: streams in, never held whole: a result over it fails its call with a clear error.
+MAX_MESSAGE_BYTES = 16 << 20
+#: The JSON-RPC error code of that failure (the implementation-defined server range).
+MESSAGE_TOO_LARGE = -32099
 TAIL_LINES = 20
 TAIL_BYTES = 2048
 _POLL_S = 0.5
@@ -106,6 +115,8 @@ def _install_spawn_probe() -> None:
 
         async def probe(*args: Any, **kwargs: Any) -> Any:
             process = await original(*args, **kwargs)
+            if isinstance(process, anyio.abc.Process) and process.stdout is not None:
+                process = _CappedProcess(process, MAX_MESSAGE_BYTES)
             sink = _SPAWN_SINK.get()
             if sink is not None:
                 sink.append(process)
@@ -113,6 +124,133 @@ def _install_spawn_probe() -> None:
 
         probe._callgate_probe = True  # type: ignore[attr-defined]
         sdk_stdio._create_platform_compatible_process = probe  # type: ignore[attr-defined]
+
+
+_ID_AT_START = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+_ID_AT_END = re.compile(
+    rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$')
+_HEAD_BYTES = 4096
+_TAIL_BYTES = 512
+
+
+class _LineCap(anyio.abc.ByteReceiveStream):
+    """A server's stdout, passed on one whole line at a time, each at most ``limit`` bytes.
+
+    A longer line is dropped as it arrives (only its first and last few bytes are
+    kept, to find its JSON-RPC id) and replaced by an error response to that id,
+    so the call it answers fails at once with a clear reason; memory stays
+    bounded by ``limit`` whatever the server sends.
+    """
+
+    def __init__(self, inner: anyio.abc.ByteReceiveStream, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._line = bytearray()
+        self._ready: deque[bytes] = deque()
+        self._dropping = False
+        self._dropped = 0
+        self._head = b""
+        self._tail = b""
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        while not self._ready:
+            self._feed(await self._inner.receive(max_bytes))
+        return self._ready.popleft()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def _feed(self, chunk: bytes) -> None:
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                self._take(chunk[start:], complete=False)
+                return
+            self._take(chunk[start:end + 1], complete=True)
+            start = end + 1
+
+    def _take(self, piece: bytes, complete: bool) -> None:
+        if not self._dropping:
+            if len(self._line) + len(piece) <= self._limit + 1:
+                self._line += piece
+                if complete:
+                    self._ready.append(bytes(self._line))
+                    self._line.clear()
+                return
+            self._dropping = True
+            self._head = (bytes(self._line[:_HEAD_BYTES]) + piece[:_HEAD_BYTES])[:_HEAD_BYTES]
+            self._dropped = len(self._line)
+            self._line.clear()
+        self._dropped += len(piece)
+        self._tail = (self._tail + piece[-_TAIL_BYTES:])[-_TAIL_BYTES:]
+        if complete:
+            self._dropping = False
+            replacement = self._replacement()
+            if replacement is not None:
+                self._ready.append(replacement)
+
+    def _replacement(self) -> bytes | None:
+        match = _ID_AT_START.match(self._head) or _ID_AT_END.search(self._tail)
+        size, self._head, self._tail = self._dropped, b"", b""
+        if match is None:
+            log.warning("dropped a %d-byte message from an MCP server (over %d bytes, no id "
+                        "found)", size, self._limit)
+            return None
+        message = (f"callgate: the server's answer was {size:,} bytes, over the "
+                   f"{self._limit:,}-byte limit for one MCP message; it was dropped unread")
+        error = json.dumps({"code": MESSAGE_TOO_LARGE, "message": message})
+        return b'{"jsonrpc":"2.0","id":' + match.group(1) + b',"error":' + \
+            error.encode() + b"}\n"
+
+
+class _CappedProcess(anyio.abc.Process):
+    """The SDK's server process with its stdout read through `_LineCap`."""
+
+    def __init__(self, process: anyio.abc.Process, limit: int) -> None:
+        self._wrapped = process
+        assert process.stdout is not None
+        self._stdout = _LineCap(process.stdout, limit)
+
+    @property
+    def _process(self) -> Any:  # the SDK closes the asyncio transport through this
+        return getattr(self._wrapped, "_process", None)
+
+    async def aclose(self) -> None:
+        await self._wrapped.aclose()
+
+    async def wait(self) -> int:
+        return await self._wrapped.wait()
+
+    def terminate(self) -> None:
+        self._wrapped.terminate()
+
+    def kill(self) -> None:
+        self._wrapped.kill()
+
+    def send_signal(self, signal: int) -> None:  # type: ignore[override]
+        self._wrapped.send_signal(signal)  # type: ignore[arg-type]
+
+    @property
+    def pid(self) -> int:
+        return self._wrapped.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._wrapped.returncode
+
+    @property
+    def stdin(self) -> anyio.abc.ByteSendStream | None:
+        return self._wrapped.stdin
+
+    @property
+    def stdout(self) -> anyio.abc.ByteReceiveStream | None:
+        return self._stdout
+
+    @property
+    def stderr(self) -> anyio.abc.ByteReceiveStream | None:
+        return self._wrapped.stderr
 
 
 def _leaf(exc: BaseException) -> BaseException:
