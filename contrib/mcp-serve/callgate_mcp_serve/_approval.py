@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -43,7 +44,12 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 }
 
 PREVIEW_MAX_CHARS = 4000
-ARGUMENTS_MAX_CHARS = 1000
+ARGUMENTS_MAX_CHARS = 2000
+#: A run of this many blank characters or more is shown as a count, never as blank space.
+_BLANK_RUN = re.compile(r"[ \t]{16,}")
+#: Characters that draw nothing or reorder what is drawn (bidi overrides, zero-width).
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                        "\u2066-\u206f\ufeff]")
 
 #: ``elicit(message, schema)`` returns the client's answer as ``(action, content)``,
 #: or ``None`` when the client could not be asked (an error, a closed connection).
@@ -62,8 +68,25 @@ current_channel: ContextVar[ApprovalChannel | None] = ContextVar(
     "callgate_mcp_serve_channel", default=None)
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def visible(text: str) -> str:
+    """``text`` with long blank runs counted and invisible characters escaped."""
+    text = _BLANK_RUN.sub(lambda m: f"⟨{len(m.group(0))} blanks⟩", text)
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def clip_middle(text: str, limit: int) -> str:
+    """``text`` whole, or its head and tail around a marker saying how much is not shown.
+
+    The tail is where an appended payload sits (``git status`` + spaces +
+    ``; curl … | sh``), so both ends are always shown.
+    """
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 40, 2)
+    head = keep * 3 // 5
+    tail = keep - head
+    hidden = len(text) - head - tail
+    return f"{text[:head]} …⟨{hidden:,} characters not shown⟩… {text[len(text) - tail:]}"
 
 
 def approval_message(call: Any, preview: Any) -> str:
@@ -73,9 +96,10 @@ def approval_message(call: Any, preview: Any) -> str:
     except (TypeError, ValueError):
         shown = repr(call.arguments)
     lines = [f"callgate asks for approval: run {call.name}?",
-             f"Arguments: {_clip(shown, ARGUMENTS_MAX_CHARS)}"]
+             f"Arguments: {clip_middle(visible(shown), ARGUMENTS_MAX_CHARS)}"]
     if preview is not None:
-        lines += ["Change it would make:", _clip(str(preview), PREVIEW_MAX_CHARS)]
+        lines += ["Change it would make:",
+                  clip_middle(visible(str(preview)), PREVIEW_MAX_CHARS)]
     return "\n".join(lines)
 
 
@@ -128,4 +152,5 @@ class ElicitationApprover:
 
 
 __all__ = ["APPROVAL_KEY", "APPROVAL_SCHEMA", "ApprovalChannel", "ElicitationApprover",
-           "approval_message", "current_channel", "decision_from_answer"]
+           "approval_message", "clip_middle", "current_channel", "decision_from_answer",
+           "visible"]
