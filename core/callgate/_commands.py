@@ -238,16 +238,18 @@ def _analyze_plain(text: str, out: _Collector, depth: int) -> bool:
     pieces = _PLAIN_SEPARATOR.split(text)
     separators = ["\n", *_PLAIN_SEPARATOR.findall(text), "\n"]
     for k, piece in enumerate(pieces):  # an empty command only after ; & or a newline
-        if not piece.strip() and not (separators[k] in (";", "&", "\n")
-                                      and separators[k + 1] == "\n"):
+        names = piece.split()
+        if not names and not (separators[k] in (";", "&", "\n")
+                              and separators[k + 1] == "\n"):
             return False  # "a | | b", "a;;b": let the grammar judge it
+        first = next((n for n in names if not _ASSIGNMENT.match(n)), None)
+        if first in _RESERVED:
+            return False  # a keyword or declaration in command position
     walker = _Walker(out, depth)
     for k, piece in enumerate(pieces):
         names = piece.split()
         if not names:
             continue
-        if any(n in _RESERVED for n in names):
-            return False
         prefix: list[str] = []
         while names and _ASSIGNMENT.match(names[0]):
             prefix.append(names.pop(0))
