@@ -80,3 +80,18 @@ def test_powershell_lines(text, decided) -> None:
     line = analyze_command(text, "pwsh")
     assert (line.undecidable == () and all(r.target for r in line.writes)) is decided or (
         not decided and line.writes), text
+
+
+@pytest.mark.parametrize("text", [
+    "ls -la && echo done", "git status; npm test | tee log.txt & make -j4", "A=1 B=2 make x",
+    "timeout 5 nice make test", "xargs -n1 rm", "echo if then fi", "a | b |& c",
+    "sudo -u x make", "env -i A=1 rm x", "\nls\n\nls;\n",
+])
+def test_the_plain_fast_path_agrees_with_the_grammar(text) -> None:
+    from callgate._commands import _analyze_plain, _Collector, _parse, _Walker
+
+    fast = _Collector()
+    assert _analyze_plain(text, fast, 0)
+    slow = _Collector()
+    _Walker(slow, 0).walk(_parse(text))
+    assert fast.commands == slow.commands
