@@ -1,8 +1,23 @@
-"""Suite-wide options: the default run is fast; ``--reliability`` runs the full counts."""
+"""Suite-wide options and isolation.
+
+The default run is fast; ``--reliability`` runs the full counts. Nothing here may
+read or write the user's real callgate directories: every test, and every
+subprocess it starts, gets its own state directory (``$CALLGATE_HOME``) and its
+own empty user config directory (``$CALLGATE_CONFIG_HOME``; the ``user_config``
+fixture hands it to a test that wants to write a ``config.toml`` there).
+Module- and session-scoped fixtures, which run before those, see an empty user
+config directory set at import.
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
+
+os.environ["CALLGATE_CONFIG_HOME"] = tempfile.mkdtemp(prefix="callgate-user-config-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,3 +37,13 @@ def _private_callgate_home(tmp_path_factory: pytest.TempPathFactory,
     """Every test gets its own callgate state directory (``$CALLGATE_HOME``), inherited by the
     subprocesses it starts: the suite never reads or writes the user's real one."""
     monkeypatch.setenv("CALLGATE_HOME", str(tmp_path_factory.mktemp("callgate-home")))
+
+
+@pytest.fixture(autouse=True)
+def user_config(tmp_path_factory: pytest.TempPathFactory,
+                monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own user config directory (``$CALLGATE_CONFIG_HOME``), empty: a test
+    that wants a user config writes ``config.toml`` in it."""
+    home = tmp_path_factory.mktemp("user-config")
+    monkeypatch.setenv("CALLGATE_CONFIG_HOME", str(home))
+    return home

@@ -81,6 +81,8 @@ from ._observations import (
     needs_digest,
     version_of,
 )
+from ._protected import check_write as check_protected
+from ._protected import protected_paths
 from ._results import ResultStore, page_text
 from ._schema import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
 from ._serial import call_from_json, result_to_json
@@ -170,6 +172,7 @@ __all__ = [
     "change_diff",
     "changed_while_applying",
     "check_paths",
+    "check_protected",
     "codec_of",
     "coding_declaration",
     "copy_noreplace",
@@ -203,6 +206,7 @@ __all__ = [
     "not_regular",
     "page_text",
     "pid_alive",
+    "protected_paths",
     "remove_empty_dirs",
     "removed_after_read",
     "rename_noreplace",

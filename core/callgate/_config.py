@@ -1,8 +1,10 @@
-"""Loading ``callgate.toml`` and validating each plugin's table at boot.
+"""Loading the config files and validating each plugin's table at boot.
 
-Every key has a default, so no config is needed. A bad value fails boot with
-the file, the key and its line; a table no loaded plugin reads is a warning
-(its plugin may be disabled on purpose).
+Every key has a default, so no config is needed. The user config, then an
+explicit or a workspace config, are layered (`_layers`); each layer's tables
+are validated on their own, so a bad value fails boot with the file, the key
+and the line that set it. A table no loaded plugin reads is a warning (its
+plugin may be disabled on purpose).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from . import _layers
 from ._errors import ConfigError
 from ._fastcheck import compile_fast
+from ._layers import EXPLICIT, TRUST_TABLE, USER, WORKSPACE, LayeredSource
 
 if TYPE_CHECKING:  # jsonschema (~35 ms) is imported only for a table the fast check is unsure of
     import jsonschema
@@ -39,6 +43,8 @@ class ConfigSource:
     file: str | None = None
     text: str | None = None
     prefix: tuple[str, ...] = ()
+    #: which layer this is: ``user``, ``explicit`` or ``workspace`` (see `_layers`)
+    kind: str = EXPLICIT
 
     def line_of(self, path: tuple[Any, ...]) -> int | None:
         if self.text is None:
@@ -58,6 +64,12 @@ class ConfigSource:
                 break
         return start
 
+    def locate(self, path: tuple[Any, ...], value: str | None = None
+               ) -> tuple[str | None, int | None]:
+        """``(file, line)`` of ``path`` (or of the list item ``value`` at ``path``)."""
+        line = self.line_of_value(path, value) if value is not None else self.line_of(path)
+        return self.file, line
+
     def error(self, message: str, path: tuple[Any, ...]) -> ConfigError:
         key = _dotted((*self.prefix, *path)) if path else None
         return ConfigError(message, file=self.file, key=key, line=self.line_of(path))
@@ -74,25 +86,62 @@ def _dotted(path: tuple[Any, ...]) -> str:
     return out
 
 
-def load(config: str | os.PathLike[str] | Mapping[str, Any] | None,
-         workspace: str | os.PathLike[str] | None = None) -> ConfigSource:
-    """Parse the config: an explicit file, a mapping, or discovery in ``workspace``."""
+ConfigInput = str | os.PathLike[str] | Mapping[str, Any] | None
+
+
+def load(config: ConfigInput, workspace: str | os.PathLike[str] | None = None, *,
+         user_config: ConfigInput | bool = True) -> LayeredSource:
+    """The layered config: the user config, then an explicit ``config`` (a file or a
+    mapping) or, without one, the workspace config discovered in ``workspace``.
+
+    ``user_config`` is ``True`` (the user's own file, `_layers.user_config_path`),
+    ``False`` (none), or a file or mapping to use instead.
+    """
+    layers: list[ConfigSource] = []
+    user_file: str | None = None
+    if user_config is True:
+        user_file = _layers.user_config_path()
+        user = _load_file(user_file, required=False) if user_file else ConfigSource({})
+    elif user_config is False or user_config is None:
+        user = ConfigSource({})
+    else:
+        user = _source(user_config, required=True)
+        user_file = user.file
+    user.kind = USER
+    layers.append(user)
+    trusted: bool | None = None
+    if config is not None:
+        layers.append(_source(config, required=True))
+    elif workspace is not None:
+        found = discover(workspace)
+        if found is not None:
+            found.kind = WORKSPACE
+            trusted = _layers.is_trusted(user, workspace)
+            layers.append(found)
+    return LayeredSource(layers, workspace_trusted=trusted, user_file=user_file)
+
+
+def _source(config: str | os.PathLike[str] | Mapping[str, Any], *, required: bool
+            ) -> ConfigSource:
     if isinstance(config, Mapping):
         return ConfigSource(copy.deepcopy(dict(config)), "<config>")
-    if config is not None:
-        return _load_file(os.fspath(config), required=True)
-    if workspace is not None:
-        for name in CONFIG_NAMES:
-            path = os.path.join(os.fspath(workspace), name)
-            if os.path.isfile(path):
-                return _load_file(path, required=True)
-        pyproject = os.path.join(os.fspath(workspace), "pyproject.toml")
-        if os.path.isfile(pyproject):
-            src = _load_file(pyproject, required=False)
-            tool = src.data.get("tool", {})
-            if isinstance(tool, dict) and isinstance(tool.get("callgate"), dict):
-                return ConfigSource(tool["callgate"], src.file, src.text, ("tool", "callgate"))
-    return ConfigSource({}, None)
+    return _load_file(os.fspath(config), required=required)
+
+
+def discover(workspace: str | os.PathLike[str]) -> ConfigSource | None:
+    """The workspace's own config: ``callgate.toml``, else ``[tool.callgate]`` in
+    ``pyproject.toml``; ``None`` when it has neither."""
+    for name in CONFIG_NAMES:
+        path = os.path.join(os.fspath(workspace), name)
+        if os.path.isfile(path):
+            return _load_file(path, required=True)
+    pyproject = os.path.join(os.fspath(workspace), "pyproject.toml")
+    if os.path.isfile(pyproject):
+        src = _load_file(pyproject, required=False)
+        tool = src.data.get("tool", {})
+        if isinstance(tool, dict) and isinstance(tool.get("callgate"), dict):
+            return ConfigSource(tool["callgate"], src.file, src.text, ("tool", "callgate"))
+    return None
 
 
 def _load_file(path: str, *, required: bool) -> ConfigSource:
@@ -207,8 +256,18 @@ def _toml_validator() -> Any:
     )
 
 
-def validate_table(source: ConfigSource, table: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The table with defaults applied, or a `ConfigError` naming file, key and line."""
+def validate_table(source: ConfigSource | LayeredSource, table: str,
+                   schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The table with defaults applied, or a `ConfigError` naming file, key and line.
+
+    A layered source validates each layer's table on its own (so the error names
+    the file that set the key), then merges them by the schema's policies.
+    """
+    if isinstance(source, LayeredSource):
+        for layer in source.layers:
+            if table in layer.data:
+                validate_table(layer, table, schema)
+        return apply_defaults(schema, source.table(table, schema))
     value = source.data.get(table, {})
     if not isinstance(value, dict):
         raise source.error(f"[{table}] must be a table", (table,))
@@ -262,7 +321,7 @@ def _describe(err: jsonschema.ValidationError) -> str:
     return err.message
 
 
-def check_unclaimed(source: ConfigSource, claimed: set[str]) -> list[str]:
+def check_unclaimed(source: ConfigSource | LayeredSource, claimed: set[str]) -> list[str]:
     """Check the top level against the claimed tables; returns the warnings.
 
     A table no loaded plugin reads is a warning (its plugin may be disabled on
@@ -270,6 +329,18 @@ def check_unclaimed(source: ConfigSource, claimed: set[str]) -> list[str]:
     near miss of a claimed one (``[permisions]``), is a `ConfigError`: settings
     there would be silently ignored.
     """
+    if isinstance(source, LayeredSource):
+        warnings = []
+        for layer in source.layers:
+            warnings.extend(check_unclaimed(layer, claimed))
+            if layer.kind != USER and TRUST_TABLE in layer.data:
+                line = layer.line_of((TRUST_TABLE,))
+                where = f"{layer.file}:{line}: " if layer.file and line else ""
+                msg = (f"{where}[trust] is read only from the user config "
+                       f"({source.user_file or 'none'}); ignored here")
+                log.warning(msg)
+                warnings.append(msg)
+        return warnings
     warnings = []
     for table, value in source.data.items():
         if table in claimed:

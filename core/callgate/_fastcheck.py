@@ -18,7 +18,8 @@ from typing import Any
 Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment",
-                          "deprecated", "readOnly", "writeOnly", "format", "$schema"})
+                          "deprecated", "readOnly", "writeOnly", "format", "$schema",
+                          "x-workspace", "x-layers"})  # the last two: config layering
 _TYPES: dict[str, Check] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),

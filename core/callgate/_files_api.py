@@ -27,6 +27,7 @@ from ._declared import declared_for
 from ._errors import ToolError
 from ._gate import changed_while_applying, io_error, not_found
 from ._observations import SNAPSHOT_MAX_BYTES, version_of
+from ._protected import check_write
 from ._textio import Declaration, DecodedText, decode_text, encode_text, is_binary
 from ._workspace import ResolvedPath
 
@@ -210,6 +211,8 @@ class FileAccess:
         """Create-only publish of a new file (parents made; they go again on failure);
         ``FS_ALREADY_EXISTS`` if another creator got there first. Records the version."""
         rp = gated.resolved if isinstance(gated, GatedPath) else gated
+        if not isinstance(gated, GatedPath):  # a gated path was checked by the gate
+            check_write(self._session, rp)
         try:
             made = create_file(rp.path, data)
         except FileExistsError:
@@ -280,6 +283,7 @@ class FileAccess:
         have the host gate do that before your tool runs.
         """
         rp = self._session.workspace.resolve(path, write=True)
+        check_write(self._session, rp)
         if os.path.exists(rp.path):
             try:
                 replace_file(rp.path, data)

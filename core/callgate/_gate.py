@@ -20,6 +20,7 @@ from ._errors import ToolError
 from ._lease import WriterLease
 from ._model import PathRole
 from ._observations import Absent, Present, matches, read_version, version_of
+from ._protected import check_write
 from ._spec import ToolSpec
 from ._textio import decode_text, display, display_lines, is_binary
 
@@ -147,9 +148,9 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
                 expected_versions: dict[str, Any] | None = None) -> dict[str, GatedPath]:
     """Run the gate for every declared path argument; returns the gated paths.
 
-    Order (files.md §6): confinement of every path, the lease (acquired here,
-    sorted; the caller releases it once the tool has recorded its new
-    version), then per path in declaration order: stat (missing, directory,
+    Order (files.md §6): confinement of every path, protection (`_protected`), the
+    lease (acquired here, sorted; the caller releases it once the tool has recorded
+    its new version), then per path in declaration order: stat (missing, directory,
     non-regular) and the observation. ``dry_run`` (previews) takes no lease
     and changes no ledger entry. ``expected_versions`` (an approved preview's)
     must still hold.
@@ -161,6 +162,8 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
         if isinstance(value, str):
             roles.append((role, value))
     resolved = [(role, session.workspace.resolve(value, write=True)) for role, value in roles]
+    for _role, rp in resolved:  # protected paths are refused before anything is touched
+        check_write(session, rp)
     if lease is not None:
         lease.paths = sorted({r.path for _, r in resolved})
         lease.acquire()

@@ -37,12 +37,15 @@ ENTRY_POINT_GROUP = "callgate"
 LEAN_ORDER = ("bash", "pwsh", "job_output", "job_kill", "edit_file", "read_file", "view_image",
               "write_file", "compress", "use_capability")
 
+#: ``x-workspace``: what a workspace config that is not trusted may do with a key (`_layers`).
 CORE_TABLES: dict[str, dict[str, Any]] = {
     "plugins": {
         "type": "object", "additionalProperties": False,
         "properties": {
-            "enable": {"type": "array", "items": {"type": "string"}, "default": []},
-            "block": {"type": "array", "items": {"type": "string"}, "default": []},
+            "enable": {"type": "array", "items": {"type": "string"}, "default": [],
+                       "x-workspace": "user"},
+            "block": {"type": "array", "items": {"type": "string"}, "default": [],
+                      "x-workspace": "user"},
         },
     },
     "surface": {
@@ -63,11 +66,21 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
     "workspace": {
         "type": "object", "additionalProperties": False,
         "properties": {
-            "extra_roots": {"type": "array", "items": {"type": "string"}, "default": []},
-            "extra_read_roots": {"type": "array", "items": {"type": "string"}, "default": []},
+            "extra_roots": {"type": "array", "items": {"type": "string"}, "default": [],
+                            "x-workspace": "subset"},
+            "extra_read_roots": {"type": "array", "items": {"type": "string"}, "default": [],
+                                 "x-workspace": "subset"},
         },
     },
     "permissions": PERMISSIONS_SCHEMA,
+    # read only from the user config (`_layers.is_trusted`); claimed so it validates there
+    "trust": {
+        "type": "object", "additionalProperties": False, "x-workspace": "user",
+        "properties": {
+            "workspaces": {"type": "array", "items": {"type": "string", "minLength": 1},
+                           "default": []},
+        },
+    },
 }
 
 
@@ -117,7 +130,8 @@ class Host:
         self.pm.add_hookspecs(hookspecs)
         self.os = "posix"
         self.registry: Registry
-        self.config_source = _config.ConfigSource({})
+        self.config_source: _config.LayeredSource = _config.LayeredSource(
+            [_config.ConfigSource({})])
         self.surface_mode = "lean"
         self.warnings: list[str] = []
         self._tables: dict[str, dict[str, Any]] = {}
@@ -140,18 +154,22 @@ class Host:
         plugins: Sequence[Any] = (),
         entrypoints: bool | Sequence[str] = True,
         workspace: str | os.PathLike[str] | None = None,
+        user_config: str | os.PathLike[str] | Mapping[str, Any] | bool = True,
     ) -> Host:
         """Boot a host.
 
         ``config`` is a file, a mapping, or ``None`` (look for ``callgate.toml`` or
-        ``[tool.callgate]`` in ``workspace``). ``os`` forces the surface's OS
+        ``[tool.callgate]`` in ``workspace``: the workspace config, which only tightens
+        the user config unless that trusts the workspace). ``user_config`` is ``True``
+        (the user's ``config.toml``, see docs/config.md), ``False`` (none) or a file or
+        mapping used as the user config. ``os`` forces the surface's OS
         (``"posix"``/``"windows"``). ``plugins`` are in-process plugin objects (or
         ``(name, object)`` pairs). ``entrypoints`` is ``True`` (every installed plugin,
         minus blocked ones), ``False`` (none) or the entry-point names to load.
         """
         host = cls()
         host.os = _pick_os(os)
-        host.config_source = _config.load(config, workspace)
+        host.config_source = _config.load(config, workspace, user_config=user_config)
         plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
         host.pm.register(_CorePlugin(host), name="callgate.core")
         host._plugin_sources["callgate.core"] = (_dist_version("callgate"), "built in")
@@ -204,6 +222,9 @@ class Host:
 
     def _register_tools(self) -> None:
         self.registry = Registry(self.os, self.pm)
+        # plugins read their tables while registering: merged by the schemas claimed so far
+        self.config_source.schema_for = lambda table: (
+            self.registry.config_schemas.get(table, (None, None))[1])
         for name, schema in CORE_TABLES.items():
             self.registry.current_plugin = "callgate.core"
             self.registry.add_config(name, schema)
@@ -225,6 +246,9 @@ class Host:
         for table, (_plugin, schema) in claimed.items():
             self._tables[table] = _config.validate_table(self.config_source, table, schema)
         self.warnings.extend(_config.check_unclaimed(self.config_source, set(claimed)))
+        for note in self.config_source.notes:
+            log.warning(note)
+            self.warnings.append(note)
         self.permissions = RuleEngine.from_host(self)
         self.warnings.extend(getattr(self.permissions, "warnings", []))
         surface_cfg = self._tables["surface"]

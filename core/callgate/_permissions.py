@@ -59,11 +59,17 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "mode": {"enum": ["allow", "ask", "deny"], "default": "allow"},
-        "allow": {"type": "array", "items": {"type": "string"}, "default": []},
-        "ask": {"type": "array", "items": {"type": "string"}, "default": []},
-        "deny": {"type": "array", "items": {"type": "string"}, "default": []},
-        "ask_without_approver": {"enum": ["deny", "allow"], "default": "deny"},
+        # x-workspace: a workspace config that is not trusted only tightens (_layers)
+        "mode": {"enum": ["allow", "ask", "deny"], "default": "allow",
+                 "x-workspace": ["allow", "ask", "deny"]},
+        "allow": {"type": "array", "items": {"type": "string"}, "default": [],
+                  "x-workspace": "user", "x-layers": "concat"},
+        "ask": {"type": "array", "items": {"type": "string"}, "default": [],
+                "x-workspace": "add"},
+        "deny": {"type": "array", "items": {"type": "string"}, "default": [],
+                 "x-workspace": "add"},
+        "ask_without_approver": {"enum": ["deny", "allow"], "default": "deny",
+                                 "x-workspace": ["allow", "deny"]},
     },
 }
 
@@ -372,17 +378,18 @@ class RuleEngine:
 
     def _error(self, action: str, index: int, text: str, reason: str) -> ConfigError:
         source = self._source
-        file = source.file if source is not None else None
-        line = source.line_of_value(("permissions", action), text) if source else None
+        file, line = source.locate(("permissions", action), text) if source is not None \
+            else (None, None)
         return ConfigError(f"malformed rule {json.dumps(text)}: {reason}", file=file,
                            key=f"permissions.{action}[{index}]", line=line)
 
     def _warn(self, rule: Rule, message: str) -> None:
         where = ""
         source = self._source
-        if source is not None and source.file:
-            line = source.line_of_value(("permissions", rule.action), rule.text)
-            where = f"{source.file}:{line}: " if line else f"{source.file}: "
+        file, line = source.locate(("permissions", rule.action), rule.text) \
+            if source is not None else (None, None)
+        if file:
+            where = f"{file}:{line}: " if line else f"{file}: "
         text = f"{where}[permissions] {rule.action} rule {json.dumps(rule.text)} {message}"
         log.warning(text)
         self.warnings.append(text)

@@ -3,20 +3,24 @@
 The shell plugin launches each foreground command and background job through
 its ``callgate_wrap_command`` hook; this plugin answers it. With the Linux
 backend (bubblewrap) a command sees the whole filesystem read-only except the
-workspace and a private ``/tmp``, a minimal ``/proc`` and ``/dev``, and no
-network. Killing the command's process group ends the confined tree.
+workspace (its protected paths, such as ``callgate.toml`` and ``.git/hooks``,
+stay read-only) and a private ``/tmp``, a minimal ``/proc`` and ``/dev``, and
+the network unless ``network = false`` (then no socket reaches anything
+outside, Unix sockets included). Killing the command's process group ends the
+confined tree.
 
 Config (``callgate.toml``; every key optional)::
 
     [sandbox]
-    enabled = true           # default false: commands run unconfined
+    enabled = "auto"         # default: on where a backend works; true: required; false: off
     backend = "auto"         # "auto" | "bwrap" | "none" | a plugin's backend
-    network = false          # true: commands may reach the network
+    network = true           # false: no network, no Unix sockets
     writable = ["/home/me/.cache/pip"]   # absolute, existing; never "/"
     readable = ["/run/user/1000/keyring"] # shown read-only where the sandbox hides paths
 
-``enabled = true`` with no working backend fails boot; ``callgate plugins``
-shows the active backend. A command that failed because the sandbox refused
+``enabled = true`` with no working backend fails boot; ``"auto"`` then runs
+commands unconfined after a one-line boot notice; ``callgate plugins`` shows
+the active backend. A command that failed because the sandbox refused
 something gets one ``[note: ...]`` line naming the key that would allow it.
 
 Other packages add backends by returning `Backend` instances from the

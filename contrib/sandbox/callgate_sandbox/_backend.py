@@ -34,7 +34,10 @@ class Policy:
     """What one session's commands may touch.
 
     Paths are absolute and canonical. ``workspace`` (the session's write roots)
-    and ``writable`` are read-write; ``read_roots`` and ``readable`` are
+    and ``writable`` are read-write, except the ``protected`` paths in them (the
+    host's config files, ``.git/hooks``, ...), which are read-only and cannot be
+    renamed away; without ``network`` no socket reaches anything outside the
+    sandbox, filesystem Unix sockets included. ``read_roots`` and ``readable`` are
     read-only even where the backend hides the host's files; everything else
     is the host's filesystem, read-only, except ``private_dirs``: each is a
     fresh place of the sandbox's own (``/tmp`` is the session's ``tmp_dir``),
@@ -48,6 +51,8 @@ class Policy:
     network: bool = False
     tmp_dir: str = ""
     private_dirs: tuple[str, ...] = ("/tmp",)
+    #: protected paths in the workspace (``callgate.protected_paths``): shown read-only
+    protected: tuple[str, ...] = ()
 
     @property
     def write_binds(self) -> tuple[str, ...]:
@@ -58,8 +63,14 @@ class Policy:
         """Every host path the sandbox shows as it is on the host."""
         return (*self.workspace, *self.writable, *self.read_roots, *self.readable)
 
+    def is_protected(self, path: str) -> bool:
+        """Whether ``path`` is (inside) a protected path, shown read-only."""
+        return any(within(path, p) for p in self.protected)
+
     def writable_inside(self, path: str) -> bool:
         """Whether a command may write ``path`` (an absolute, clean path as it names it)."""
+        if self.is_protected(path):
+            return False
         if any(within(path, root) for root in self.write_binds):
             return True
         if not self.private(path) or any(within(path, b) for b in self.binds):

@@ -10,14 +10,21 @@ The layout inside, in mount order (later mounts cover earlier ones):
   user's agents: a read-only mount does not stop ``connect()``), except the
   resolver's directory when the network is on;
 - ``/tmp`` is the session's private temp directory;
-- ``readable`` paths read-only, ``writable`` paths and the workspace read-write.
+- ``readable`` paths read-only, ``writable`` paths and the workspace read-write;
+- the protected paths in the workspace (`Policy.protected`: the host's config
+  files, ``.git/hooks``, ``.git/config``, ...) read-only, and every directory
+  between the workspace and one of them bound onto itself, so that it is a
+  mount point: renaming it away (``mv .git .g``) fails with ``EBUSY`` instead
+  of leaving a writable copy where the protected path was.
 
 Without ``network`` the sandbox has its own network namespace with only a
 loopback device, so nothing outside is reachable, the host's loopback
-included. As root, every capability is dropped, so a command cannot remount
-its way out. ``--die-with-parent`` and the pid namespace make killing the
-outer ``bwrap`` end the whole confined tree; ``--new-session`` is not used,
-so the tree stays in the process group the shell plugin signals.
+included, and a seccomp filter (`_seccomp`) refuses Unix sockets, which would
+otherwise reach the host's daemons through their socket files. As root, every
+capability is dropped, so a command cannot remount its way out.
+``--die-with-parent`` and the pid namespace make killing the outer ``bwrap``
+end the whole confined tree; ``--new-session`` is not used, so the tree stays
+in the process group the shell plugin signals.
 """
 
 from __future__ import annotations
@@ -30,6 +37,11 @@ import threading
 from collections.abc import Mapping, Sequence
 
 from ._backend import Backend, Policy, Probe, within
+from ._seccomp import SeccompUnavailable, filter_path
+
+#: opens the seccomp filter as fd 3 for bwrap's ``--seccomp 3``, then becomes bwrap; a
+#: filter that cannot be opened stops the command (it never runs without it)
+LAUNCHER = ("/bin/sh", "-c", 'exec 3<"$0" || exit 125; exec "$@"')
 
 PROBE_TIMEOUT_S = 10.0
 RESOLV_CONF = "/etc/resolv.conf"
@@ -72,7 +84,11 @@ class BwrapBackend(Backend):
     def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, policy: Policy
              ) -> tuple[list[str], dict[str, str], str]:
         program = self.path or shutil.which(self.program) or self.program
+        launcher: list[str] = []
         args = [program, *namespace_args(policy.network)]
+        if not policy.network:
+            launcher = [*LAUNCHER, filter_path()]
+            args += ["--seccomp", "3"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if os.path.isdir("/run") and not os.path.islink("/run"):
             args += ["--tmpfs", "/run"]
@@ -91,9 +107,37 @@ class BwrapBackend(Backend):
             args += ["--bind-try", path, path]
         for path in policy.workspace:
             args += ["--bind", path, path]
+        args += protected_args(policy)
         args += temp_dir_args(tmpdir, policy)
         args += ["--chdir", cwd, "--", *argv]
-        return args, dict(env), cwd
+        return [*launcher, *args], dict(env), cwd
+
+
+def protected_args(policy: Policy) -> list[str]:
+    """Read-only binds of the protected paths, after read-write binds of the directories
+    that lead to them (each a mount point then, so it cannot be renamed), parents first.
+    A path inside another protected one is covered by it; nothing is bound read-write
+    inside a protected path."""
+    binds = sorted(policy.write_binds, key=len, reverse=True)
+    protected = sorted(set(policy.protected), key=lambda p: (p.count("/"), p))
+    kept: list[str] = []
+    for path in protected:
+        if not any(within(path, other) for other in kept):
+            kept.append(path)
+    holders: set[str] = set()
+    for path in kept:
+        bind = next((b for b in binds if within(path, b) and path != b), None)
+        if bind is None:
+            continue
+        parent = os.path.dirname(path)
+        while parent != bind and within(parent, bind):
+            holders.add(parent)
+            parent = os.path.dirname(parent)
+    holders = {h for h in holders if not any(within(h, p) for p in kept)}
+    args: list[str] = []
+    for path in sorted(holders | set(kept), key=lambda p: (p.count("/"), p)):
+        args += ["--ro-bind-try" if path in kept else "--bind-try", path, path]
+    return args
 
 
 def namespace_args(network: bool) -> list[str]:
@@ -159,8 +203,13 @@ def temp_dir_args(tmpdir: str, policy: Policy) -> list[str]:
 
 
 def _run_probe(program: str) -> Probe:
-    argv = [program, *namespace_args(network=False), "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
+    try:
+        launcher = [*LAUNCHER, filter_path()]
+    except SeccompUnavailable as exc:
+        return Probe(False, f"cannot keep Unix sockets out of reach with the network off: "
+                            f"{exc}")
+    argv = [*launcher, program, *namespace_args(network=False), "--seccomp", "3", "--ro-bind",
+            "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=PROBE_TIMEOUT_S, check=False)

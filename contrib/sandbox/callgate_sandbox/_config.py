@@ -17,26 +17,36 @@ from callgate import ConfigError
 TABLE = "sandbox"
 AUTO, NONE = "auto", "none"
 
+#: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
+#: trust may turn the sandbox on or keep the network out, never the reverse, and may only
+#: narrow the extra paths.
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "enabled": {"type": "boolean", "default": False},
-        "backend": {"type": "string", "minLength": 1, "default": AUTO},
-        "network": {"type": "boolean", "default": False},
-        "writable": {"type": "array", "items": {"type": "string"}, "default": []},
-        "readable": {"type": "array", "items": {"type": "string"}, "default": []},
+        "enabled": {"enum": [True, False, AUTO], "default": AUTO,
+                    "x-workspace": [False, AUTO, True]},
+        "backend": {"type": "string", "minLength": 1, "default": AUTO, "x-workspace": "user"},
+        "network": {"type": "boolean", "default": True, "x-workspace": [True, False]},
+        "writable": {"type": "array", "items": {"type": "string"}, "default": [],
+                     "x-workspace": "subset"},
+        "readable": {"type": "array", "items": {"type": "string"}, "default": [],
+                     "x-workspace": "subset"},
     },
 }
 
 
 @attrs.frozen
 class SandboxConfig:
-    """The checked table; ``writable`` and ``readable`` are canonical absolute paths."""
+    """The checked table; ``writable`` and ``readable`` are canonical absolute paths.
 
-    enabled: bool = False
+    ``enabled`` is ``"auto"`` (on where a backend works, else off with a boot
+    notice), ``True`` (a working backend is required) or ``False``.
+    """
+
+    enabled: bool | str = AUTO
     backend: str = AUTO
-    network: bool = False
+    network: bool = True
     writable: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
 

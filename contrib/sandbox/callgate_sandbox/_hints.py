@@ -32,15 +32,17 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "acces": ("Permission denied", "permission denied", "EACCES", "[Errno 13]"),
     "noent": ("No such file or directory", "no such file or directory", "ENOENT",
               "[Errno 2]"),
+    "busy": ("Device or resource busy", "device or resource busy", "EBUSY", "[Errno 16]"),
     "net": ("Network is unreachable", "network is unreachable", "ENETUNREACH", "[Errno 101]",
             "No route to host", "no route to host", "EHOSTUNREACH", "[Errno 113]",
             "Connection refused", "connection refused", "ECONNREFUSED", "[Errno 111]",
             "Couldn't connect to server", "Temporary failure in name resolution", "EAI_AGAIN",
             "Could not resolve host", "Name or service not known", "[Errno -2]",
-            "[Errno -3]", "[Errno -5]"),
+            "[Errno -3]", "[Errno -5]", "socket: operation not permitted"),
 }
 _QUOTED = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"|‘([^’\n]+)’|“([^”\n]+)”|`([^`'\n]+)'")
 _WORD = re.compile(r"[^\s'\"‘’“”`,;()<>\[\]]+")
+_ADJACENT = re.compile(r"(?:^|[\s'\"‘’“”`])([^\s'\"‘’“”`,;()<>\[\]:]+):\s*$")
 
 
 @attrs.frozen
@@ -65,7 +67,8 @@ def refusal_hint(output: str, exit_code: int | None, policy: Policy, cwd: str,
             if not policy.network and "network" not in found:
                 found["network"] = Finding(
                     "network", "the sandbox has no network, so connections fail (the host's "
-                               "loopback included); set [sandbox] network = true to allow them")
+                               "loopback and Unix sockets included); set [sandbox] network = "
+                               "true to allow them")
             continue
         named = False
         for path, display in _candidates(line, position, cwd, home):
@@ -109,8 +112,15 @@ def _refusals(output: str) -> Iterator[tuple[str, str, int]]:
 
 def _candidates(line: str, position: int, cwd: str, home: str | None
                 ) -> Iterator[tuple[str, str]]:
-    """Paths named on ``line``, absolute and clean, with the words they came from: quoted
-    words first, then bare words with a ``/``; each group nearest the message first."""
+    """Paths named on ``line``, absolute and clean, with the words they came from: the word
+    right before the message (``bash: x.toml: Read-only file system``), then quoted words,
+    then bare words with a ``/``; each group nearest the message first."""
+    adjacent = _ADJACENT.search(line[:position])
+    if adjacent is not None and adjacent.start(1) > 0:  # not the program's own name
+        word = adjacent.group(1)
+        path = _absolute(word, cwd, home)
+        if path is not None and "://" not in word:
+            yield path, word
     quoted, bare = [], []
     spans = []
     for match in _QUOTED.finditer(line):
@@ -143,8 +153,13 @@ def _absolute(word: str, cwd: str, home: str | None) -> str | None:
 def _judge(kind: str, path: str, display: str, policy: Policy) -> Finding | None:
     if any(within(path, d) for d in KERNEL_DIRS):
         return None
-    if kind in ("rofs", "acces"):
-        if policy.writable_inside(path):
+    if kind in ("rofs", "acces", "busy"):
+        if policy.is_protected(path):
+            return Finding("write", f"{display} is protected (callgate's config, .git/hooks, "
+                                    ".git/config or [files] protected), so the sandbox keeps it "
+                                    "read-only; only the user config's [files] allow_protected "
+                                    "can allow changing it")
+        if kind == "busy" or policy.writable_inside(path):
             return None
         target = _writable_dir(path)
         if target is None:

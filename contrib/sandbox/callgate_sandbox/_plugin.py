@@ -2,12 +2,15 @@
 and remove the session's private temp directory when it closes.
 
 Boot is where a sandbox that cannot work must fail: ``enabled = true`` with no
-working backend is a config error, never an unconfined run.
+working backend is a config error, never an unconfined run. The default,
+``enabled = "auto"``, confines wherever a backend works and otherwise runs
+commands unconfined after one boot notice saying so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import tempfile
@@ -16,13 +19,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
-from callgate import BootError, hookimpl
+from callgate import BootError, hookimpl, protected_paths
 
 from . import hookspecs
 from ._backend import Backend, Policy, Probe
 from ._bwrap import BwrapBackend
 from ._config import AUTO, CONFIG_SCHEMA, NONE, TABLE, SandboxConfig, config_error, read_config
 from ._hints import refusal_hint
+
+log = logging.getLogger("callgate.sandbox")
 
 EXTENSION = "sandbox"
 BUILT_IN: tuple[Callable[[], Backend], ...] = (BwrapBackend,)
@@ -32,22 +37,38 @@ NoteFn = Callable[[str, "int | None"], "str | None"]
 
 @attrs.frozen
 class ActiveSandbox:
-    """What boot chose for one host: the config, and the backend (``None``: unconfined)."""
+    """What boot chose for one host: the config, and the backend (``None``: unconfined).
+
+    ``unavailable`` says why ``enabled = "auto"`` found no backend that works here.
+    """
 
     config: SandboxConfig
     backend: Backend | None = None
     probe: Probe | None = None
+    unavailable: str | None = None
 
     def describe(self) -> str:
         """The ``callgate plugins`` line."""
         if self.backend is None or self.probe is None:
-            if self.config.enabled:
+            if self.unavailable is not None:
+                return (f'sandbox: off (enabled = "auto" and no backend works here: '
+                        f"{self.unavailable}; shell commands run unconfined)")
+            if self.config.enabled is not False:
                 return 'sandbox: none (backend = "none": shell commands run unconfined)'
             return "sandbox: off (enabled = false: shell commands run unconfined)"
         extra = "".join(f", {p}" for p in self.config.writable)
-        network = "network on" if self.config.network else "no network"
+        network = "network on" if self.config.network else \
+            "no network (Unix sockets included)"
         return (f"sandbox: {self.backend.describe(self.probe)}; {network}; writable: "
-                f"workspace, private /tmp{extra}")
+                f"workspace (protected paths read-only), private /tmp{extra}")
+
+    def notice(self) -> str | None:
+        """The one-line boot notice when ``"auto"`` left commands unconfined."""
+        if self.unavailable is None:
+            return None
+        return (f"sandbox: off, shell commands run unconfined: no sandbox backend works here "
+                f'({self.unavailable}); install bubblewrap, or set [sandbox] enabled = false '
+                "to say you want it off")
 
 
 class SessionSandbox:
@@ -74,7 +95,8 @@ class SessionSandbox:
             workspace=write_roots,
             read_roots=tuple(r for r in workspace.read_roots if r not in write_roots),
             writable=config.writable, readable=config.readable, network=config.network,
-            tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs)
+            tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs,
+            protected=tuple(protected_paths(self.session)))
 
     def _temp_dir(self) -> str:
         with self._lock:
@@ -133,9 +155,10 @@ def _backends(host: Any) -> list[Backend]:
 
 
 def choose(config: SandboxConfig, backends: Sequence[Backend], source: Any) -> ActiveSandbox:
-    """The backend to use, probing only what the config asks for; a `ConfigError` when
-    the sandbox is enabled and nothing asked for works."""
-    if not config.enabled or config.backend == NONE:
+    """The backend to use, probing only what the config asks for. When nothing asked for
+    works: a `ConfigError` for ``enabled = true``, an unconfined sandbox that says why for
+    ``"auto"``."""
+    if config.enabled is False or config.backend == NONE:
         return ActiveSandbox(config)
     wanted = [b for b in backends if config.backend in (AUTO, b.name)]
     reasons = []
@@ -144,6 +167,8 @@ def choose(config: SandboxConfig, backends: Sequence[Backend], source: Any) -> A
         if probe.ok:
             return ActiveSandbox(config, backend, probe)
         reasons.append(f"{backend.name}: {probe.detail}")
+    if config.enabled == AUTO:
+        return ActiveSandbox(config, unavailable="; ".join(reasons) or "no backend")
     key = "enabled" if config.backend == AUTO else "backend"
     raise config_error(source, "the sandbox is enabled but no backend works on this machine ("
                        + "; ".join(reasons) + '); fix that, or set [sandbox] enabled = false to '
@@ -162,6 +187,12 @@ def callgate_register_tools(registry: Any, host: Any) -> None:
         return
     active = choose(config, backends, source)
     registry.add_info(active.describe())
+    notice = active.notice()
+    if notice is not None:
+        log.warning(notice)
+        warnings = getattr(host, "warnings", None)
+        if isinstance(warnings, list):
+            warnings.append(notice)
     registry.add_session_extension(EXTENSION, lambda session: SessionSandbox(session, active))
 
 

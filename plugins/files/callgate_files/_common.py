@@ -30,7 +30,12 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "max_edit_bytes": {"type": "integer", "minimum": 1, "default": 64 << 20},
         "watch": {"type": "boolean", "default": True},
         "stale_detail": {"type": "boolean", "default": True},
-        "read_denylist": {"type": "boolean", "default": False},
+        "read_denylist": {"type": "boolean", "default": False, "x-workspace": [False, True]},
+        # enforced by the core's host gate and the sandbox (callgate._protected)
+        "protected": {"type": "array", "items": {"type": "string", "minLength": 1},
+                      "default": [], "x-workspace": "add"},
+        "allow_protected": {"type": "array", "items": {"type": "string", "minLength": 1},
+                            "default": [], "x-workspace": "user", "x-layers": "concat"},
         # path glob → encoding (issue 26); read by the core's decoding (callgate._declared)
         "encodings": {"type": "object", "default": {},
                       "additionalProperties": {"type": "string", "minLength": 1}},

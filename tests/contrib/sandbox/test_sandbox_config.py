@@ -68,7 +68,7 @@ def test_an_unknown_backend_fails_boot_listing_the_known_ones(tmp_path):
 
 @pytest.mark.parametrize(("toml", "key", "reason"), [
     ('[sandbox]\nnetwork = "yes"\n', "sandbox.network", "must be a boolean, not a string"),
-    ("[sandbox]\nenabled = 1\n", "sandbox.enabled", "must be a boolean, not an integer"),
+    ("[sandbox]\nenabled = 1\n", "sandbox.enabled", 'must be one of true, false, "auto"'),
     ('[sandbox]\nwritable = "/tmp"\n', "sandbox.writable", "must be an array, not a string"),
     ("[sandbox]\nwriteable = []\n", "sandbox.writeable", "unknown key"),
     ('[sandbox]\nbackend = ""\n', "sandbox.backend", ""),
@@ -138,10 +138,10 @@ def test_a_plugin_backend_is_chosen_by_name(callgate_session):
     s = callgate_session(plugins=[*PLUGINS, ("fakes", FakeBackends(FakeBackend()))],
                          config={"sandbox": {"enabled": True, "backend": "fake"}})
     assert s.call("bash", {"command": "echo $SANDBOXED_BY"}).text == \
-        "fake network=False\n[exit code 0]"
+        "fake network=True\n[exit code 0]"
     [info] = [p for p in s.host.host.plugins() if p.name == "callgate_sandbox"]
-    assert info.info == ("sandbox: fake (fake 1.0); no network; writable: workspace, "
-                         "private /tmp",)
+    assert info.info == ("sandbox: fake (fake 1.0); network on; writable: workspace "
+                         "(protected paths read-only), private /tmp",)
 
 
 def test_auto_falls_back_to_a_plugin_backend_when_bwrap_cannot_run(tmp_path, monkeypatch):
@@ -186,11 +186,11 @@ def test_callgate_plugins_shows_the_active_backend(tmp_path):
     assert lines[at].endswith("entry point callgate_sandbox (callgate-sandbox)")
     assert lines[at + 1] == "    tools: (no tools)"
     assert lines[at + 2] == (f"    sandbox: bwrap ({PROBE.detail}); network on; writable: "
-                             f"workspace, private /tmp, {tmp_path}")
+                             f"workspace (protected paths read-only), private /tmp, {tmp_path}")
 
 
 def test_callgate_plugins_says_when_the_sandbox_is_off(tmp_path):
-    done = run_plugins_command(tmp_path, "")
+    done = run_plugins_command(tmp_path, "[sandbox]\nenabled = false\n")
     assert done.returncode == 0, done.stderr
     assert "    sandbox: off (enabled = false: shell commands run unconfined)\n" in done.stdout
     done = run_plugins_command(tmp_path, '[sandbox]\nenabled = true\nbackend = "nope"\n')

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from callgate_sandbox import Policy, refusal_hint
 
-NETWORK = ("the sandbox has no network, so connections fail (the host's loopback included); "
-           "set [sandbox] network = true to allow them")
+NETWORK = ("the sandbox has no network, so connections fail (the host's loopback and Unix "
+           "sockets included); set [sandbox] network = true to allow them")
 
 
 @pytest.fixture

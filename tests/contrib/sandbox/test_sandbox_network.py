@@ -54,11 +54,12 @@ def fetch(url: str) -> str:
 
 
 def test_the_hosts_loopback_server_is_unreachable_without_network(sandboxed, server):
-    s = sandboxed()
+    s = sandboxed(sandbox={"network": False})
     r = s.call("bash", {"command": fetch(server)})
     assert r.is_error and "Connection refused" in r.text
     assert ("[note: the sandbox has no network, so connections fail (the host's loopback "
-            "included); set [sandbox] network = true to allow them]") in r.text.splitlines()
+            "and Unix sockets included); set [sandbox] network = true to allow them]"
+            ) in r.text.splitlines()
     assert Handler.requests == []
 
 

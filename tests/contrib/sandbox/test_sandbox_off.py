@@ -1,6 +1,6 @@
 """With the sandbox off (``enabled = false``, ``backend = "none"``, or the plugin not loaded)
 shell results are byte-identical to the shell plugin alone, and hosts in one process do not
-share a sandbox setting."""
+share a sandbox setting. (The default, ``enabled = "auto"``, confines: test_sandbox_auto.py.)"""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def story(session) -> list[tuple[object, ...]]:
 
 @pytest.mark.parametrize("sandbox", [{"enabled": False},
                                      {"enabled": True, "backend": "none"},
-                                     {"network": True, "backend": "bwrap"}],
-                         ids=["enabled-false", "backend-none", "enabled-by-default-false"])
+                                     {"enabled": False, "network": False, "backend": "bwrap"}],
+                         ids=["enabled-false", "backend-none", "enabled-false-other-keys"])
 def test_results_are_byte_identical_to_the_shell_alone(callgate_session, tmp_path, sandbox):
     alone_ws, off_ws = tmp_path / "a" / "ws", tmp_path / "b" / "ws"
     alone_ws.mkdir(parents=True)
