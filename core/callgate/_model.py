@@ -7,7 +7,7 @@ the JSON shapes the replay CLI prints.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -178,7 +178,15 @@ class PathRole:
 
 @attrs.frozen
 class PermissionSubject:
-    """Which arguments a `Tool(spec)` rule matches, and how (host.md §6)."""
+    """Which arguments a `Tool(spec)` rule matches, and how (host.md §6).
+
+    ``forms(value)``, for the ``pattern`` and ``url`` kinds, returns what rules see
+    instead of the raw value: the canonical form first (an allow rule must match
+    it), then more readings that a deny or ask rule is also tried on (any match
+    fires). web_fetch's normalises URLs, so ``https://host./%73ecret`` cannot slip
+    past a rule written for ``https://host/secret``. Empty: the raw value only.
+    """
 
     kind: Literal["command", "path", "pattern", "url"]
     arguments: tuple[str, ...]
+    forms: Callable[[str], Sequence[str]] | None = attrs.field(default=None, eq=False)

@@ -39,7 +39,7 @@ import os
 import posixpath
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -234,7 +234,7 @@ def compile_spec(kind: str, spec: str) -> Matcher:
             raise RuleError(f"not a valid path glob ({exc})") from None
         return lambda value: _is_abs(value) == absolute and regex.fullmatch(value) is not None
     if kind == "url" and spec.startswith("domain:"):
-        host = spec[len("domain:"):].strip().lower()
+        host = spec[len("domain:"):].strip().lower().rstrip(".")
         if not host:
             raise RuleError("domain: needs a host name, e.g. web_fetch(domain:docs.python.org)")
         regex = re.compile(_star_regex(host), re.DOTALL)
@@ -326,7 +326,21 @@ def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = N
             values = ["."]  # a directory argument left out means the workspace root
         workspace = getattr(session, "workspace", None)
         return [_path_unit(text, workspace) for text in values]
-    return [Unit((text,), ((text,),), text) for text in values]
+    return [_unit(text, subject.forms) for text in values]
+
+
+def _unit(text: str, forms_of: Callable[[str], Sequence[str]] | None) -> Unit:
+    """A ``pattern``/``url`` value: matched as written, or by the subject's own forms
+    (allow rules must cover the canonical first form; deny and ask fire on any form)."""
+    forms: tuple[str, ...] = ()
+    if forms_of is not None:
+        try:
+            forms = tuple(f for f in forms_of(text) if isinstance(f, str))
+        except Exception:
+            forms = ()
+    if not forms:
+        return Unit((text,), ((text,),), text)
+    return Unit(tuple(dict.fromkeys((text, *forms))), ((forms[0],),), forms[0])
 
 
 # --- the engine ---------------------------------------------------------------------------

@@ -64,25 +64,23 @@ def callgate_register_tools(registry: Any, host: Any) -> None:
 
 @hookimpl
 def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> Decision | None:
-    """A deferred MCP call starts its server, so the connect's own rule counts too.
-
-    An exact deny on ``mcp_connect__<s>`` refuses it; an exact ask rule makes the
-    call ask (one prompt covers the call and the start it needs).
+    """A call that would start a server (``mcp-server:<s>``, or an MCP tool whose server is
+    not connected) needs what the connect needs (`_policy.connect_decision`): the rules for
+    ``mcp_connect__<s>``, else the connect fallback, and an approval for a server an
+    untrusted workspace config added. One prompt covers the call and the start.
     """
     plan = plan_of(tool)
-    if plan is None or not plan.deferred:
+    if plan is None:
+        return None
+    if plan.tool is not None and not plan.deferred:
         return None
     server = server_of_permission_name(call.name) or plan.server
-    if session.mcp_servers.live(server) is not None:
+    servers = session.mcp_servers
+    config = servers.config(server)
+    if config is None or servers.live(server) is not None:
         return None
-    connect = connect_permission_name(server)
-    found = _policy.decision(session.host, session, connect)
-    if found is None or found.rule != connect or found.action == "allow":
-        return None
-    if found.action == "deny":
-        return Decision("deny", connect, f"{call.name} would start MCP server {server}, and "
-                        f"rule {connect} denies that")
-    return Decision("ask", connect, f"{call.name} would start MCP server {server}")
+    return _policy.connect_decision(session.host, session, config,
+                                    caller=call.name if plan.tool is not None else None)
 
 
 @hookimpl
@@ -100,7 +98,7 @@ def callgate_session_start(session: Any) -> None:
         assert config is not None
         if not (config.auto_start and config.enabled):
             continue
-        if _policy.connect_allowed_without_asking(session.host, session, name, config.trusted):
+        if _policy.connect_allowed_without_asking(session.host, session, config):
             servers.start_in_background(name)
 
 

@@ -23,25 +23,31 @@ CAPABILITY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        # "" means the user cache directory + /callgate.
-        "cache_dir": {"type": "string", "default": ""},
+        # "" means the user cache directory + /callgate. The cache holds the annotations
+        # deferred calls are judged by: a workspace config may not point it elsewhere.
+        "cache_dir": {"type": "string", "default": "", "x-workspace": "user"},
     },
 }
 
+#: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
+#: trust may switch a user's server off, never change what it runs; a server it adds is
+#: taken whole but flagged (`ServerConfig.from_untrusted_workspace`).
 SERVER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["command"],
     "properties": {
-        "command": {"type": "string", "minLength": 1},
-        "args": {"type": "array", "items": {"type": "string"}, "default": []},
-        "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
-        "cwd": {"type": "string", "default": ""},
-        "enabled": {"type": "boolean", "default": True},
-        "auto_start": {"type": "boolean", "default": False},
+        "command": {"type": "string", "minLength": 1, "x-workspace": "user"},
+        "args": {"type": "array", "items": {"type": "string"}, "default": [],
+                 "x-workspace": "user"},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {},
+                "x-workspace": "user"},
+        "cwd": {"type": "string", "default": "", "x-workspace": "user"},
+        "enabled": {"type": "boolean", "default": True, "x-workspace": [True, False]},
+        "auto_start": {"type": "boolean", "default": False, "x-workspace": [True, False]},
         "startup_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30},
         "call_timeout_s": {"type": "number", "minimum": 1, "maximum": 3600, "default": 120},
-        "trusted": {"type": "boolean", "default": True},
+        "trusted": {"type": "boolean", "default": True, "x-workspace": [True, False]},
     },
 }
 
@@ -68,6 +74,9 @@ class ServerConfig:
     startup_timeout_s: float = 30
     call_timeout_s: float = 120
     trusted: bool = True
+    #: defined only by a workspace config the user config does not trust: every connect
+    #: needs approval and its annotations are not trusted (`_policy`)
+    from_untrusted_workspace: bool = False
 
     @property
     def identity(self) -> str:
@@ -104,8 +113,10 @@ class MissingVariable(Exception):
         self.var = var
 
 
-def server_config(name: str, table: Mapping[str, Any], workspace_root: str) -> ServerConfig:
-    """A `ServerConfig` from a validated ``[mcp_servers.<name>]`` table."""
+def server_config(name: str, table: Mapping[str, Any], workspace_root: str, *,
+                  from_untrusted_workspace: bool = False) -> ServerConfig:
+    """A `ServerConfig` from a validated ``[mcp_servers.<name>]`` table; one an untrusted
+    workspace config added is never ``trusted``, whatever it says."""
     cwd = table.get("cwd") or ""
     absolute = os.path.normpath(os.path.join(workspace_root, os.path.expanduser(cwd)))
     return ServerConfig(
@@ -113,7 +124,9 @@ def server_config(name: str, table: Mapping[str, Any], workspace_root: str) -> S
         env=table.get("env", {}), cwd=absolute, enabled=table.get("enabled", True),
         auto_start=table.get("auto_start", False),
         startup_timeout_s=table.get("startup_timeout_s", 30),
-        call_timeout_s=table.get("call_timeout_s", 120), trusted=table.get("trusted", True),
+        call_timeout_s=table.get("call_timeout_s", 120),
+        trusted=table.get("trusted", True) and not from_untrusted_workspace,
+        from_untrusted_workspace=from_untrusted_workspace,
     )
 
 

@@ -121,14 +121,14 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
         error = info.schema_error
         if error is not None:
             return schema_config_error(ctx, server, cap.name, info, error)
+        read_only, destructive = _policy.gate_hints(config, info)
         plan = McpPlan(server=server, tool=cap.name, identity=config.identity,
-                       cap_id=cap.text, approved_read_only=info.read_only,
-                       approved_destructive=info.destructive, validated_fp=info.fingerprint)
+                       cap_id=cap.text, approved_read_only=read_only,
+                       approved_destructive=destructive, validated_fp=info.fingerprint)
         spec = ToolSpec(name=permission, schema=info.input_schema,
                         description=info.description, execute=plan.call,
-                        read_only=info.read_only, destructive=info.destructive,
+                        read_only=read_only, destructive=destructive,
                         plugin=ctx.tool.plugin)
-        read_only, destructive = info.read_only, info.destructive
         validate = True
     else:
         cached = servers.cached(server)
@@ -138,8 +138,7 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
             if info is None:
                 return inventory.unknown_mcp_tool(cap, "cache", list(cached.tools))
         # No cache entry: judged a (non-destructive) writer until the live listing says more.
-        read_only = info.read_only if info is not None else False
-        destructive = info.destructive if info is not None else False
+        read_only, destructive = _policy.gate_hints(config, info)
         plan = McpPlan(server=server, tool=cap.name, identity=config.identity,
                        cap_id=cap.text, approved_read_only=read_only,
                        approved_destructive=destructive, deferred=True)

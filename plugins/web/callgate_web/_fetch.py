@@ -2,8 +2,9 @@
 
 httpx's transport is used directly (no client): there is no cookie jar, no
 ``.netrc``, no environment proxy, and redirects are ours to follow, so every
-hop is looked up once, judged by the guard and connected to the address that
-was judged. The original host travels in the ``Host`` header and as the TLS
+hop is judged by the permission rules (``check_hop``, before it is looked up),
+looked up once, judged by the guard and connected to the address that was
+judged. The original host travels in the ``Host`` header and as the TLS
 server name, so certificates are still verified against it.
 """
 
@@ -132,11 +133,14 @@ class Fetcher:
     """Runs one fetch under ``Settings`` with a resolver and a transport."""
 
     def __init__(self, settings: Settings, resolver: _guard.Resolver | None,
-                 transport: httpx.AsyncBaseTransport, cancelled: threading.Event) -> None:
+                 transport: httpx.AsyncBaseTransport, cancelled: threading.Event,
+                 check_hop: Callable[[Target], None] | None = None) -> None:
         self.settings = settings
         self.resolver = resolver
         self.transport = transport
         self.cancelled = cancelled
+        #: raises a `ToolError` when the permission rules refuse a redirect target
+        self.check_hop = check_hop
 
     async def fetch(self, url: str, wants_body: Callable[[str], bool]) -> Fetched:
         """Follow the URL to its final response and read its body (within the limits).
@@ -160,6 +164,8 @@ class Fetcher:
                                             f"many redirects (more than {s.max_redirects})",
                                             "WEB_TOO_MANY_REDIRECTS")
                         current = self._redirect(current, location)
+                        if self.check_hop is not None:
+                            self.check_hop(current)
                         redirects += 1
                         continue
                     return await self._final(response, current, redirects > 0, wants_body)

@@ -29,6 +29,11 @@ CATEGORIES: tuple[tuple[str, tuple[ipaddress.IPv4Network | ipaddress.IPv6Network
     ("shared", (_net("100.64.0.0/10"),)),
     ("loopback", (_net("127.0.0.0/8"), _net("::1/128"))),
     ("multicast", (_net("224.0.0.0/4"), _net("ff00::/8"))),
+    # Deprecated or translator-only forms that carry an IPv4 address in the low 32 bits:
+    # not globally routable (RFC 4291 §2.5.5.1, RFC 6052 / SIIT), yet ``is_global`` to
+    # ``ipaddress``; a host that still routes them reaches the embedded IPv4 address.
+    ("ipv4-compatible", (_net("::/96"),)),
+    ("ipv4-translated", (_net("::ffff:0:0:0/96"),)),
 )
 _NAT64 = _net("64:ff9b::/96")
 #: Not globally reachable, yet global to ``ipaddress`` before Python 3.11.10 / 3.12.4

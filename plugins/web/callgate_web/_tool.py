@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from callgate import (
+    Decision,
     PermissionSubject,
+    ToolCall,
     ToolContext,
     ToolError,
     ToolResult,
@@ -25,7 +27,7 @@ from callgate import (
 )
 
 from . import _content, _guard
-from ._url import BadURL, parse
+from ._url import BadURL, Target, parse, rule_forms, shorten
 
 if TYPE_CHECKING:  # httpx, ssl, bs4, markdownify load on the first fetch, not at registration
     import ssl
@@ -123,7 +125,7 @@ class WebPlugin:
             read_only=True,
             visibility="hidden",
             validate=check_url,
-            permission_subject=PermissionSubject("url", ("url",)),
+            permission_subject=PermissionSubject("url", ("url",), forms=rule_forms),
         ))
 
     # --- execute ---------------------------------------------------------------------
@@ -137,7 +139,8 @@ class WebPlugin:
         tls = self.tls_context(config.get("ca_bundle"), ctx.host)
         transport, owned = self._transport(tls)
         try:
-            fetcher = Fetcher(settings, self.resolver, transport, ctx.cancelled)
+            fetcher = Fetcher(settings, self.resolver, transport, ctx.cancelled,
+                              check_hop=hop_check(ctx, url))
             fetched = await fetcher.fetch(url, _wanted)
         finally:
             if owned:
@@ -179,6 +182,62 @@ class WebPlugin:
                         raise _bad_bundle(ca_bundle, str(exc)) from None
                 self._tls = {key: found}
             return found
+
+
+def _decision(ctx: ToolContext, url: str) -> tuple[str, Decision] | None:
+    """The permission decision the pipeline would make for a web_fetch of ``url`` (every
+    ``callgate_check_permission`` hook, the rules included: deny over ask over allow);
+    ``None`` when none speaks (the read-only fallback: allowed)."""
+    name = ctx.tool.permission_name
+    call = ToolCall(ctx.call.id, name, {"url": url})
+    found = [(plugin, d) for plugin, d in ctx.host.each_hook(
+        "callgate_check_permission", call=call, tool=ctx.tool, session=ctx.session)
+        if isinstance(d, Decision)]
+    for action in ("deny", "ask", "allow"):
+        for plugin, d in found:
+            if d.action == action:
+                return plugin, d
+    return None
+
+
+def hop_check(ctx: ToolContext, url: str) -> Callable[[Target], None]:
+    """Judge each redirect target as the pipeline judged the URL the model asked for.
+
+    A hop that a direct call would find denied is refused; one that would need an
+    approval is refused too (the model can ask for it by fetching that URL), unless it
+    stays on the host the call was approved for under the same rule.
+    """
+    first = _decision(ctx, url)
+    first_host = _host_of(url)
+
+    def check(target: Target) -> None:
+        found = _decision(ctx, target.url)
+        if found is None or found[1].action == "allow":
+            return
+        plugin, decision = found
+        rule = decision.rule or f"hook:{plugin}"
+        shown = shorten(target.url)
+        if decision.action == "deny":
+            why = f"rule {decision.rule}" if decision.rule else plugin
+            raise ToolError("blocked", f"blocked: {shorten(url)} redirected to {shown}, which "
+                            f"{why} denies; nothing was fetched from it",
+                            f"deny:{rule}", {"redirect": target.url, "executed": False})
+        same_approval = first is not None and first[1].action == "ask" and \
+            (first[0], first[1].rule) == (plugin, decision.rule)
+        if same_approval and _host_of(target.url) == first_host:
+            return  # approved for this host under this very rule
+        raise ToolError("blocked", f"blocked: {shorten(url)} redirected to {shown}, which needs "
+                        f"its own approval ({rule}); call web_fetch with that URL to ask for "
+                        "it", f"ask:{rule}", {"redirect": target.url, "executed": False})
+
+    return check
+
+
+def _host_of(url: str) -> str | None:
+    forms = rule_forms(url)
+    if not forms:
+        return None
+    return forms[0].partition("://")[2].partition("/")[0]
 
 
 def _config_path(value: str, host: Any) -> str:

@@ -14,7 +14,7 @@ import ipaddress
 import re
 import socket
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import attrs
 
@@ -124,6 +124,78 @@ def _ascii_name(name: str) -> str:
     if not ascii_name or not _NAME.match(ascii_name) or ".." in ascii_name:
         raise BadURL(NOT_HTTP)
     return ascii_name
+
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def _normal_escapes(text: str) -> str:
+    """RFC 3986 §6.2.2: escapes of unreserved characters decoded, the rest upper-cased."""
+    def one(match: re.Match[str]) -> str:
+        char = chr(int(match.group(1), 16))
+        return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+    return _ESCAPE.sub(one, text)
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4: ``/a/./b/../c`` is ``/a/c``; the result starts with ``/``."""
+    out: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == ".":
+            if last:
+                out.append("")
+            continue
+        if segment == "..":
+            if len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+            continue
+        out.append(segment)
+    joined = "/".join(out)
+    return joined if joined.startswith("/") else "/" + joined
+
+
+def canonical(target: Target) -> str:
+    """The URL rules are matched against: scheme and host lower-case, the host in its
+    canonical form (a trailing dot dropped, ``0x7f.1`` as ``127.0.0.1``, IPv6 compressed),
+    no default port, ports as plain numbers, escapes normalised, dot segments removed,
+    no fragment."""
+    if target.ip is not None:
+        ip = target.ip
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped  # the same host (and where the fetch connects)
+        host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
+    else:
+        host = target.host.rstrip(".")
+    port = "" if target.port == DEFAULT_PORTS[target.scheme] else f":{target.port}"
+    path, _, query = target.path.partition("?")
+    path = remove_dot_segments(_normal_escapes(path))
+    query = f"?{_normal_escapes(query)}" if "?" in target.path else ""
+    return f"{target.scheme}://{host}{port}{path}{query}"
+
+
+def rule_forms(url: str) -> list[str]:
+    """What permission rules see for ``url`` (`PermissionSubject.forms`): the canonical
+    URL first (allow rules must match it), then the readings a deny or ask rule is also
+    tried on: every escape decoded and runs of ``/`` collapsed (``//secret``,
+    ``%2fsecret``). Empty when web_fetch would refuse the URL anyway."""
+    try:
+        target = parse(url)
+    except BadURL:
+        return []
+    first = canonical(target)
+    head, _, rest = first.partition("://")
+    host, slash, tail = rest.partition("/")
+    path, mark, query = (slash + tail).partition("?")
+    decoded = re.sub(r"/{2,}", "/", remove_dot_segments(unquote(path)))
+    loose = f"{head}://{host}{quote(decoded, safe='/')}{mark}{unquote(query)}"
+    plain = f"{head}://{host}{decoded}{mark}{unquote(query)}"
+    return list(dict.fromkeys((first, loose, plain)))
 
 
 def shorten(url: str, limit: int = 200) -> str:

@@ -179,8 +179,10 @@ def test_git_hints_decide_who_asks(callgate_session, tmp_path):
            arguments={**rp, "message": "third"})
     assert untrusted.asked == ["mcp__git__git_commit"]
     assert r.error.kind == "blocked"
-    ok = uc(u, action="call", capability_id="mcp-tool:git/git_status", arguments=rp)
-    assert not ok.is_error and untrusted.asked == ["mcp__git__git_commit"]
+    # an untrusted server's readOnlyHint relaxes nothing (issue 16): its status call asks too
+    status = uc(u, action="call", capability_id="mcp-tool:git/git_status", arguments=rp)
+    assert status.error.kind == "blocked"
+    assert untrusted.asked == ["mcp__git__git_commit", "mcp__git__git_status"]
 
 
 def test_rules_match_mcp_names_exactly(callgate_session, tmp_path):
