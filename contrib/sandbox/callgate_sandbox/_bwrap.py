@@ -36,6 +36,8 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 
+from callgate import ToolError
+
 from ._backend import Backend, Policy, Probe, within
 from ._seccomp import SeccompUnavailable, filter_path
 
@@ -46,7 +48,7 @@ LAUNCHER = ("/bin/sh", "-c", 'exec 3<"$0" || exit 125; exec "$@"')
 PROBE_TIMEOUT_S = 10.0
 RESOLV_CONF = "/etc/resolv.conf"
 
-_probe_cache: dict[tuple[str, int], Probe] = {}
+_probe_cache: dict[tuple[object, ...], Probe] = {}
 _probe_lock = threading.Lock()
 
 
@@ -79,6 +81,19 @@ class BwrapBackend(Backend):
                 cached = _probe_cache[key] = _run_probe(found)
         return cached
 
+    def probe_network_off(self) -> Probe:
+        """Whether commands can run with the network off here: bwrap with the Unix-socket
+        filter loaded (`_seccomp`; built on first need, as it loads libseccomp)."""
+        base = self.probe()
+        if not base.ok or self.path is None:
+            return base
+        key = (os.path.realpath(self.path), os.geteuid(), "seccomp")
+        with _probe_lock:
+            cached = _probe_cache.get(key)
+            if cached is None:
+                cached = _probe_cache[key] = _run_probe(self.path, seccomp=True)
+        return cached
+
     # --- one command ------------------------------------------------------------------
 
     def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, policy: Policy
@@ -87,7 +102,13 @@ class BwrapBackend(Backend):
         launcher: list[str] = []
         args = [program, *namespace_args(policy.network)]
         if not policy.network:
-            launcher = [*LAUNCHER, filter_path()]
+            try:
+                launcher = [*LAUNCHER, filter_path()]
+            except SeccompUnavailable as exc:  # never run it with the sockets reachable
+                raise ToolError("tool_error", f"the sandbox cannot keep Unix sockets out of "
+                                f"reach here ({exc}), so with [sandbox] network = false no "
+                                "command runs; nothing was run", "SANDBOX_UNAVAILABLE",
+                                {"executed": False}) from None
             args += ["--seccomp", "3"]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if os.path.isdir("/run") and not os.path.islink("/run"):
@@ -202,13 +223,16 @@ def temp_dir_args(tmpdir: str, policy: Policy) -> list[str]:
     return ["--bind", policy.tmp_dir, tmpdir]
 
 
-def _run_probe(program: str) -> Probe:
-    try:
-        launcher = [*LAUNCHER, filter_path()]
-    except SeccompUnavailable as exc:
-        return Probe(False, f"cannot keep Unix sockets out of reach with the network off: "
-                            f"{exc}")
-    argv = [*launcher, program, *namespace_args(network=False), "--seccomp", "3", "--ro-bind",
+def _run_probe(program: str, *, seccomp: bool = False) -> Probe:
+    launcher: list[str] = []
+    if seccomp:
+        try:
+            launcher = [*LAUNCHER, filter_path()]
+        except SeccompUnavailable as exc:
+            return Probe(False, f"cannot keep Unix sockets out of reach with the network "
+                                f"off: {exc}")
+    argv = [*launcher, program, *namespace_args(network=False),
+            *(["--seccomp", "3"] if seccomp else []), "--ro-bind",
             "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,

@@ -164,6 +164,10 @@ def choose(config: SandboxConfig, backends: Sequence[Backend], source: Any) -> A
     reasons = []
     for backend in wanted:
         probe = backend.probe()
+        network_off = getattr(backend, "probe_network_off", None)
+        if probe.ok and not config.network and callable(network_off):
+            off = network_off()  # what network = false needs besides (bwrap: seccomp)
+            probe = probe if off.ok else off
         if probe.ok:
             return ActiveSandbox(config, backend, probe)
         reasons.append(f"{backend.name}: {probe.detail}")

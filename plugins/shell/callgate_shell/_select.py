@@ -10,19 +10,27 @@ from typing import Any
 
 import attrs
 
+#: ``x-workspace`` (callgate's config layering): what a workspace config the user config does
+#: not trust may do; it never picks the program every command runs through.
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
         "force": {"enum": ["auto", "bash", "pwsh"], "default": "auto"},
-        "bash_path": {"type": "string", "minLength": 1, "default": "bash"},
-        "pwsh_path": {"type": "string", "minLength": 1, "default": "pwsh"},
-        "filter_secret_env": {"type": "boolean", "default": False},
-        "secret_env_names": {"type": "array", "items": {"type": "string"}, "default": []},
-        "background_jobs": {"type": "boolean", "default": True},
-        "max_running_jobs": {"type": "integer", "minimum": 1, "default": 16},
+        "bash_path": {"type": "string", "minLength": 1, "default": "bash",
+                      "x-workspace": "user"},
+        "pwsh_path": {"type": "string", "minLength": 1, "default": "pwsh",
+                      "x-workspace": "user"},
+        "filter_secret_env": {"type": "boolean", "default": False,
+                              "x-workspace": [False, True]},
+        "secret_env_names": {"type": "array", "items": {"type": "string"}, "default": [],
+                             "x-workspace": "add"},
+        "background_jobs": {"type": "boolean", "default": True, "x-workspace": [True, False]},
+        "max_running_jobs": {"type": "integer", "minimum": 1, "default": 16,
+                             "x-workspace": "min"},
         "job_max_lifetime_ms": {"type": "integer", "minimum": 0, "default": 0},
-        "max_capture_bytes": {"type": "integer", "minimum": 1024, "default": 67_108_864},
+        "max_capture_bytes": {"type": "integer", "minimum": 1024, "default": 67_108_864,
+                              "x-workspace": "min"},
     },
 }
 DEFAULTS: dict[str, Any] = {k: v["default"] for k, v in CONFIG_SCHEMA["properties"].items()}

@@ -63,6 +63,9 @@ DESCRIPTION = (
     "in the reply but kept whole for paging."
 )
 
+#: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
+#: trust may not open loopback, pin names to addresses (domain rules would follow them) or
+#: add a CA.
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -71,15 +74,17 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "connect_timeout_s": {"type": "number", "minimum": 1, "maximum": 60, "default": 10},
         "max_bytes": {"type": "integer", "minimum": 1024, "maximum": 10485760,
                       "default": 1048576},
-        "max_redirects": {"type": "integer", "minimum": 0, "maximum": 10, "default": 5},
-        "allow_loopback": {"type": "boolean", "default": False},
+        "max_redirects": {"type": "integer", "minimum": 0, "maximum": 10, "default": 5,
+                          "x-workspace": "min"},
+        "allow_loopback": {"type": "boolean", "default": False, "x-workspace": [True, False]},
         "resolve": {
             "type": "object",
             "additionalProperties": {"type": "array", "minItems": 1,
                                      "items": {"type": "string", "minLength": 1}},
             "default": {},
+            "x-workspace": "user",
         },
-        "ca_bundle": {"type": "string", "minLength": 1},
+        "ca_bundle": {"type": "string", "minLength": 1, "x-workspace": "user"},
     },
 }
 
@@ -243,7 +248,10 @@ def _host_of(url: str) -> str | None:
 def _config_path(value: str, host: Any) -> str:
     """A config path: relative ones are taken from the config file's directory."""
     path = os.path.expanduser(value)
-    source = getattr(getattr(host, "config_source", None), "file", None)
+    config = getattr(host, "config_source", None)
+    locate = getattr(config, "locate", None)  # the file of the layer that set the key
+    source = locate(("web", "ca_bundle"))[0] if callable(locate) else \
+        getattr(config, "file", None)
     if not os.path.isabs(path) and source and os.path.isfile(source):
         path = os.path.join(os.path.dirname(os.path.abspath(source)), path)
     return os.path.abspath(path)

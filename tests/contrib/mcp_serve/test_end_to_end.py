@@ -41,9 +41,12 @@ pytestmark = pytest.mark.skipif(
            f"(missing: {sorted(MISSING)})")
 
 
-def test_serve_end_to_end_with_files_and_shell(tmp_path: Path) -> None:
+def test_serve_end_to_end_with_files_and_shell(tmp_path: Path, user_config: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
+    # the workspace's own config adds an MCP server: the user config must trust it, or
+    # starting that server would need an approval this client cannot give
+    (user_config / "config.toml").write_text(f"[trust]\nworkspaces = [{json.dumps(str(ws))}]\n")
     target = ws / "notes.txt"
     target.write_text("hello world\nsecond line\n")
     (ws / "callgate.toml").write_text(  # a child MCP server the session will start
@@ -53,7 +56,8 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "callgate.cli", "serve", "--workspace", str(ws)])
+                                       args=["-m", "callgate.cli", "serve", "--workspace", str(ws)],
+                                       env={"CALLGATE_CONFIG_HOME": str(user_config)})
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             init = await client.initialize()
             assert init.server_info.name == "callgate"

@@ -53,7 +53,8 @@ def toolkit_server(ws: Path, marker: Path, config: dict[str, Any] | None = None
     return StdioServerParameters(command=sys.executable,
                                  args=[str(LAUNCHER), str(ws), str(marker),
                                        json.dumps(config or {})],
-                                 env={"PYTHONPATH": os.pathsep.join(sys.path)})
+                                 env={"PYTHONPATH": os.pathsep.join(sys.path),
+                                      "CALLGATE_CONFIG_HOME": os.environ["CALLGATE_CONFIG_HOME"]})
 
 
 def test_over_stdio_the_session_lives_for_the_connection_and_dies_with_it(
@@ -170,7 +171,8 @@ def test_serve_answers_initialize_and_lists_the_installed_surface(ws: Path) -> N
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "callgate.cli", "serve", "--workspace", str(ws), "--surface", "full"],
-            env={"CALLGATE_LOAD_PLUGINS": "word_count"})
+            env={"CALLGATE_LOAD_PLUGINS": "word_count",
+                 "CALLGATE_CONFIG_HOME": os.environ["CALLGATE_CONFIG_HOME"]})
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
             tools = (await client.list_tools()).tools
