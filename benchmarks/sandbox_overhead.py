@@ -1,6 +1,7 @@
 """Per-command overhead of the sandbox (issue 13): the median time of ``true`` through the
-whole pipeline with the shell plugin alone and with ``[sandbox] enabled = true`` (bwrap),
-measured in the same run, calls interleaved so both see the same machine load.
+whole pipeline with the shell plugin alone, with ``[sandbox] enabled = true`` (bwrap), and
+with ``network = false`` too (the Unix-socket seccomp filter and its launcher), measured in
+the same run, calls interleaved so all see the same machine load.
 
 Also reports the bare process cost (``bash -c true`` started with ``subprocess``,
 wrapped and not) to show how much of the difference is ``bwrap`` itself.
@@ -55,19 +56,26 @@ def measure(calls: int) -> dict[str, Any]:
                                 entrypoints=False)
     boxed_host = sync.Host.boot({"sandbox": {"enabled": True}}, plugins=plugins,
                                 entrypoints=False)
+    # network off adds the seccomp filter (Unix sockets) and its /bin/sh launcher
+    offline_host = sync.Host.boot({"sandbox": {"enabled": True, "network": False}},
+                                  plugins=plugins, entrypoints=False)
     out: dict[str, Any] = {"backend": probe.detail, "calls": calls}
     with tempfile.TemporaryDirectory() as ws:
         plain = plain_host.open_session(ws)
         boxed = boxed_host.open_session(ws)
+        offline = offline_host.open_session(ws)
         try:
             for i in range(10):  # warm-up: threads, caches, the private temp dir
                 timed_call(plain, i)
                 timed_call(boxed, i)
-            pipeline_plain, pipeline_boxed = [], []
+                timed_call(offline, i)
+            pipeline_plain, pipeline_boxed, pipeline_offline = [], [], []
             for i in range(calls):
                 pipeline_plain.append(timed_call(plain, i))
                 pipeline_boxed.append(timed_call(boxed, i))
+                pipeline_offline.append(timed_call(offline, i))
             out["pipeline"] = row(pipeline_plain, pipeline_boxed)
+            out["pipeline_network_off"] = row(pipeline_plain, pipeline_offline)
 
             bash = shutil.which("bash") or "bash"
             argv = [bash, "-c", "true"]
@@ -84,8 +92,10 @@ def measure(calls: int) -> dict[str, Any]:
         finally:
             plain.close()
             boxed.close()
+            offline.close()
             plain_host.close()
             boxed_host.close()
+            offline_host.close()
     return out
 
 
@@ -99,7 +109,7 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"backend: {result['backend']}; {result['calls']} calls each, interleaved")
-    for name in ("pipeline", "process"):
+    for name in ("pipeline", "pipeline_network_off", "process"):
         print(f"{name}:")
         for key, value in result[name].items():
             print(f"  {key:24} {value}")
