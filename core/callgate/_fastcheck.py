@@ -11,9 +11,10 @@ So this can only save time, never accept what ``jsonschema`` would refuse.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
+
+from ._patterns import PatternTimeout, search
 
 Check = Callable[[Any], bool]
 
@@ -39,8 +40,16 @@ def compile_fast(schema: Any) -> Check | None:
     """The certainly-valid check of ``schema``, or ``None`` if it leaves the subset."""
     try:
         return _node(schema)
-    except (_Unsupported, re.error, TypeError):
+    except (_Unsupported, TypeError):
         return None
+
+
+def _matches(pattern: str, value: str) -> bool:
+    """A bounded match (`_patterns`); out of time is "not certain", for jsonschema to judge."""
+    try:
+        return search(pattern, value)
+    except PatternTimeout:
+        return False
 
 
 def _is_number(v: Any) -> bool:
@@ -109,9 +118,9 @@ def _node(schema: Any) -> Check:
                   "exclusiveMaximum": lambda a, b: a < b}[key]
             checks.append(lambda v, b=value, op=op: not _is_number(v) or op(v, b))
         elif key == "pattern":
-            compiled = re.compile(value)
-            checks.append(lambda v, c=compiled: not isinstance(v, str) or
-                          c.search(v) is not None)
+            if not isinstance(value, str):
+                raise _Unsupported
+            checks.append(lambda v, p=value: not isinstance(v, str) or _matches(p, v))
         elif key == "enum":
             if not value or not all(isinstance(x, str) for x in value):
                 raise _Unsupported

@@ -222,7 +222,7 @@ def accept_arguments(spec: ToolSpec, provider: str, arguments: Any) -> Any:
     if isinstance(arguments, str):
         try:
             value = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return arguments
     return _drop_strict_nulls(canonical_schema(spec.schema), value)
 

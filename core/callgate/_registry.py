@@ -28,23 +28,46 @@ log = logging.getLogger("callgate")
 class Compiled:
     """A tool schema compiled once: its validator, or why it does not compile."""
 
-    validator: jsonschema.Draft202012Validator | None
+    validator: jsonschema.protocols.Validator | None
     error: str | None
     short_fingerprint: str
     fast: Callable[[Any], bool] | None = None
 
 
 def compile_schema(schema: Any, short_fp: str) -> Compiled:
-    """Check ``schema`` against the 2020-12 metaschema and compile it (never raises)."""
+    """Check ``schema`` against the metaschema of the dialect it declares (``$schema``;
+    2020-12 when it declares none) and compile it (never raises).
+
+    Refused here, as configuration errors: a ``$ref`` the schema cannot resolve by
+    itself (callgate never fetches one) and a ``pattern`` the regex engine cannot
+    compile. See `_dialects` for the time budget every pattern runs under.
+    """
     import jsonschema
 
+    from . import _dialects
+
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        cls = _dialects.validator_class(schema)
+        cls.check_schema(schema)
         canonical = canonical_schema(schema)
-        return Compiled(jsonschema.Draft202012Validator(canonical), None, short_fp,
-                        compile_fast(canonical))
-    except (jsonschema.SchemaError, TypeError, AttributeError) as exc:
-        return Compiled(None, getattr(exc, "message", str(exc)), short_fp)
+        outside = _dialects.outside_reference(canonical, cls)
+        if outside is not None:
+            return Compiled(None, f"$ref {outside[:200]!r} points outside the schema; "
+                            "callgate never fetches a schema, so every reference must resolve "
+                            "within it", short_fp)
+        problem = _dialects.bad_pattern(canonical)
+        if problem is not None:
+            return Compiled(None, problem, short_fp)
+        validator = cls(canonical, registry=_dialects.empty_registry())
+        # The fast check speaks 2020-12; other dialects always take the full validator.
+        fast = compile_fast(canonical) if _dialects.dialect_uri(schema) == _dialects.LATEST \
+            else None
+        return Compiled(validator, None, short_fp, fast)
+    except jsonschema.SchemaError as exc:
+        where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
+        return Compiled(None, f"{exc.message} at {where}", short_fp)
+    except (TypeError, AttributeError, ValueError, RecursionError) as exc:
+        return Compiled(None, str(exc) or type(exc).__name__, short_fp)
 
 
 class Registry:

@@ -36,15 +36,7 @@ from ._results import ResultStore, truncate
 from ._spec import Target, ToolSpec
 from ._storm import StormBreaker
 from ._textio import display
-from ._validation import (
-    NotAnObject,
-    config_error_result,
-    decode_arguments,
-    hints,
-    invalid_result,
-    json_violation,
-    schema_violations,
-)
+from ._validation import check_call
 from ._worker import DEFAULT_GRACE_S, Abandoned, CancelEvent, run_async, run_sync
 from ._workspace import Workspace
 
@@ -299,7 +291,7 @@ class Session:
             final = [r for r in results if r is not None]
             for p, r in zip(prepared, final, strict=True):
                 r.call_id, r.name = p.call.id, p.call.name
-            hint = self.storm.observe(final)
+            hint = self.storm.observe(final, [p.call.arguments for p in prepared])
             if hint:
                 self.count("storm_hints")
             return [self._shape(p, r, i == 0, hint) for i, (p, r) in
@@ -405,30 +397,12 @@ class Session:
         the error is ``invalid_arguments`` (counted) or ``config_error`` when the
         schema itself does not compile (counted as skipped). Never coerces.
         """
-        compiled = self.host.compiled(spec)
-        fp = compiled.short_fingerprint
-        if compiled.error is not None:
-            self.count("skipped")
-            return None, config_error_result(spec.name, fp, compiled.error)
-        assert compiled.validator is not None
-        try:
-            args = decode_arguments(raw)
-        except NotAnObject as exc:
-            self.count("argument_failures")
-            return None, invalid_result(spec.name, fp, [json_violation(exc.what)], [],
-                                        inside_capability=inside_capability)
-        if (compiled.fast is not None and compiled.fast(args)) or \
-                compiled.validator.is_valid(args):
-            violations = self._plugin_violations(spec, args, call_id)
-            if not violations:
-                return args, None
-        else:
-            violations = schema_violations(compiled.validator, args)
-        hint_lines = hints(spec.schema, compiled.validator, args, violations,
-                           lambda inner: not self._plugin_violations(spec, inner, call_id))
-        self.count("argument_failures")
-        return None, invalid_result(spec.name, fp, violations, hint_lines,
-                                    inside_capability=inside_capability)
+        return check_call(
+            spec, self.host.compiled(spec), raw, count=self.count,
+            inside_capability=inside_capability,
+            plugin_violations=lambda args: self._plugin_violations(spec, args, call_id),
+            misplaced=spec.misplaced and (lambda args: spec.misplaced(  # type: ignore[misc]
+                args, ToolContext(self, ToolCall(call_id, spec.name, args), spec))))
 
     def _plugin_violations(self, spec: ToolSpec, args: dict[str, Any],
                            call_id: str) -> list[Violation]:
@@ -632,11 +606,15 @@ class Session:
                hint: str | None) -> ToolResult:
         tool = p.spec
         if tool is not None:
-            for _plugin, outcome in self.host.each_hook(
-                    "callgate_shape_result", call=p.call, tool=tool, result=result, session=self):
-                if isinstance(outcome, ToolResult):
-                    outcome.call_id, outcome.name = result.call_id, result.name
-                    result = outcome
+            try:
+                for _plugin, outcome in self.host.each_hook(
+                        "callgate_shape_result", call=p.call, tool=tool, result=result,
+                        session=self):
+                    if isinstance(outcome, ToolResult):
+                        outcome.call_id, outcome.name = result.call_id, result.name
+                        result = outcome
+            except Exception:  # a broken shaper must not cost the batch its results
+                log.exception("a shape_result hook failed on call %s", p.call.id)
         result = _valid_utf8(result)
         tail: list[str] = []
         if first:

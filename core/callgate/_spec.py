@@ -42,6 +42,10 @@ class ToolSpec:
     - ``resolve_target(ctx, args)`` makes this a proxy (``use_capability``):
       it returns a `Target` to run in its place, a `ToolResult` to answer
       directly, or ``None`` to run this tool's own ``execute``.
+    - ``misplaced(args, ctx)`` is asked only for arguments the schema refused:
+      a value-free line saying where the parameters belong when that is not the
+      tool's root (a proxy's target parameters sent beside its envelope), or
+      ``None`` for the usual line.
     """
 
     name: str
@@ -62,6 +66,7 @@ class ToolSpec:
     permission_subject: PermissionSubject | None = None
     groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     resolve_target: Callable[..., Any] | None = None
+    misplaced: Callable[[dict[str, Any], ToolContext], str | None] | None = None
     plugin: str | None = None
 
     @property

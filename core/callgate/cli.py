@@ -56,10 +56,14 @@ def _fail(message: str) -> int:
 
 
 def _read_lines(path: str) -> list[str]:
+    """The transcript's lines; bytes that are not UTF-8 are kept (escaped) for the line
+    that holds them to become a bad-line result, not to stop the replay."""
     if path == "-":
-        return sys.stdin.read().splitlines()
-    with open(path, encoding="utf-8") as fh:
-        return fh.read().splitlines()
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    return data.decode("utf-8", "surrogateescape").splitlines()
 
 
 async def _replay_session(host: Host, workspace: str, lines: list[str], mode: str,
@@ -85,7 +89,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _fail(str(exc))
 
     def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
-        print(json.dumps(result, ensure_ascii=False), flush=True)
+        print(_replay.json_line(result), flush=True)
 
     anyio.run(_replay_session, host, args.workspace, lines, args.mode, args.session_dir, emit)
     return EXIT_OK

@@ -8,7 +8,6 @@ counts as absent (capability.md §5 "Schema cache").
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import threading
@@ -17,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from callgate import canonical_bytes, replace_file, short_fingerprint
+from callgate import ToolSpec, canonical_bytes, replace_file, short_fingerprint
 
 VERSION = 1
 
@@ -39,10 +38,11 @@ class McpToolInfo:
     def destructive(self) -> bool:
         return self.annotations.get("destructiveHint") is True
 
-    @property
-    def schema_error(self) -> str | None:
-        """Why the input schema does not compile, or ``None``."""
-        return schema_error(self.input_schema)
+    def schema_error(self, host: Any) -> str | None:
+        """Why the input schema does not compile, or ``None``: ``host`` compiles it as it
+        would for a call (the dialect its ``$schema`` declares, references that stay
+        inside it, patterns the bounded engine takes), and remembers the verdict."""
+        return schema_error(host, self.input_schema)
 
     @property
     def fingerprint(self) -> str:
@@ -67,30 +67,15 @@ class McpToolInfo:
                    dict(annotations) if isinstance(annotations, Mapping) else {})
 
 
-def schema_error(schema: Any) -> str | None:
-    """Why ``schema`` is not a valid JSON Schema 2020-12 (``None`` when it is)."""
+def schema_error(host: Any, schema: Any) -> str | None:
+    """Why ``schema`` cannot validate calls on ``host`` (``None`` when it can)."""
     if not isinstance(schema, dict):
         return "the input schema is not a JSON object"
     try:
-        key = canonical_bytes(schema)
+        canonical_bytes(schema)
     except (TypeError, ValueError):
         return "the input schema is not plain JSON"
-    return _checked(key)
-
-
-@functools.lru_cache(maxsize=1024)
-def _checked(canonical: bytes) -> str | None:
-    # Checking against the metaschema costs milliseconds; a live schema is checked on
-    # every call, so the verdict is remembered per canonical schema. jsonschema (~35 ms)
-    # is imported here, by the first check, not at registration.
-    import jsonschema
-
-    try:
-        jsonschema.Draft202012Validator.check_schema(json.loads(canonical))
-    except jsonschema.SchemaError as exc:
-        where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
-        return f"{exc.message} at {where}"
-    return None
+    return host.compiled(ToolSpec(name="mcp_tool", description="", schema=schema)).error
 
 
 @attrs.frozen

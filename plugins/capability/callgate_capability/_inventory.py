@@ -259,7 +259,7 @@ class Inventory:
             "source": source, "network_call": False,
             "input_schema": found.input_schema, "schema_fingerprint": found.fingerprint,
         }
-        error = found.schema_error
+        error = found.schema_error(self.host)
         if error is not None:
             doc["schema_error"] = error
             doc["call_example"] = call_example(cap.text, {})

@@ -15,6 +15,7 @@ from callgate import ToolContext, ToolResult, ToolSpec, Violation
 
 from ._ids import FORMS, parse
 from ._inventory import PROXY_NAME, Inventory
+from ._misplaced import misplaced_advice
 from ._targets import resolve
 
 ACTIONS = ("list", "search", "inspect", "call", "decline")
@@ -118,4 +119,5 @@ SPEC = ToolSpec(
     visibility="surface",
     validate=validate,
     resolve_target=resolve,
+    misplaced=misplaced_advice(frozenset(SCHEMA["properties"])),
 )

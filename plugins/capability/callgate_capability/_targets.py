@@ -118,7 +118,7 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
         info = live.get(cap.name)
         if info is None:
             return inventory.unknown_mcp_tool(cap, "live", list(live.values()))
-        error = info.schema_error
+        error = info.schema_error(ctx.host)
         if error is not None:
             return schema_config_error(ctx, server, cap.name, info, error)
         read_only, destructive = _policy.gate_hints(config, info)
@@ -239,7 +239,7 @@ class McpPlan:
             pool = did_you_mean(self.tool, list(live), f"mcp-tool:{self.server}/{{}}")
             return unavailable(self.cap_id, f'MCP tool "{self.tool}" is not offered by server '
                                f'"{self.server}"{pool}')
-        error = info.schema_error
+        error = info.schema_error(ctx.host)
         if error is not None:
             return schema_config_error(ctx, self.server, self.tool, info, error)
         if self.validated_fp != info.fingerprint:

@@ -23,7 +23,7 @@ def _object(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str | bytes):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return value if isinstance(value, dict) else None
 

@@ -15,6 +15,9 @@ import re
 import attrs
 
 META = frozenset("*?[]{}\\")
+#: Deepest ``{...}`` nesting a pattern may use (real globs nest two or three levels; a
+#: deeper one is refused before it can exhaust the translator's recursion).
+MAX_BRACE_DEPTH = 16
 _DOTDOT = re.compile(r"(?:^|[/{,])\.\.(?:$|[/},])")
 
 
@@ -101,6 +104,8 @@ def _sequence(p: str, i: int, depth: int) -> tuple[str, int]:
             cls, i = _char_class(p, i)
             out.append(cls)
         elif c == "{":
+            if depth >= MAX_BRACE_DEPTH:
+                raise GlobError(f"braces nest deeper than {MAX_BRACE_DEPTH} levels")
             alts: list[str] = []
             i += 1
             while True:
