@@ -8,7 +8,6 @@ order; one failing call never skips its siblings.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 import logging
@@ -35,6 +34,7 @@ from ._observations import ObservationLedger, version_of
 from ._results import ResultStore, truncate
 from ._spec import Target, ToolSpec
 from ._storm import StormBreaker
+from ._suggest import did_you_mean
 from ._textio import display
 from ._validation import check_call
 from ._worker import DEFAULT_GRACE_S, Abandoned, CancelEvent, run_async, run_sync
@@ -382,10 +382,11 @@ class Session:
 
     def _unknown(self, name: Any) -> ToolResult:
         label = name if isinstance(name, str) else repr(name)
-        close = difflib.get_close_matches(label, list(self._tools), n=3, cutoff=0.5)
-        msg = f'unknown tool "{label}"'
-        if close:
-            msg += "; did you mean " + ", ".join(close) + "?"
+        callable_names = [n for n, s in self._tools.items()
+                          if n in self._visible_set or s.visibility == "alias"]
+        hidden = [n for n, s in self._tools.items() if n not in callable_names
+                  and s.visibility != "alias"] if "use_capability" in self._tools else []
+        msg = f'unknown tool "{label}"' + did_you_mean(label, callable_names, hidden)
         return ToolResult.failure("unknown_tool", msg, f"unknown_tool:{label}",
                                   {"executed": False})
 

@@ -1,4 +1,4 @@
-"""The ``callgate`` command: replay, tools, contract, call, plugins, demo.
+"""The ``callgate`` command: replay, tools, contract, call, plugins, demo (and serve).
 
 Packages add commands through the ``callgate.commands`` entry-point group: each
 entry point is a function ``register(subparsers)`` (``contrib/mcp-serve`` adds
@@ -29,6 +29,23 @@ from ._model import Decision
 from ._state import HOME_VARIABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+DESCRIPTION = (
+    "callgate hosts the built-in tools of an AI coding agent: every call is validated, "
+    "permission-checked, run and shaped. Replay a transcript, run one call, list the tools "
+    "and plugins, check the tool contract, or serve the tools to an MCP client.")
+EPILOG = (
+    "examples:\n"
+    "  callgate call read_file '{\"path\": \"README.md\"}'\n"
+    "  callgate replay transcript.jsonl --workspace .\n"
+    "  callgate tools --provider anthropic\n"
+    "  callgate serve --workspace .          (with callgate-mcp-serve installed)\n\n"
+    "-v/--verbose may come before or after the command.")
+#: ``--provider`` names: the renderings, and what users call them.
+PROVIDER_ALIASES = {"openai": "openai-chat", "chat": "openai-chat",
+                    "responses": "openai-responses", "claude": "anthropic", "google": "gemini"}
+#: Words ending in a period that do not end a description's first sentence.
+ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "incl", "approx", "no", "eg", "ie"})
 
 
 class _ApproveAll:
@@ -114,9 +131,23 @@ def cmd_tools(args: argparse.Namespace) -> int:
         spec = host.registry.get(name)
         assert spec is not None
         flag = "read-only" if spec.contract_read_only else "writes"
-        first = spec.description.split(". ")[0].rstrip(".")
-        print(f"{name:<16} {flag:<9} {first}")
+        print(f"{name:<16} {flag:<9} {first_sentence(spec.description)}")
     return EXIT_OK
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a description, without its period: a ``. `` ends it unless
+    the word before is an abbreviation (``e.g.``) or a single letter (an initial)."""
+    start = 0
+    while True:
+        end = text.find(". ", start)
+        if end < 0:
+            return text.rstrip().rstrip(".")
+        word = text[:end].rsplit(None, 1)[-1].lstrip("(\"'`").lower() if text[:end].strip() \
+            else ""
+        if word not in ABBREVIATIONS and len(word) > 1:
+            return text[:end]
+        start = end + 2
 
 
 def _contract_text() -> str:
@@ -139,6 +170,11 @@ def cmd_contract(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
         return EXIT_OK
     if args.check:
+        if not path.is_file():
+            print(f"callgate: {path} is missing, so there is nothing to check: run this in a "
+                  "callgate checkout, pass --path to the committed contract, or create it "
+                  "with `callgate contract --write`", file=sys.stderr)
+            return EXIT_FAILED
         diff = _contract.drift(path, text)
         if diff:
             print(f"{path} differs from the registry; run `callgate contract --write`",
@@ -154,18 +190,24 @@ def cmd_contract(args: argparse.Namespace) -> int:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    """One call through a fresh session; exit 0 when its result is a success, 1 when it is
+    an error (invalid arguments, refused, failed), 2 when it cannot run at all."""
     line = json.dumps({"id": "c1", "name": args.name, "arguments": args.arguments})
     workspace = args.workspace or os.getcwd()
+    if not os.path.isdir(workspace):
+        return _fail(f"workspace {workspace} is not a directory")
     try:
         host = _boot(args, workspace)
     except BootError as exc:
         return _fail(str(exc))
+    errors: list[bool] = []
 
     def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        errors.append(bool(result["is_error"]))
+        print(_replay.json_line(result, indent=2))
 
-    anyio.run(_replay_session, host, workspace, [line], "default", None, emit)
-    return EXIT_OK
+    anyio.run(_replay_session, host, workspace, [line], args.mode, None, emit)
+    return EXIT_FAILED if any(errors) else EXIT_OK
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
@@ -254,44 +296,78 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _add_boot_options(p: argparse.ArgumentParser, config: bool = True) -> None:
-    p.add_argument("--os", choices=["posix", "windows"], help="force the surface's OS")
-    p.add_argument("--surface", choices=["lean", "full"], help="surface mode")
+    p.add_argument("--os", choices=["posix", "windows"],
+                   help="the OS whose tools to show (default: this machine's)")
+    p.add_argument("--surface", choices=["lean", "full"],
+                   help="surface mode (default: [surface] mode in the config, else lean)")
     if config:
-        p.add_argument("--config", help="a callgate.toml to use")
+        p.add_argument("--config", help="a callgate.toml to use (default: the workspace's "
+                                        "callgate.toml or [tool.callgate] in pyproject.toml)")
+
+
+def _provider(value: str) -> str:
+    return PROVIDER_ALIASES.get(value, value)
+
+
+def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
+    try:
+        p.add_argument("-v", "--verbose", action="store_true", default=default,
+                       help="log warnings to stderr")
+    except argparse.ArgumentError:  # a command plugin added its own
+        pass
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="callgate", description=__doc__.split("\n")[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="log warnings to stderr")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from ._providers import PROVIDERS
 
-    p = sub.add_parser("replay", help="run a JSON-Lines transcript through one session")
+    parser = argparse.ArgumentParser(prog="callgate", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_verbose(parser)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("replay", help="run a JSON-Lines transcript through one session",
+                       description="Run a JSON-Lines transcript (one call, a batch, or a "
+                                   '{"mode": ...} line per line) through one session and '
+                                   "print one JSON result per call.")
     p.add_argument("transcript", help="the transcript file, or - for stdin")
-    p.add_argument("--workspace", required=True)
+    p.add_argument("--workspace", required=True, help="the directory the tools work in")
     _add_boot_options(p)
     p.add_argument("--approve", choices=["none", "all"], default="none",
                    help="the approver for ask permissions (default: none)")
-    p.add_argument("--mode", choices=["default", "plan"], default="default")
+    p.add_argument("--mode", choices=["default", "plan"], default="default",
+                   help='start in this mode (default: default); plan allows only read-only '
+                        'calls until a {"mode": "default"} line approves the plan')
     p.add_argument("--session-dir", help="keep session state (goals, logs) in this directory")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
     _add_boot_options(p)
-    p.add_argument("--provider", help="print that provider's tool definitions")
+    p.add_argument("--provider", type=_provider, choices=PROVIDERS, metavar="PROVIDER",
+                   help="print that provider's tool definitions: "
+                        f"{', '.join(PROVIDERS)} (openai means openai-chat)")
     p.add_argument("--json", action="store_true", help="print canonical entries as JSON")
     p.set_defaults(func=cmd_tools)
 
-    p = sub.add_parser("contract", help="generate or check docs/TOOL_CONTRACT.md")
+    p = sub.add_parser("contract", help="generate or check docs/TOOL_CONTRACT.md",
+                       description="Print the tool contract generated from the registry, "
+                                   "write it, or check that the committed file matches.")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
-    p.add_argument("--path", default=_contract.DOC_PATH)
+    group.add_argument("--write", action="store_true", help="write the contract to --path")
+    group.add_argument("--check", action="store_true",
+                       help="exit 1 when the file at --path is missing or differs")
+    p.add_argument("--path", default=_contract.DOC_PATH,
+                   help=f"the contract file (default: {_contract.DOC_PATH})")
     p.set_defaults(func=cmd_contract)
 
-    p = sub.add_parser("call", help="run one call and print its result")
-    p.add_argument("name")
-    p.add_argument("arguments", help="the arguments as JSON")
-    p.add_argument("--workspace")
+    p = sub.add_parser("call", help="run one call and print its result",
+                       description="Run one call through a fresh session and print its "
+                                   "result as JSON; exit 1 when the result is an error.")
+    p.add_argument("name", help="the tool to call, e.g. read_file")
+    p.add_argument("arguments", help="the arguments as a JSON object, e.g. '{\"path\": \"a\"}'")
+    p.add_argument("--workspace", help="the directory the tools work in (default: the "
+                                       "current directory)")
+    p.add_argument("--mode", choices=["default", "plan"], default="default",
+                   help="the session's mode (default: default)")
     _add_boot_options(p)
     p.set_defaults(func=cmd_call)
 
@@ -307,6 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
             ep.load()(sub)
         except Exception as exc:  # a broken add-on must not break the core commands
             print(f"callgate: command plugin {ep.name} failed to load: {exc}", file=sys.stderr)
+    for command in sub.choices.values():
+        _add_verbose(command, default=argparse.SUPPRESS)  # -v after the command too
     return parser
 
 

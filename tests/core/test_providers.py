@@ -374,4 +374,5 @@ def test_cli_tools_provider_gemini_prints_definitions_gemini_accepts() -> None:
     assert declarations
     gemini.Tool.model_validate_json(json.dumps({"functionDeclarations": declarations}))
     bad = callgate("tools", "--provider", "bard", env=None, cwd=REPO)
-    assert bad.returncode == 2 and "unknown provider" in bad.stderr
+    assert bad.returncode == 2 and "invalid choice: 'bard'" in bad.stderr
+    assert "openai-chat" in bad.stderr and "gemini" in bad.stderr  # the choices are named
