@@ -27,6 +27,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--surface", choices=["lean", "full"],
                    help="surface mode (default: [surface] mode, else lean)")
     p.add_argument("--session-dir", help="keep session state (goals, results) in this directory")
+    p.add_argument("--mode", choices=["default", "plan"], default="default",
+                   help="start in plan mode: only read-only calls run until the user approves "
+                        "the plan the model presents with the exit_plan_mode tool")
     p.set_defaults(func=cmd_serve)
 
 
@@ -50,7 +53,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for warning in host.warnings:
         print(f"callgate: warning: {warning}", file=sys.stderr)
-    app = CallgateMCP(host, workspace, session_dir=args.session_dir)
+    app = CallgateMCP(host, workspace, session_dir=args.session_dir,
+                      plan_mode=args.mode == "plan")
     anyio.run(serve_stdio, app)
     return EXIT_OK
 

@@ -15,6 +15,8 @@
   user's answer and the echoed ``requestState``.
 - The connection's lifespan owns the session: when the client goes away the
   session is closed (its jobs killed, the MCP servers it started stopped).
+- ``plan_mode=True`` starts the session in plan mode and lists ``exit_plan_mode``,
+  through which the model asks the user to approve its plan (see `_plan`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from callgate import Host, Session, ToolCall, ToolResult, __version__
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from . import _plan
 from ._approval import APPROVAL_KEY, ApprovalChannel, current_channel
 
 log = logging.getLogger("callgate.mcp_serve")
@@ -46,6 +49,10 @@ INSTRUCTIONS = (
     "permission-checked, and a file must be read (any window) before it is edited. Errors "
     "come back as results that say what to change."
 )
+
+PLAN_INSTRUCTIONS = (
+    " The session is in plan mode: only read-only tools run. Explore, then present your plan "
+    "with exit_plan_mode; the user's approval ends plan mode.")
 
 #: How long a 2026-07-28 client may take to come back with an approval before the
 #: host treats the ask as unanswered (and applies ``ask_without_approver``).
@@ -105,10 +112,12 @@ class CallgateMCP:
 
     def __init__(self, host: Host, workspace: str | os.PathLike[str], *,
                  session_dir: str | os.PathLike[str] | None = None,
-                 approval_timeout: float = APPROVAL_TIMEOUT_S, name: str = "callgate") -> None:
+                 approval_timeout: float = APPROVAL_TIMEOUT_S, name: str = "callgate",
+                 plan_mode: bool = False) -> None:
         if not os.path.isdir(workspace):
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         self.host = host
+        self.plan_mode = plan_mode
         self.workspace = os.fspath(workspace)
         self.session_dir = session_dir
         self.approval_timeout = approval_timeout
@@ -118,7 +127,9 @@ class CallgateMCP:
         self._waiting: dict[str, _Running] = {}
         self._ids = itertools.count(1)
         self.server: Server[CallgateMCP] = Server(
-            name, version=__version__, instructions=INSTRUCTIONS, lifespan=self._lifespan,
+            name, version=__version__,
+            instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else ""),
+            lifespan=self._lifespan,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool)
 
     # --- lifespan -----------------------------------------------------------------
@@ -127,6 +138,8 @@ class CallgateMCP:
     async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[CallgateMCP]:
         session = self.host.open_session(self.workspace, session_dir=self.session_dir,
                                          origin="human")
+        if self.plan_mode:
+            session.set_mode("plan")
         self.session = session
         try:
             async with anyio.create_task_group() as tasks:
@@ -157,8 +170,10 @@ class CallgateMCP:
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        tools = [types.Tool.model_validate(t, by_name=False)
-                 for t in self._live_session().surface("mcp")]
+        listed = self._live_session().surface("mcp")
+        if self.plan_mode:
+            listed = [*listed, _plan.tool_definition()]
+        tools = [types.Tool.model_validate(t, by_name=False) for t in listed]
         return types.ListToolsResult(tools=tools)
 
     # --- tools/call -----------------------------------------------------------------
@@ -182,7 +197,9 @@ class CallgateMCP:
                                             params.arguments))
             channel = ApprovalChannel(self._live_session(), self._elicit_for(ctx, running))
             assert self._tasks is not None
-            self._tasks.start_soon(self._run, running, channel, name=f"callgate {params.name}")
+            runner = self._run_plan_exit if self.plan_mode and \
+                params.name == _plan.EXIT_PLAN_TOOL else self._run
+            self._tasks.start_soon(runner, running, channel, name=f"callgate {params.name}")
         return await self._outcome(running)
 
     def _elicit_for(self, ctx: ServerRequestContext[Any, Any], running: _Running) -> Any:
@@ -218,6 +235,39 @@ class CallgateMCP:
                 log.exception("running %s failed", running.call.name)
                 result = ToolResult.failure("tool_error", f"{running.call.name} failed: {exc}")
             running.events_in.send_nowait(("done", result))
+
+    async def _run_plan_exit(self, running: _Running, channel: ApprovalChannel) -> None:
+        """``exit_plan_mode``: ask the user to approve the plan; only a yes ends plan mode."""
+        session = self._live_session()
+        with running.scope:
+            async with self._turn:
+                running.started = True
+                result = await self._plan_exit(session, running.call, channel)
+                result.call_id, result.name = running.call.id, running.call.name
+            running.events_in.send_nowait(("done", result))
+
+    async def _plan_exit(self, session: Session, call: ToolCall,
+                         channel: ApprovalChannel) -> ToolResult:
+        plan = _plan.plan_argument(call.arguments if call.arguments is not None else {})
+        if plan is None:
+            return _plan.invalid_plan_call()
+        if session.mode != "plan":
+            return _plan.not_in_plan_mode()
+        if channel.elicit is None:
+            if self.host.permissions.ask_without_approver != "allow":
+                return _plan.no_approver()
+            why = None
+        else:
+            try:
+                answer = await channel.elicit(_plan.approval_message(plan), _plan.APPROVE_SCHEMA)
+            except Exception as exc:  # the client failed to answer: the plan stays unapproved
+                log.warning("plan approval failed: %s", exc)
+                answer = None
+            why = _plan.decide(answer)
+        if why is not None:
+            return _plan.refused(why)
+        session.set_mode("default")
+        return _plan.approved()
 
     async def _outcome(self, running: _Running
                        ) -> types.CallToolResult | types.InputRequiredResult:
