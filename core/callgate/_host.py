@@ -283,6 +283,7 @@ class Host:
                 visible.append(spec.name)
         lean = [n for n in LEAN_ORDER if n in visible]
         self._visible = lean + sorted(n for n in visible if n not in LEAN_ORDER)
+        self.registry.describe(self._visible)
 
     # --- config ---------------------------------------------------
 
@@ -327,8 +328,9 @@ class Host:
     def accept_arguments(self, provider: str, name: str, arguments: Any) -> Any:
         """A provider's call arguments in the canonical form the pipeline validates.
 
-        Only strict ``openai-responses`` tools change: the nulls strict mode sends
-        for optional properties the model left out are removed.
+        Only the strict renderings (``openai-responses``, ``openai-chat-strict``)
+        change: the nulls strict mode sends for optional properties the model left
+        out are removed.
         """
         from . import _providers
 

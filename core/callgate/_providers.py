@@ -6,6 +6,9 @@ and the registry's flags. Supported providers:
 - ``openai-chat``: Chat Completions ``tools`` entries (``{"type": "function",
   "function": {...}}``); results are a ``tool`` message, plus a ``user``
   message carrying images (tool messages carry text only).
+- ``openai-chat-strict``: the same entries with ``"strict": true`` in the
+  function and the strict schema (as ``openai-responses``); results as
+  ``openai-chat``. Chat's structured-outputs mode for function calling.
 - ``openai-responses``: Responses API function tools in the strict form
   (closed objects, every property required, optional ones nullable, only the
   keywords strict mode accepts). A schema strict mode cannot express without
@@ -31,7 +34,10 @@ from ._model import ImageBlock, ToolResult
 from ._schema import canonical_schema
 from ._spec import ToolSpec
 
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "mcp")
+PROVIDERS = ("openai-chat", "openai-chat-strict", "openai-responses", "anthropic", "gemini",
+             "mcp")
+#: The renderings in OpenAI's strict form, whose calls `accept_arguments` maps back.
+STRICT_PROVIDERS = frozenset({"openai-chat-strict", "openai-responses"})
 
 #: Keywords OpenAI's strict mode accepts (its "supported schemas" list: types, enum,
 #: const, anyOf, $ref/$defs, string pattern/format, number bounds, array item counts).
@@ -145,7 +151,8 @@ def accepts_null(schema: Any) -> bool:
 
 
 def is_strict(spec: ToolSpec) -> bool:
-    """Whether the ``openai-responses`` rendering of this tool is strict."""
+    """Whether the strict renderings (``openai-responses``, ``openai-chat-strict``) of this
+    tool are strict."""
     try:
         strict_schema(canonical_schema(spec.schema))
     except NotStrict:
@@ -160,6 +167,14 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
         return {"type": "function", "function": {"name": spec.name,
                                                  "description": spec.description,
                                                  "parameters": schema}}
+    if provider == "openai-chat-strict":
+        try:
+            function = {"name": spec.name, "description": spec.description,
+                        "parameters": strict_schema(schema), "strict": True}
+        except NotStrict:
+            function = {"name": spec.name, "description": spec.description,
+                        "parameters": schema, "strict": False}
+        return {"type": "function", "function": function}
     if provider == "openai-responses":
         try:
             return {"type": "function", "name": spec.name, "description": spec.description,
@@ -208,15 +223,16 @@ def _drop_strict_nulls(schema: Any, value: Any) -> Any:
 def accept_arguments(spec: ToolSpec, provider: str, arguments: Any) -> Any:
     """A provider's call arguments in the canonical form the pipeline validates.
 
-    Only the strict ``openai-responses`` rendering changes anything: there the
-    model must send every property, ``null`` standing for an optional one it
-    left out, so such nulls are removed (a property whose canonical schema
-    admits ``null`` keeps it). A JSON text is decoded first; anything that is
-    not valid JSON is returned unchanged, for validation to report.
+    Only the strict renderings (``openai-responses``, ``openai-chat-strict``)
+    change anything: there the model must send every property, ``null``
+    standing for an optional one it left out, so such nulls are removed (a
+    property whose canonical schema admits ``null`` keeps it). A JSON text is
+    decoded first; anything that is not valid JSON is returned unchanged, for
+    validation to report.
     """
     if provider not in PROVIDERS:
         raise _unknown(provider)
-    if provider != "openai-responses" or not is_strict(spec):
+    if provider not in STRICT_PROVIDERS or not is_strict(spec):
         return arguments
     value = arguments
     if isinstance(arguments, str):
@@ -256,7 +272,7 @@ def render_result(result: ToolResult, provider: str) -> Any:
         if content:  # the API rejects empty text blocks; an absent content is allowed
             block["content"] = content
         return block
-    if provider == "openai-chat":
+    if provider in ("openai-chat", "openai-chat-strict"):
         messages: list[dict[str, Any]] = [{"role": "tool", "tool_call_id": call_id,
                                            "content": text}]
         if images:
@@ -289,5 +305,5 @@ def render_result(result: ToolResult, provider: str) -> Any:
     raise _unknown(provider)
 
 
-__all__ = ["PROVIDERS", "NotStrict", "accept_arguments", "is_strict", "nullable",
+__all__ = ["PROVIDERS", "STRICT_PROVIDERS", "NotStrict", "accept_arguments", "is_strict", "nullable",
            "render_result", "render_tool", "render_tools", "strict_schema"]

@@ -166,6 +166,23 @@ class Registry:
             self._fingerprints[spec.name] = short_fingerprint(spec.schema)
         self._frozen = True
 
+    def describe(self, visible: list[str]) -> None:
+        """Give every tool with a ``describe`` its final description, now that the tools
+        and the surface are known (host boot calls this once, after choosing the surface)."""
+        registered, shown = frozenset(self._tools), frozenset(visible)
+        for name, spec in list(self._tools.items()):
+            if spec.describe is None:
+                continue
+            try:
+                text = spec.describe(registered, shown)
+            except Exception as exc:
+                raise BootError(f"plugin {spec.plugin}: tool {name}: describe() failed: "
+                                f"{type(exc).__name__}: {exc}") from exc
+            if not isinstance(text, str) or not text.strip():
+                raise BootError(f"plugin {spec.plugin}: tool {name}: describe() must return "
+                                "a non-empty description")
+            self._tools[name] = attrs.evolve(spec, description=text)
+
     def get(self, name: str) -> ToolSpec | None:
         return self._tools.get(name)
 

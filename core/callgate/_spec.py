@@ -42,6 +42,10 @@ class ToolSpec:
     - ``resolve_target(ctx, args)`` makes this a proxy (``use_capability``):
       it returns a `Target` to run in its place, a `ToolResult` to answer
       directly, or ``None`` to run this tool's own ``execute``.
+    - ``describe(registered, visible)`` rewrites ``description`` once at boot,
+      when every tool is registered and the surface is chosen (both are sets of
+      tool names): a description may point to other tools only where they
+      exist, and say how a hidden one is reached.
     - ``misplaced(args, ctx)`` is asked only for arguments the schema refused:
       a value-free line saying where the parameters belong when that is not the
       tool's root (a proxy's target parameters sent beside its envelope), or
@@ -67,6 +71,7 @@ class ToolSpec:
     groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     resolve_target: Callable[..., Any] | None = None
     misplaced: Callable[[dict[str, Any], ToolContext], str | None] | None = None
+    describe: Callable[[frozenset[str], frozenset[str]], str] | None = None
     plugin: str | None = None
 
     @property

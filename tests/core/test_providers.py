@@ -11,6 +11,7 @@ import base64
 import copy
 import json
 import re
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -159,6 +160,21 @@ def _keywords(schema: Any, in_map: bool = False) -> set[str]:
     return out
 
 
+def check_strict_form(tool: dict[str, Any], spec: ToolSpec) -> None:
+    """A strict rendering is what OpenAI's strict mode takes; a non-strict one is canonical."""
+    if tool["strict"]:
+        params = tool["parameters"]
+        # the SDK's own strict normaliser finds nothing to change
+        assert _ensure_strict_json_schema(copy.deepcopy(params), path=(),
+                                          root=copy.deepcopy(params)) == params
+        for node in _objects(params):
+            assert node["additionalProperties"] is False
+            assert sorted(node["required"]) == sorted(node["properties"])
+        assert _keywords(params) <= STRICT_KEYWORDS
+    else:
+        assert tool["parameters"] == canonical_schema(spec.schema)
+
+
 def check_surface(host: Host) -> None:
     """Statement 14 for one host: every rendering of the surface validates; names pass."""
     specs = {s.name: s for s in host.registry.tools()}
@@ -178,18 +194,16 @@ def check_surface(host: Host) -> None:
 
     for tool in host.surface("openai-responses"):
         check_typed(FunctionToolParam, tool)
-        spec = specs[tool["name"]]
-        if tool["strict"]:
-            params = tool["parameters"]
-            # the SDK's own strict normaliser finds nothing to change
-            assert _ensure_strict_json_schema(copy.deepcopy(params), path=(),
-                                              root=copy.deepcopy(params)) == params
-            for node in _objects(params):
-                assert node["additionalProperties"] is False
-                assert sorted(node["required"]) == sorted(node["properties"])
-            assert _keywords(params) <= STRICT_KEYWORDS
-        else:
-            assert tool["parameters"] == canonical_schema(spec.schema)
+        check_strict_form(tool, specs[tool["name"]])
+
+    responses = {t["name"]: t for t in host.surface("openai-responses")}
+    for tool in host.surface("openai-chat-strict"):
+        check_typed(ChatCompletionToolParam, tool)
+        function = tool["function"]
+        check_strict_form(function, specs[function["name"]])
+        same = responses[function["name"]]
+        assert (function["parameters"], function["strict"]) == (same["parameters"],
+                                                                same["strict"])
 
     for tool in host.surface("anthropic"):
         check_typed(anthropic_types.ToolParam, tool)
@@ -221,6 +235,29 @@ def test_stmt14_every_rendering_of_the_test_surface_validates(zoo_hosts) -> None
 def test_stmt14_every_rendering_of_the_installed_full_surface_validates(installed_hosts) -> None:
     for host in installed_hosts:
         check_surface(host)
+
+
+def test_the_installed_schemas_convert_to_geminis_schema_type_without_a_warning(
+        installed_hosts) -> None:
+    """The SDK's conversion to its own ``Schema`` (what the older ``parameters`` field
+    takes) goes through without a warning: no integer enums (todo_write's level) and the
+    like, so the built-in tools suit either Gemini field."""
+    for host in installed_hosts:
+        for tool in host.surface("gemini"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                gemini.Schema.from_json_schema(
+                    json_schema=gemini.JSONSchema.model_validate(tool["parametersJsonSchema"]),
+                    api_option="GEMINI_API")
+
+
+def test_openai_chat_strict_is_chat_completions_with_the_strict_form(zoo_hosts) -> None:
+    chat = {t["function"]["name"]: t for t in zoo_hosts[0].surface("openai-chat-strict")}
+    nested = chat["nested"]["function"]
+    assert nested["strict"] is True and nested["parameters"]["additionalProperties"] is False
+    assert chat["free_form"]["function"]["strict"] is False
+    assert zoo_hosts[0].render_result(ToolResult.ok("x"), "openai-chat-strict") == \
+        zoo_hosts[0].render_result(ToolResult.ok("x"), "openai-chat")
 
 
 def test_aliases_are_never_rendered(zoo_hosts) -> None:
@@ -265,6 +302,8 @@ def test_strict_nulls_come_back_as_left_out_arguments(zoo_hosts) -> None:
             "edits": [{"old": "x", "new": "y", "all": None}]}
     accepted = host.accept_arguments("openai-responses", "nested", json.dumps(sent))
     assert accepted == {"path": "a.txt", "maybe": None, "edits": [{"old": "x", "new": "y"}]}
+    assert host.accept_arguments("openai-chat-strict", "nested", sent) == accepted
+    assert host.accept_arguments("openai-chat", "nested", sent) == sent  # not strict
     jsonschema.validate(accepted, canonical)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(sent, canonical)  # which is why the adapter maps them back

@@ -41,14 +41,30 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-DESCRIPTION = (
+_LEAD = (
     "Built-in symbol index (tree-sitter) for Python, Go, JavaScript, TypeScript, Rust and "
     "Java. action=outline lists the functions, methods, classes and types of a file or "
     "directory with line numbers and signatures; action=search finds definitions whose name "
-    "contains query, exact names first. It is a quick local fallback: language-server tools "
-    "(lsp_*) know semantics better, and a code-graph MCP server knows callers, impact and "
-    "architecture. Confirm what it returns with read_file or grep."
+    "contains query, exact names first. It is a quick local fallback"
 )
+
+
+def describe(registered: frozenset[str], visible: frozenset[str]) -> str:
+    """code_index's description on this host: it points to lsp_* tools and to read_file/grep
+    only when they are registered."""
+    text = _LEAD
+    if any(name.startswith("lsp_") for name in registered):
+        text += ": the language-server tools (lsp_*) know semantics better"
+    text += ("; a code-graph MCP server, where one is configured, knows callers, impact and "
+             "architecture.")
+    confirm = [name for name in ("read_file", "grep") if name in registered]
+    if confirm:
+        text += f" Confirm what it returns with {' or '.join(confirm)}."
+    return text
+
+
+#: The description on a host with read_file and grep and no lsp_* tool.
+DESCRIPTION = describe(frozenset({"read_file", "grep"}), frozenset())
 
 
 def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:

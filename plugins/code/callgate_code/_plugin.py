@@ -14,7 +14,8 @@ from ._source import CONFIG_SCHEMA
 def callgate_register_tools(registry: Any) -> None:
     registry.add_config("code", CONFIG_SCHEMA)
     registry.add(ToolSpec(
-        name="code_index", description=_index.DESCRIPTION, schema=_index.SCHEMA,
+        name="code_index", description=_index.DESCRIPTION, describe=_index.describe,
+        schema=_index.SCHEMA,
         execute=_index.execute, read_only=True, visibility="hidden", validate=_index.validate,
         permission_subject=PermissionSubject("path", ("path",))))
     registry.add(ToolSpec(

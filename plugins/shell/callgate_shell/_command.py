@@ -41,8 +41,8 @@ class Shell:
 def command_schema(*, description_required: bool) -> dict[str, Any]:
     description: dict[str, Any] = {
         "type": "string", "maxLength": 200,
-        "description": "A few words saying what the command does; labels the job and the "
-                       "audit log.",
+        "description": "A few words saying what the command does; a background job is "
+                       "listed under it.",
     }
     if description_required:
         description["minLength"] = 1

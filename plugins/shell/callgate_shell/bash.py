@@ -7,19 +7,30 @@ from collections.abc import Iterable
 from callgate import PermissionSubject, ToolSpec
 
 from ._command import Shell, blank_command, command_schema, make_execute
+from ._describe import file_tools_advice, symbols_advice
 
-DESCRIPTION = (
+_LEAD = (
     "Run one command with bash and get back its stdout and stderr combined, in the order "
     "they were written, followed by a status line with the exit code. Use it for builds, "
-    "tests, git, package managers and other programs. To search, read, list, edit or move "
-    "files, use the dedicated tools (grep, glob, ls, read_file, edit_file, move_file) rather "
-    "than grep/cat/ls/find/sed/mv in the shell: they behave the same on every OS. For symbols "
-    "and architecture questions, start with LSP or read tools and a targeted grep. Every call "
-    "is a fresh process in the workspace root with empty stdin: cd and export do not carry "
-    "over, and nothing can wait for input. timeout_ms (default 120000, at most 600000) ends "
-    "the whole process tree. run_in_background=true starts a job and returns its bash-N id at "
-    "once; read it with job_output and stop it with job_kill."
+    "tests, git, package managers and other programs."
 )
+_TAIL = (
+    " Every call is a fresh process in the workspace root with empty stdin: cd and export do "
+    "not carry over, and nothing can wait for input. timeout_ms (default 120000, at most "
+    "600000) ends the whole process tree. run_in_background=true starts a job and returns its "
+    "bash-N id at once; read it with job_output and stop it with job_kill."
+)
+
+
+def describe(registered: frozenset[str], visible: frozenset[str]) -> str:
+    """bash's description on this host: the file tools and lsp_* tools it really has."""
+    return (_LEAD + file_tools_advice(registered, visible, "grep/cat/ls/find/sed/mv")
+            + symbols_advice(registered) + _TAIL)
+
+
+#: The description on a host with every file tool on the surface and no lsp_* tool.
+DESCRIPTION = describe(frozenset(), frozenset({"grep", "glob", "ls", "read_file", "edit_file",
+                                               "move_file"}))
 
 
 def bash_argv(executable: str, command: str) -> list[str]:
@@ -34,6 +45,7 @@ def bash_tool(executable: str, platforms: Iterable[str] = ("posix",)) -> ToolSpe
     return ToolSpec(
         name="bash",
         description=DESCRIPTION,
+        describe=describe,
         schema=command_schema(description_required=False),
         execute=make_execute(shell),
         read_only=False,

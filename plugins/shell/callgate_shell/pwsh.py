@@ -8,6 +8,7 @@ from typing import Any
 from callgate import PermissionSubject, ToolContext, ToolSpec, Violation
 
 from ._command import Shell, blank_command, command_schema, make_execute
+from ._describe import file_tools_advice
 from .pwsh_dialect import (
     CHAIN_MESSAGE,
     build_argv,
@@ -16,17 +17,26 @@ from .pwsh_dialect import (
     is_windows_powershell,
 )
 
-DESCRIPTION = (
+_LEAD = (
     "Windows shell: run one PowerShell command in a fresh, isolated process and get back its "
     "output and errors combined, followed by a status line with the exit code. description "
     "is required: a few words saying what the command does. timeout_ms (default 120000, at "
     "most 600000) applies to foreground commands and ends the whole process tree; "
     "run_in_background=true returns a pwsh-N job id at once (read it with job_output, stop it "
     "with job_kill). Write Windows PowerShell 5.1-compatible commands: chain with ';' and "
-    "'if ($?) { ... }' rather than '&&' and '||'. To search, read, list, edit or move files, "
-    "use the dedicated tools (grep, glob, ls, read_file, edit_file, move_file) rather than "
-    "Select-String, Get-Content, Get-ChildItem or Move-Item."
+    "'if ($?) { ... }' rather than '&&' and '||'."
 )
+
+
+def describe(registered: frozenset[str], visible: frozenset[str]) -> str:
+    """pwsh's description on this host: the file tools it really has, and how to reach them."""
+    return _LEAD + file_tools_advice(registered, visible,
+                                     "Select-String, Get-Content, Get-ChildItem or Move-Item")
+
+
+#: The description on a host with every file tool on the surface.
+DESCRIPTION = describe(frozenset(), frozenset({"grep", "glob", "ls", "read_file", "edit_file",
+                                               "move_file"}))
 
 
 def pwsh_argv(executable: str, command: str) -> list[str]:
@@ -48,6 +58,7 @@ def pwsh_tool(executable: str, platforms: Iterable[str] = ("windows",)) -> ToolS
     return ToolSpec(
         name="pwsh",
         description=DESCRIPTION,
+        describe=describe,
         schema=command_schema(description_required=True),
         execute=make_execute(shell),
         read_only=False,

@@ -47,7 +47,9 @@ SCHEMA: dict[str, Any] = {
                     "active_form": {"type": "string", "maxLength": 200,
                                     "description": "The item in progressive form, for a "
                                                    "status line (\"Running tests\")."},
-                    "level": {"type": "integer", "enum": [0, 1], "default": 0,
+                    # minimum/maximum rather than an integer enum: Gemini's schema takes
+                    # string enums only, and every provider accepts number bounds.
+                    "level": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0,
                               "description": "0 for a task, 1 for a sub-step of the task "
                                              "above it."},
                 },
