@@ -305,5 +305,5 @@ def render_result(result: ToolResult, provider: str) -> Any:
     raise _unknown(provider)
 
 
-__all__ = ["PROVIDERS", "STRICT_PROVIDERS", "NotStrict", "accept_arguments", "is_strict", "nullable",
-           "render_result", "render_tool", "render_tools", "strict_schema"]
+__all__ = ["PROVIDERS", "STRICT_PROVIDERS", "NotStrict", "accept_arguments", "is_strict",
+           "nullable", "render_result", "render_tool", "render_tools", "strict_schema"]

@@ -38,11 +38,16 @@ def _and(names: list[str]) -> str:
 
 
 def symbols_advice(registered: frozenset[str]) -> str:
-    """Where to start with symbol questions: the lsp_* tools only when one is registered."""
-    if any(name.startswith("lsp_") for name in registered):
-        return (" For symbols and architecture questions, start with the lsp_* tools or read "
-                "tools and a targeted grep.")
-    return " For symbols and architecture questions, start with read tools and a targeted grep."
+    """Where to start with symbol questions: only tools that are registered (the lsp_* ones
+    only when a language-server plugin added one)."""
+    starts = ["the lsp_* tools"] if any(n.startswith("lsp_") for n in registered) else []
+    if "read_file" in registered:
+        starts.append("read_file")
+    if "grep" in registered:
+        starts.append("a targeted grep")
+    if not starts:
+        return ""
+    return f" For symbols and architecture questions, start with {_and(starts)}."
 
 
 __all__ = ["FILE_TOOLS", "file_tools_advice", "symbols_advice"]

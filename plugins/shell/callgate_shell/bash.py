@@ -29,8 +29,8 @@ def describe(registered: frozenset[str], visible: frozenset[str]) -> str:
 
 
 #: The description on a host with every file tool on the surface and no lsp_* tool.
-DESCRIPTION = describe(frozenset(), frozenset({"grep", "glob", "ls", "read_file", "edit_file",
-                                               "move_file"}))
+_FILE_TOOLS = frozenset({"grep", "glob", "ls", "read_file", "edit_file", "move_file"})
+DESCRIPTION = describe(_FILE_TOOLS, _FILE_TOOLS)
 
 
 def bash_argv(executable: str, command: str) -> list[str]:

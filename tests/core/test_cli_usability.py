@@ -1,0 +1,154 @@
+"""The command line a newcomer meets first (issue 25 items 9-14), run as subprocesses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .test_replay_cli import run_cli
+
+BUILTIN = {"CALLGATE_LOAD_PLUGINS": "files,search,workflow,goals,capability"}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    w = tmp_path / "ws"
+    w.mkdir()
+    (w / "a.txt").write_text("one two three\n")
+    return w
+
+
+def _result(stdout: str) -> dict:
+    return json.loads(stdout)
+
+
+# --- item 9: call's workspace and exit status ---------------------------------------------
+
+
+def test_call_with_a_missing_workspace_says_so_and_exits_2(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    proc = run_cli("call", "word_count", '{"path": "a.txt"}', "--workspace", str(missing))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"callgate: workspace {missing} is not a directory"
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_call_exits_1_on_an_error_result_and_0_on_success(ws: Path) -> None:
+    ok = run_cli("call", "word_count", '{"path": "a.txt"}', "--workspace", str(ws))
+    assert ok.returncode == 0, ok.stderr
+    assert _result(ok.stdout)["content"] == "3"
+    bad = run_cli("call", "word_count", '{"path": "missing.txt"}', "--workspace", str(ws))
+    assert bad.returncode == 1
+    assert _result(bad.stdout)["is_error"] is True
+
+
+# --- item 10: help --------------------------------------------------------------------------
+
+
+def test_help_is_plain_text_and_names_every_command() -> None:
+    proc = run_cli("--help")
+    assert proc.returncode == 0
+    assert "``" not in proc.stdout
+    for command in ("replay", "tools", "contract", "call", "plugins", "demo", "serve"):
+        assert f"    {command} " in proc.stdout, command
+
+
+@pytest.mark.parametrize(("command", "options"), [
+    ("replay", ["--workspace", "--mode", "--approve", "--os", "--surface", "--config"]),
+    ("contract", ["--write", "--check", "--path"]),
+    ("call", ["name", "arguments", "--workspace", "--mode"]),
+    ("tools", ["--provider", "--json"]),
+])
+def test_every_option_has_help_text(command: str, options: list[str]) -> None:
+    proc = run_cli(command, "--help")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    for option in options:
+        at = next(i for i, line in enumerate(lines)
+                  if line.startswith(f"  {option}") and not line.startswith("   "))
+        rest = lines[at].strip()[len(option):].split(maxsplit=1)
+        described = (len(rest) > 1 and rest[1]) or (at + 1 < len(lines) and
+                                                     lines[at + 1].startswith(" " * 10))
+        assert described, f"{command} {option} has no help text"
+
+
+def test_provider_choices_are_listed_and_openai_means_openai_chat() -> None:
+    helped = run_cli("tools", "--help")
+    assert "openai-chat, openai-chat-strict, openai-responses, anthropic, gemini, mcp" in \
+        " ".join(helped.stdout.split())
+    openai = run_cli("tools", "--provider", "openai", "--os", "posix")
+    chat = run_cli("tools", "--provider", "openai-chat", "--os", "posix")
+    assert openai.returncode == 0, openai.stderr
+    assert openai.stdout == chat.stdout and json.loads(openai.stdout)[0]["type"] == "function"
+    wrong = run_cli("tools", "--provider", "bard")
+    assert wrong.returncode == 2 and "choose from" in wrong.stderr
+
+
+def test_verbose_works_before_and_after_the_command(tmp_path: Path) -> None:
+    config = tmp_path / "callgate.toml"
+    config.write_text("[surface]\nshow = [\"no_such_tool\"]\n")
+    for argv in (["-v", "tools", "--config", str(config)],
+                 ["tools", "--config", str(config), "-v"]):
+        proc = run_cli(*argv)
+        assert proc.returncode == 0, proc.stderr
+        assert "no_such_tool" in proc.stderr, argv  # the boot warning is logged
+    quiet = run_cli("tools", "--config", str(config))
+    assert "no_such_tool" not in quiet.stderr
+
+
+# --- item 11: did you mean -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "suggestion"), [
+    ("nope_tool", None),
+    ("compress", None),  # hidden and unavailable here: suggesting present would mislead
+    ("Read_File", "did you mean read_file?"),
+    ("readfile", "did you mean read_file?"),
+    ("grep_search", 'did you mean use_capability with capability_id "tool:grep"?'),
+])
+def test_did_you_mean_names_only_what_the_session_can_call(ws: Path, name: str,
+                                                          suggestion: str | None) -> None:
+    proc = run_cli("call", name, "{}", "--workspace", str(ws), env=BUILTIN)
+    assert proc.returncode == 1
+    content = _result(proc.stdout)["content"]
+    assert content.startswith(f'unknown tool "{name}"')
+    if suggestion is None:
+        assert content == f'unknown tool "{name}"'
+    else:
+        assert content.endswith(suggestion)
+
+
+# --- item 12: arguments that are not JSON ----------------------------------------------------
+
+
+def test_arguments_that_are_not_json_say_where_they_broke(ws: Path) -> None:
+    proc = run_cli("call", "word_count", "{path:a}", "--workspace", str(ws))
+    assert proc.returncode == 1
+    text = _result(proc.stdout)["content"]
+    assert ("- /: json; expected a JSON object of named arguments (got text that is not valid "
+            "JSON: Expecting property name enclosed in double quotes at column 2)") in text
+    assert "belong at the root" not in text
+    assert "Send word_count's input as one JSON object" in text
+
+
+# --- item 13: contract --check outside the repository ---------------------------------------
+
+
+def test_contract_check_without_the_file_says_it_is_missing(tmp_path: Path) -> None:
+    proc = run_cli("contract", "--check", cwd=str(tmp_path))
+    assert proc.returncode == 1
+    assert "docs/TOOL_CONTRACT.md is missing" in proc.stderr
+    assert "differs" not in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+# --- item 14: one-line summaries --------------------------------------------------------------
+
+
+def test_tools_summaries_do_not_stop_at_abbreviations() -> None:
+    proc = run_cli("tools", "--surface", "full", "--os", "posix",
+                   env={"CALLGATE_LOAD_PLUGINS": "search"})
+    assert proc.returncode == 0, proc.stderr
+    [glob] = [line for line in proc.stdout.splitlines() if line.startswith("glob ")]
+    assert glob.endswith('e.g. "*.go", "cmd/*/main.go" or "**/*_test.py"')
