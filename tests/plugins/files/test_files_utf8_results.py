@@ -127,7 +127,12 @@ def test_every_result_is_strict_utf8_and_guesses_never_take_new_text(host, head,
     basis = read["meta"]["encoding_basis"]
     wide = by_id["wide"]
     if not by_id["ascii"]["is_error"] and not new.isascii() and basis in ("guessed", "unknown"):
-        assert wide["is_error"] and wide["error"]["signature"] == "FS_ENCODING_UNSETTLED", wide
+        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in new):
+            # not Unicode text at all: refused before any tool runs (issue 16 defect 11)
+            assert wide["error"]["kind"] == "invalid_arguments", wide
+        else:
+            assert wide["is_error"] and wide["error"]["signature"] == "FS_ENCODING_UNSETTLED", \
+                wide
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, database=None,
