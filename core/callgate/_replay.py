@@ -17,7 +17,6 @@ interface would tell it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -26,9 +25,8 @@ import attrs
 from ._model import ToolCall, ToolResult
 from ._serial import call_from_json, result_to_json
 from ._session import MODES, Session
+from ._validation import lone_surrogate
 
-#: Raw line text holds a surrogate only where undecodable bytes were escaped on reading.
-_ESCAPED_BYTE = re.compile("[\ud800-\udfff]")
 MODE_NOTICES = {
     "default": "[plan approved] The user approved the plan and ended plan mode: calls that "
                "change files or run commands are allowed again (permission rules still apply).",
@@ -65,7 +63,7 @@ class Line:
 
 def parse_line(text: str, line: int) -> Line:
     """The turn origin, the entries and the mode switch of one transcript line."""
-    if _ESCAPED_BYTE.search(text):
+    if lone_surrogate(text):  # raw text holds one only where reading escaped a non-UTF-8 byte
         return Line("human", [Entry(line, invalid=_invalid(
             line, "json", f"line {line} is not UTF-8 text"))])
     try:
