@@ -101,23 +101,33 @@ def test_verbose_works_before_and_after_the_command(tmp_path: Path) -> None:
 # --- item 11: did you mean -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "suggestion"), [
-    ("nope_tool", None),
-    ("compress", None),  # hidden and unavailable here: suggesting present would mislead
-    ("Read_File", "did you mean read_file?"),
-    ("readfile", "did you mean read_file?"),
-    ("grep_search", 'did you mean use_capability with capability_id "tool:grep"?'),
-])
-def test_did_you_mean_names_only_what_the_session_can_call(ws: Path, name: str,
-                                                          suggestion: str | None) -> None:
-    proc = run_cli("call", name, "{}", "--workspace", str(ws), env=BUILTIN)
-    assert proc.returncode == 1
-    content = _result(proc.stdout)["content"]
-    assert content.startswith(f'unknown tool "{name}"')
-    if suggestion is None:
-        assert content == f'unknown tool "{name}"'
-    else:
-        assert content.endswith(suggestion)
+SUGGESTIONS = {
+    "nope_tool": None,
+    "compress": None,  # hidden and unavailable here: suggesting present would mislead
+    "Read_File": "did you mean read_file?",
+    "readfile": "did you mean read_file?",
+    "grep_search": 'did you mean use_capability with capability_id "tool:grep"?',
+}
+
+
+def test_did_you_mean_names_only_what_the_session_can_call(ws: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps({"id": name, "name": name, "arguments": {}}) + "\n"
+                                  for name in SUGGESTIONS))
+    proc = run_cli("replay", str(transcript), "--workspace", str(ws), env=BUILTIN)
+    assert proc.returncode == 0, proc.stderr
+    for line in proc.stdout.splitlines():
+        result = json.loads(line)
+        name, content = result["id"], result["content"]
+        assert content.startswith(f'unknown tool "{name}"')
+        suggestion = SUGGESTIONS[name]
+        if suggestion is None:
+            assert content == f'unknown tool "{name}"'
+        else:
+            assert content.endswith(suggestion)
+    called = run_cli("call", "nope_tool", "{}", "--workspace", str(ws), env=BUILTIN)
+    assert called.returncode == 1
+    assert _result(called.stdout)["content"] == 'unknown tool "nope_tool"'
 
 
 # --- item 12: arguments that are not JSON ----------------------------------------------------
