@@ -1,0 +1,39 @@
+"""callgate-lsp: language-server tools for the model, and diagnostics after every edit.
+
+Four read-only tools, hidden by default (reached through ``use_capability``):
+``lsp_definition``, ``lsp_references`` and ``lsp_hover`` take ``file``,
+``line`` (1-based) and ``symbol`` (its text on that line); ``lsp_diagnostics``
+takes ``file``. Each session starts one server per language on first use
+(from the default table or ``[lsp.servers.<lang>]``), keeps it on a private
+event-loop thread, restarts it with a note after a crash, and stops it with
+the session (``shutdown``, ``exit``, then a kill of its process group). No
+server is downloaded: a missing binary is an error with its install hint.
+
+With ``[lsp] diagnostics_after_edit = true``, the result of any tool that
+declares ``mutates_paths`` gains a ``New diagnostics:`` section listing what
+the change introduced (see ``_after_edit``).
+
+Entry point (``pyproject.toml``): ``[project.entry-points.callgate] lsp = "callgate_lsp"``.
+"""
+
+from ._manager import LspManager
+from ._plugin import (
+    CONFIG_SCHEMA,
+    callgate_pre_tool_use,
+    callgate_register_tools,
+    callgate_session_end,
+    callgate_shape_result,
+)
+from ._table import DEFAULTS, ServerSpec, ServerTable
+
+__all__ = [
+    "CONFIG_SCHEMA",
+    "DEFAULTS",
+    "LspManager",
+    "ServerSpec",
+    "ServerTable",
+    "callgate_pre_tool_use",
+    "callgate_register_tools",
+    "callgate_session_end",
+    "callgate_shape_result",
+]

@@ -1,0 +1,158 @@
+"""The LSP client side of one server connection: pygls's client plus what a server asks of us.
+
+`Client` is pygls's `BaseLanguageClient` (its JSON-RPC framing, lsprotocol types
+and request futures) with the handlers a server expects a client to have:
+published diagnostics (kept per document, with the version they describe),
+work-done progress (so a query can say the server is still indexing), and
+answers to the server's own requests (``workspace/configuration`` from
+``[lsp.servers.<lang>] settings``, nulls for the rest). The server's stderr is
+drained into a short tail kept for the log only: it never reaches the model,
+and an undrained pipe would stall a chatty server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pygls.lsp.client import BaseLanguageClient
+
+log = logging.getLogger("callgate.lsp")
+
+STDERR_TAIL_BYTES = 4096
+
+# pygls logs every message body at INFO (file contents included): keep that out of an
+# integrator's INFO log unless they configured the logger themselves.
+for _name in ("pygls.protocol.json_rpc", "pygls.protocol.language_server", "pygls.client",
+              "pygls.feature_manager"):
+    _logger = logging.getLogger(_name)
+    if _logger.level == logging.NOTSET:
+        _logger.setLevel(logging.WARNING)
+
+
+@attrs.define
+class Published:
+    """The diagnostics a server last published for one document."""
+
+    version: int | None
+    diagnostics: Sequence[types.Diagnostic]
+
+
+class Client(BaseLanguageClient):
+    """One connection to one language server (lives on the manager's event loop)."""
+
+    def __init__(self, settings: Mapping[str, Any], folders: Sequence[types.WorkspaceFolder],
+                 version_of: Callable[[str], int | None]) -> None:
+        super().__init__("callgate-lsp", "0.1.0")
+        self._settings = settings
+        self._folders = list(folders)
+        self._version_of = version_of
+        self.published: dict[str, Published] = {}
+        self.changed = asyncio.Event()
+        self.progress: set[str | int] = set()
+        self.stderr_tail: deque[bytes] = deque()
+        self._stderr_bytes = 0
+        self._drain: asyncio.Task[None] | None = None
+        self._register_handlers()
+
+    # --- the process ---------------------------------------------------------------
+
+    async def start(self, command: str, args: Sequence[str], cwd: str,
+                    env: Mapping[str, str]) -> None:
+        """Spawn the server as the leader of its own process group and start reading."""
+        await self.start_io(command, *args, cwd=cwd, env=dict(env), start_new_session=True)
+        process = self.process
+        if process is not None and process.stderr is not None:
+            self._drain = asyncio.ensure_future(self._drain_stderr(process.stderr))
+
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        return self._server
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(4096):
+            self.stderr_tail.append(chunk)
+            self._stderr_bytes += len(chunk)
+            while self._stderr_bytes > STDERR_TAIL_BYTES and len(self.stderr_tail) > 1:
+                self._stderr_bytes -= len(self.stderr_tail.popleft())
+
+    def stderr_text(self) -> str:
+        return b"".join(self.stderr_tail).decode("utf-8", "replace")[-STDERR_TAIL_BYTES:]
+
+    # --- what the server sends -------------------------------------------------------
+
+    def _register_handlers(self) -> None:
+        feature = self.feature
+
+        @feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            version = params.version
+            if version is None:  # a server without version support: it describes what we sent
+                version = self._version_of(params.uri)
+            self.published[params.uri] = Published(version, list(params.diagnostics))
+            self._notify()
+
+        @feature(types.PROGRESS)
+        def _progress(params: types.ProgressParams) -> None:
+            kind = params.value.get("kind") if isinstance(params.value, dict) else \
+                getattr(params.value, "kind", None)
+            if kind == "begin":
+                self.progress.add(params.token)
+            elif kind == "end":
+                self.progress.discard(params.token)
+
+        @feature(types.WORKSPACE_CONFIGURATION)
+        def _configuration(params: types.ConfigurationParams) -> list[Any]:
+            return [self._setting(item.section) for item in params.items]
+
+        @feature(types.WORKSPACE_WORKSPACE_FOLDERS)
+        def _folders(params: None) -> list[types.WorkspaceFolder]:
+            return self._folders
+
+        @feature(types.WORKSPACE_APPLY_EDIT)
+        def _apply_edit(params: types.ApplyWorkspaceEditParams
+                        ) -> types.ApplyWorkspaceEditResult:
+            return types.ApplyWorkspaceEditResult(
+                applied=False, failure_reason="callgate's LSP tools are read-only")
+
+        @feature(types.WINDOW_SHOW_DOCUMENT)
+        def _show_document(params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+            return types.ShowDocumentResult(success=False)
+
+        for method in (types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.CLIENT_REGISTER_CAPABILITY,
+                       types.CLIENT_UNREGISTER_CAPABILITY, types.WINDOW_SHOW_MESSAGE_REQUEST,
+                       types.WORKSPACE_DIAGNOSTIC_REFRESH, types.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
+                       types.WORKSPACE_INLAY_HINT_REFRESH, types.WORKSPACE_CODE_LENS_REFRESH,
+                       types.WORKSPACE_INLINE_VALUE_REFRESH, types.WORKSPACE_FOLDING_RANGE_REFRESH):
+            feature(method)(_null)
+        for method in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.TELEMETRY_EVENT,
+                       types.LOG_TRACE):
+            feature(method)(_ignore)
+
+    def _setting(self, section: str | None) -> Any:
+        found: Any = self._settings
+        for part in (section or "").split(".") if section else ():
+            if not isinstance(found, Mapping) or part not in found:
+                return None
+            found = found[part]
+        return found if section else (dict(found) or None)
+
+    def _notify(self) -> None:
+        event, self.changed = self.changed, asyncio.Event()
+        event.set()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.debug("language server protocol error: %s", error)
+
+
+def _null(params: Any) -> None:
+    return None
+
+
+def _ignore(params: Any) -> None:
+    return None

@@ -1,0 +1,68 @@
+"""The lsp plugin's hook implementations: tools, ``[lsp]``, ``session.lsp``, edits, session end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callgate import ToolResult, hookimpl
+
+from . import _after_edit
+from ._manager import LspManager
+from ._table import SERVER_SCHEMA
+from ._tools import EXTENSION, tool_specs
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "diagnostics_after_edit": {"type": "boolean", "default": False},
+        "after_edit_wait_ms": {"type": "integer", "minimum": 100, "maximum": 2000,
+                               "default": 2000},
+        "after_edit_max_lines": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        "after_edit_min_severity": {"enum": ["error", "warning", "information", "hint"],
+                                    "default": "warning"},
+        "diagnostics_wait_ms": {"type": "integer", "minimum": 0, "maximum": 10000,
+                                "default": 2000},
+        "initialize_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30},
+        "request_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30},
+        "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+        "max_file_bytes": {"type": "integer", "minimum": 1024, "maximum": 67108864,
+                           "default": 2097152},
+        "servers": {"type": "object", "additionalProperties": SERVER_SCHEMA, "default": {}},
+    },
+}
+
+
+@hookimpl
+def callgate_register_tools(registry: Any) -> None:
+    registry.add_config("lsp", CONFIG_SCHEMA)
+    registry.add_session_extension(EXTENSION, LspManager)
+    for spec in tool_specs():
+        registry.add(spec)
+
+
+@hookimpl(trylast=True)
+def callgate_pre_tool_use(call: Any, tool: Any, session: Any) -> None:
+    """Snapshot the pre-edit diagnostics of a mutation's paths (``diagnostics_after_edit``).
+
+    ``trylast``: runs after the hooks that may refuse the call, so a refused call costs
+    nothing."""
+    if tool.mutates_paths and _after_edit.enabled(session):
+        _after_edit.take_snapshot(call, tool, session)
+
+
+@hookimpl
+def callgate_shape_result(call: Any, tool: Any, result: ToolResult,
+                          session: Any) -> ToolResult | None:
+    """Append the diagnostics a successful mutation introduced."""
+    if not _after_edit.enabled(session):
+        return None
+    return _after_edit.shape(call, tool, result, session)
+
+
+@hookimpl
+def callgate_session_end(session: Any) -> None:
+    """Stop the session's language servers (shutdown, exit, kill of each process group)."""
+    manager = getattr(session, EXTENSION, None)
+    if isinstance(manager, LspManager):
+        manager.close()

@@ -1,0 +1,347 @@
+"""One running language server: start, document sync, requests, diagnostics, stop.
+
+Everything here runs on the manager's event loop. A server is started as the
+leader of a new process group with ``initialize`` under a timeout; it ends with
+``shutdown`` (2 s), ``exit``, and a SIGKILL of its whole group, which is also
+what happens to the group of a server that died on its own (its children go
+with it). Documents are synced by content: the first query of a file sends
+``didOpen``, a later one a full-text ``didChange`` when the bytes differ from
+what the server has (so edits made through ``bash`` or outside the host are
+seen); the other open documents are re-checked by size and mtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import signal
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import from_fs_path
+
+from ._client import Client, Published
+from ._positions import UTF8, UTF16, UTF32, split_lines
+from ._table import ServerSpec
+
+log = logging.getLogger("callgate.lsp")
+
+T = TypeVar("T")
+
+SHUTDOWN_TIMEOUT_S = 2.0
+EXIT_WAIT_S = 1.0
+CONTENT_MODIFIED = -32801
+CONTENT_MODIFIED_TRIES = 5
+CONTENT_MODIFIED_PAUSE_S = 0.4
+MAX_OPEN_DOCUMENTS = 64
+
+
+class ServerFailed(Exception):
+    """The server could not start, or exited: ``reason`` is one short clause for the model."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.during = False  # set when it happened during a query, not while starting
+
+
+class StillIndexing(Exception):
+    """The server kept answering ContentModified: it is busy (indexing, re-analysing)."""
+
+
+@attrs.define
+class Document:
+    """What the server has of one file: the text we sent and the version it carries."""
+
+    path: str
+    uri: str
+    version: int
+    digest: bytes
+    text: str
+    lines: list[str]
+    size: int
+    mtime_ns: int
+
+
+def uri_of(path: str) -> str:
+    uri = from_fs_path(path)
+    assert uri is not None
+    return uri
+
+
+def decode(content: bytes) -> str:
+    """File bytes as the text an editor would send (a UTF-8 BOM is not part of the text)."""
+    text = content.decode("utf-8", "replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class Server:
+    """A started server of one language for one session."""
+
+    def __init__(self, spec: ServerSpec, root: str) -> None:
+        self.spec = spec
+        self.root = root
+        self.encoding = UTF16
+        self.capabilities: types.ServerCapabilities | None = None
+        self.documents: OrderedDict[str, Document] = OrderedDict()
+        folder = types.WorkspaceFolder(uri=uri_of(root), name=os.path.basename(root) or root)
+        self.client = Client(spec.settings, [folder], self._version_of)
+        self.started_at = 0.0
+        self._stopping = False
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def start(self, timeout_s: float) -> None:
+        """Spawn, ``initialize`` (within ``timeout_s``), ``initialized``; `ServerFailed` if not."""
+        command, args = self.spec.launch()
+        env = {**os.environ, **self.spec.env}
+        try:
+            await self.client.start(command, args, self.root, env)
+        except OSError as exc:
+            raise ServerFailed(f"could not be started ({exc.strerror or exc})") from None
+        self.started_at = time.monotonic()
+        try:
+            result = await self._until_exit(self.client.initialize_async(self._initialize_params()),
+                                            timeout_s)
+        except TimeoutError:
+            self.kill()
+            raise ServerFailed(f"did not answer initialize within {timeout_s:g} s") from None
+        except ServerFailed:
+            self.kill()
+            raise
+        except JsonRpcException as exc:
+            self.kill()
+            raise ServerFailed(f"refused initialize ({exc.message})") from None
+        self.capabilities = result.capabilities
+        encoding = result.capabilities.position_encoding
+        self.encoding = encoding if encoding in (UTF8, UTF16, UTF32) else UTF16
+        self.client.initialized(types.InitializedParams())
+
+    def _initialize_params(self) -> types.InitializeParams:
+        caps = types.ClientCapabilities(
+            general=types.GeneralClientCapabilities(position_encodings=[UTF8, UTF16]),
+            workspace=types.WorkspaceClientCapabilities(configuration=True,
+                                                        workspace_folders=True),
+            window=types.WindowClientCapabilities(work_done_progress=True),
+            text_document=types.TextDocumentClientCapabilities(
+                synchronization=types.TextDocumentSyncClientCapabilities(),
+                definition=types.DefinitionClientCapabilities(link_support=True),
+                references=types.ReferenceClientCapabilities(),
+                hover=types.HoverClientCapabilities(
+                    content_format=[types.MarkupKind.PlainText, types.MarkupKind.Markdown]),
+                publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
+                    version_support=True),
+            ),
+        )
+        return types.InitializeParams(
+            process_id=os.getpid(), root_uri=uri_of(self.root), root_path=self.root,
+            workspace_folders=self.client._folders, capabilities=caps,
+            initialization_options=self.spec.initialization_options,
+            client_info=types.ClientInfo(name="callgate-lsp", version="0.1.0"))
+
+    @property
+    def pid(self) -> int | None:
+        process = self.client.process
+        return process.pid if process is not None else None
+
+    @property
+    def alive(self) -> bool:
+        process = self.client.process
+        return process is not None and process.returncode is None and not self.client.stopped
+
+    def exit_reason(self) -> str:
+        process = self.client.process
+        return describe_exit(process.returncode if process is not None else None)
+
+    def kill(self) -> None:
+        """SIGKILL the server's process group (its children too); safe to repeat."""
+        pid = self.pid
+        if pid is None:
+            return
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def stop(self) -> None:
+        """``shutdown`` (≤ 2 s) and ``exit`` while it is alive, then kill the group and reap."""
+        self._stopping = True
+        if self.alive:
+            try:
+                await asyncio.wait_for(self.client.shutdown_async(None), SHUTDOWN_TIMEOUT_S)
+                self.client.exit(None)
+                process = self.client.process
+                if process is not None:
+                    await asyncio.wait_for(process.wait(), EXIT_WAIT_S)
+            except Exception:  # a hung or dying server is killed below either way
+                pass
+        self.kill()
+        await self.reap()
+
+    async def reap(self) -> None:
+        """Wait for the (killed) process and let pygls's reader tasks finish."""
+        process = self.client.process
+        if process is not None:
+            try:
+                await asyncio.wait_for(process.wait(), 5)
+            except TimeoutError:
+                log.warning("language server %s (pid %s) did not exit after SIGKILL",
+                            self.spec.label, process.pid)
+        try:
+            await asyncio.wait_for(self.client.stop(), 2)
+        except Exception:
+            for task in self.client._async_tasks:
+                task.cancel()
+        if self.client._drain is not None:
+            self.client._drain.cancel()
+        tail = self.client.stderr_text().strip()
+        if tail:
+            log.debug("language server %s stderr (tail):\n%s", self.spec.label, tail)
+
+    # --- requests ---------------------------------------------------------------------------
+
+    async def _until_exit(self, request: Awaitable[T], timeout_s: float) -> T:
+        """Await ``request`` within ``timeout_s``; `ServerFailed` if the server exits meanwhile."""
+        try:
+            return await asyncio.wait_for(request, timeout_s)
+        except RuntimeError as exc:  # pygls fails pending requests when the process exits
+            if not self.alive or "exited" in str(exc):
+                process = self.client.process
+                if process is not None:
+                    await asyncio.wait({asyncio.ensure_future(process.wait())}, timeout=1)
+                raise ServerFailed(self.exit_reason()) from None
+            raise
+
+    async def request(self, send: Callable[[], Awaitable[T]], timeout_s: float) -> T:
+        """One request, retried while the server answers ContentModified (5 × 400 ms)."""
+        for attempt in range(CONTENT_MODIFIED_TRIES):
+            if not self.alive:
+                raise ServerFailed(self.exit_reason())
+            try:
+                return await self._until_exit(send(), timeout_s)
+            except JsonRpcException as exc:
+                if exc.code != CONTENT_MODIFIED:
+                    raise
+                if attempt + 1 < CONTENT_MODIFIED_TRIES:
+                    await asyncio.sleep(CONTENT_MODIFIED_PAUSE_S)
+        raise StillIndexing()
+
+    @property
+    def indexing(self) -> bool:
+        return bool(self.client.progress)
+
+    # --- documents ---------------------------------------------------------------------------
+
+    def _version_of(self, uri: str) -> int | None:
+        doc = self.documents.get(uri)
+        return doc.version if doc is not None else None
+
+    def sync(self, path: str, content: bytes, st: os.stat_result | None = None) -> Document:
+        """Give the server ``content`` as the text of ``path``: ``didOpen`` the first time,
+        a full-text ``didChange`` when it differs from what the server has."""
+        uri = uri_of(path)
+        digest = hashlib.blake2b(content, digest_size=16).digest()
+        size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (len(content), 0)
+        doc = self.documents.get(uri)
+        if doc is not None and doc.digest == digest:
+            doc.size, doc.mtime_ns = size, mtime
+            self.documents.move_to_end(uri)
+            return doc
+        text = decode(content)
+        if doc is None:
+            doc = Document(path, uri, 1, digest, text, split_lines(text), size, mtime)
+            self.documents[uri] = doc
+            self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id=self.spec.language_id(
+                    path), version=1, text=text)))
+            self._close_oldest()
+            return doc
+        doc.version += 1
+        doc.digest, doc.text, doc.lines = digest, text, split_lines(text)
+        doc.size, doc.mtime_ns = size, mtime
+        self.documents.move_to_end(uri)
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        return doc
+
+    def refresh(self, max_bytes: int, skip: str | None = None) -> None:
+        """Re-sync every other open document whose size or mtime changed; close the gone."""
+        for uri, doc in list(self.documents.items()):
+            if uri == skip:
+                continue
+            try:
+                st = os.stat(doc.path)
+            except OSError:
+                self.close_document(uri)
+                continue
+            if (st.st_size, st.st_mtime_ns) == (doc.size, doc.mtime_ns):
+                continue
+            if st.st_size > max_bytes:
+                self.close_document(uri)
+                continue
+            try:
+                with open(doc.path, "rb") as fh:
+                    content = fh.read(max_bytes + 1)
+            except OSError:
+                self.close_document(uri)
+                continue
+            self.sync(doc.path, content, st)
+
+    def close_document(self, uri: str) -> None:
+        if self.documents.pop(uri, None) is not None and self.alive:
+            self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri)))
+        self.client.published.pop(uri, None)
+
+    def _close_oldest(self) -> None:
+        while len(self.documents) > MAX_OPEN_DOCUMENTS:
+            self.close_document(next(iter(self.documents)))
+
+    # --- diagnostics -------------------------------------------------------------------------
+
+    async def diagnostics(self, doc: Document, wait_s: float, version: int | None = None
+                          ) -> tuple[Published | None, bool]:
+        """Wait up to ``wait_s`` for the diagnostics of ``doc``: of its current version (or a
+        later one), or, with ``version``, of exactly that version. Returns the freshest
+        report and whether it is the one asked for."""
+        exact = version is not None
+        wanted = doc.version if version is None else version
+        deadline = time.monotonic() + wait_s
+        while True:
+            found = self.client.published.get(doc.uri)
+            got = found.version if found is not None else None
+            if got is not None and (got == wanted or (got > wanted and not exact)):
+                return found, True
+            if got is not None and exact and got > wanted:
+                return found, False  # superseded: the server reports on newer content now
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.alive:
+                return found, False
+            changed = self.client.changed
+            try:
+                await asyncio.wait_for(changed.wait(), remaining)
+            except TimeoutError:
+                pass
+
+    def describe(self) -> dict[str, Any]:
+        return {"language": self.spec.language, "command": self.spec.command, "pid": self.pid,
+                "encoding": self.encoding}

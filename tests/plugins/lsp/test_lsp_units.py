@@ -1,0 +1,101 @@
+"""The pure parts of the lsp plugin: columns in each encoding, the server table, rendering, the
+new-diagnostics rule. (Everything a server answers is tested through the host elsewhere.)"""
+
+from __future__ import annotations
+
+import pytest
+from callgate import ToolError
+from callgate_lsp import DEFAULTS, ServerTable
+from callgate_lsp._after_edit import Report, introduced
+from callgate_lsp._positions import find_symbol, from_units, split_lines, to_units
+from callgate_lsp._render import hover_text
+from lsprotocol import types
+
+
+def test_lines_split_only_at_lsp_breaks():
+    assert split_lines("a\r\nb\rc\nd\x0ce\u2028f") == ["a", "b", "c", "d\x0ce\u2028f"]
+    assert split_lines("x\n") == ["x", ""]
+
+
+def test_symbol_found_as_a_whole_word_first():
+    assert find_symbol("greeting = greet(x)", "greet") == 11
+    assert find_symbol("greeting = 1", "greet") == 0  # no whole word: the first occurrence
+    assert find_symbol("a.b", "b") == 2
+    assert find_symbol("x = y", "z") is None
+    assert find_symbol("x->y", "->") == 1  # not an identifier: plain search
+
+
+@pytest.mark.parametrize(("encoding", "expected"), [("utf-8", 14), ("utf-16", 11),
+                                                    ("utf-32", 10)])
+def test_columns_count_the_negotiated_units(encoding, expected):
+    line = 's = "é😀"; t'  # é: 2 bytes / 1 unit; 😀: 4 bytes / 2 units / 1 code point
+    col = line.index("t", 5)
+    assert col == 10
+    assert to_units(line, col, encoding) == expected
+    assert from_units(line, expected, encoding) == col
+
+
+def test_a_column_inside_a_character_counts_as_that_character():
+    assert from_units("😀x", 1, "utf-16") == 1
+    assert from_units("éx", 1, "utf-8") == 1
+    assert from_units("ab", 99, "utf-16") == 2
+
+
+def test_default_table_covers_the_named_languages():
+    table = ServerTable()
+    for ext, language in ((".py", "python"), (".ts", "typescript"), (".jsx", "typescript"),
+                          (".go", "go"), (".rs", "rust"), (".cpp", "c"), (".h", "c")):
+        spec = table.for_path(f"x{ext}")
+        assert spec is not None and spec.language == language, ext
+        assert spec.install_hint
+    assert table.for_path("x.tsx").language_id("x.tsx") == "typescriptreact"
+    assert table.for_path("X.PY").language == "python"
+    assert all(not s.command.startswith(("http", "/")) for s in DEFAULTS.values())
+
+
+def test_overrides_replace_add_and_disable():
+    table = ServerTable({
+        "python": {"command": "jedi-language-server"},
+        "scripted": {"command": "srv", "args": ["--x"], "extensions": [".scr", ".py"],
+                     "language_id": "scr", "install_hint": "make srv"},
+        "go": {"enabled": False},
+    })
+    py = table.specs["python"]
+    assert (py.command, py.args, py.alternatives) == ("jedi-language-server", (), ())
+    assert table.for_path("a.py").language == "scripted"  # a configured language wins
+    assert table.for_path("a.scr").language_id("a.scr") == "scr"
+    assert table.for_path("a.pyi").language == "python"
+    assert table.for_path("a.go") is None
+    with pytest.raises(ToolError, match="not found on PATH; install it: make srv"):
+        table.specs["scripted"].launch()
+
+
+def test_a_new_language_needs_command_and_extensions():
+    with pytest.raises(ToolError, match=r"\[lsp.servers.zz\] adds a language"):
+        ServerTable({"zz": {"command": "zz-ls"}})
+
+
+def test_hover_markdown_becomes_plain_text():
+    hover = types.Hover(contents=types.MarkupContent(
+        kind=types.MarkupKind.Markdown,
+        value="```python\ndef f(a: int) -> str\n```\n---\nDoes \\*things\\*&nbsp;well"))
+    assert hover_text(hover) == "def f(a: int) -> str\n---\nDoes *things* well"
+    assert hover_text(None) == ""
+    assert hover_text(types.Hover(contents=[
+        types.MarkedStringWithLanguage(language="go", value="func F()"), "doc"])) == \
+        "func F()\n\ndoc"
+
+
+def _diag(line: int, message: str, severity: int = 1) -> types.Diagnostic:
+    return types.Diagnostic(range=types.Range(start=types.Position(line=line, character=0),
+                                              end=types.Position(line=line, character=1)),
+                            message=message, severity=types.DiagnosticSeverity(severity),
+                            source="t")
+
+
+def test_new_diagnostics_ignore_old_ones_that_moved():
+    before = Report([_diag(0, "bad x")], ["x = 1"], "utf-16")
+    after = Report([_diag(1, "bad x"), _diag(0, "bad y"), _diag(2, "bad x")],
+                   ["y = 2", "x = 1", "x = 1"], "utf-16")
+    assert [(d.range.start.line, d.message) for d in introduced(before, after)] == \
+        [(0, "bad y"), (2, "bad x")]  # one "bad x" on "x = 1" was there: the second is new
