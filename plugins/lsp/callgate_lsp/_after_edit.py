@@ -140,7 +140,41 @@ async def check(mgr: LspManager, spec: ServerSpec, path: str, content: bytes | N
             del mgr.checks[path]
 
 
-# --- step 3: the snapshot ---------------------------------------------------------------------
+# --- step 3: the snapshot (and warming up on reads) -------------------------------------------
+
+WARM_WAIT_S = 10.0
+
+
+def warm(call: Any, tool: Any, session: Any) -> None:
+    """A read-only tool about a path (``read_file`` before an edit) starts that file's check in
+    the background, so the server is up and the "before" is known by the time of the edit."""
+    subject = tool.permission_subject
+    if subject is None or subject.kind != "path" or tool.name.startswith("lsp_"):
+        return
+    args = decoded(call.arguments)
+    if args is None:
+        return
+    mgr: LspManager = getattr(session, EXTENSION)
+    max_bytes = int(mgr.config.get("max_file_bytes", 2 * 1024 * 1024))
+    for name in subject.arguments:
+        value = args.get(name)
+        if not isinstance(value, str):
+            continue
+        try:
+            resolved = session.workspace.resolve(value)
+            spec = mgr.table.for_path(resolved.path)
+            if spec is None:
+                continue
+            spec.launch()
+        except ToolError:
+            continue
+        content = _read(resolved.path, max_bytes)
+        if content is not None:
+            try:
+                mgr.submit(check(mgr, spec, resolved.path, content, WARM_WAIT_S))
+            except ToolError:
+                return
+
 
 
 def take_snapshot(call: Any, tool: Any, session: Any) -> None:

@@ -53,6 +53,7 @@ class Client(BaseLanguageClient):
         self._folders = list(folders)
         self._version_of = version_of
         self.published: dict[str, Published] = {}
+        self.versioned = False  # whether its reports name the version they describe
         self.changed = asyncio.Event()
         self.progress: set[str | int] = set()
         self.stderr_tail: deque[bytes] = deque()
@@ -94,6 +95,8 @@ class Client(BaseLanguageClient):
             version = params.version
             if version is None:  # a server without version support: it describes what we sent
                 version = self._version_of(params.uri)
+            else:
+                self.versioned = True
             self.published[params.uri] = Published(version, list(params.diagnostics))
             self._notify()
 

@@ -105,12 +105,13 @@ class LspManager:
         return self.wait(self.submit(coro), cancelled)
 
     def servers(self) -> list[dict[str, Any]]:
-        """What runs now: ``[{language, command, pid, encoding, alive}]`` (for tests, status)."""
+        """What runs now: ``[{language, command, pid, encoding, alive, indexing}]``."""
         if self._loop is None or self._closed:
             return []
 
         async def listing() -> list[dict[str, Any]]:
-            return [{**s.describe(), "alive": s.alive} for s in self._servers.values()]
+            return [{**s.describe(), "alive": s.alive, "indexing": s.indexing}
+                    for s in self._servers.values()]
 
         return self.run(listing())
 
@@ -173,12 +174,13 @@ class LspManager:
                 del self._servers[spec.language]
             failed = self._failed.get(spec.language)
             if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_FAILED_START_S:
-                raise ServerFailed(failed[1])
+                raise ServerFailed(failed[1], hung=True)
             server = Server(spec, self.root)
             try:
                 await server.start(float(self.config.get("initialize_timeout_s", 30)))
             except ServerFailed as exc:
-                self._failed[spec.language] = (time.monotonic(), exc.reason)
+                if exc.hung:  # a hanging start costs the timeout: do not repeat it per query
+                    self._failed[spec.language] = (time.monotonic(), exc.reason)
                 await server.reap()
                 raise
             except ToolError:  # not found on PATH: nothing was started

@@ -43,12 +43,16 @@ def callgate_register_tools(registry: Any) -> None:
 
 @hookimpl(trylast=True)
 def callgate_pre_tool_use(call: Any, tool: Any, session: Any) -> None:
-    """Snapshot the pre-edit diagnostics of a mutation's paths (``diagnostics_after_edit``).
+    """With ``diagnostics_after_edit``: snapshot the pre-edit diagnostics of a mutation's
+    paths, or warm the server up on a read-only call about a path.
 
-    ``trylast``: runs after the hooks that may refuse the call, so a refused call costs
-    nothing."""
-    if tool.mutates_paths and _after_edit.enabled(session):
+    ``trylast``: runs after the hooks that may refuse the call."""
+    if not _after_edit.enabled(session):
+        return
+    if tool.mutates_paths:
         _after_edit.take_snapshot(call, tool, session)
+    elif tool.contract_read_only:
+        _after_edit.warm(call, tool, session)
 
 
 @hookimpl

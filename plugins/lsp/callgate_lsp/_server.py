@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
+from callgate import ToolError
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
@@ -41,14 +42,17 @@ CONTENT_MODIFIED = -32801
 CONTENT_MODIFIED_TRIES = 5
 CONTENT_MODIFIED_PAUSE_S = 0.4
 MAX_OPEN_DOCUMENTS = 64
+WATCH_S = 0.1
+SETTLE_S = 0.3
 
 
 class ServerFailed(Exception):
     """The server could not start, or exited: ``reason`` is one short clause for the model."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, hung: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.hung = hung  # it did not answer (rather than exited): not worth retrying at once
         self.during = False  # set when it happened during a query, not while starting
 
 
@@ -106,6 +110,7 @@ class Server:
         self.client = Client(spec.settings, [folder], self._version_of)
         self.started_at = 0.0
         self._stopping = False
+        self._watcher: asyncio.Future[None] | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -118,12 +123,14 @@ class Server:
         except OSError as exc:
             raise ServerFailed(f"could not be started ({exc.strerror or exc})") from None
         self.started_at = time.monotonic()
+        self._watcher = asyncio.ensure_future(self._watch())
         try:
             result = await self._until_exit(self.client.initialize_async(self._initialize_params()),
                                             timeout_s)
         except TimeoutError:
             self.kill()
-            raise ServerFailed(f"did not answer initialize within {timeout_s:g} s") from None
+            raise ServerFailed(f"did not answer initialize within {timeout_s:g} s",
+                               hung=True) from None
         except ServerFailed:
             self.kill()
             raise
@@ -171,6 +178,19 @@ class Server:
         process = self.client.process
         return describe_exit(process.returncode if process is not None else None)
 
+    async def _watch(self) -> None:
+        """Kill the group as soon as the server process is gone.
+
+        pygls fails the pending requests once the process is reaped *and* its pipes are
+        closed; a child that inherited them (and outlived the server) would keep them open,
+        so a dead server is noticed by its exit status and its group is ended."""
+        process = self.client.process
+        while process is not None and process.returncode is None:
+            await asyncio.sleep(WATCH_S)
+        if not self._stopping:
+            log.debug("language server %s %s", self.spec.label, self.exit_reason())
+        self.kill()
+
     def kill(self) -> None:
         """SIGKILL the server's process group (its children too); safe to repeat."""
         pid = self.pid
@@ -190,6 +210,9 @@ class Server:
                 self.client.exit(None)
                 process = self.client.process
                 if process is not None:
+                    if process.stdin is not None:  # EOF too: some servers wait for it
+                        await process.stdin.drain()
+                        process.stdin.close()
                     await asyncio.wait_for(process.wait(), EXIT_WAIT_S)
             except Exception:  # a hung or dying server is killed below either way
                 pass
@@ -210,8 +233,9 @@ class Server:
         except Exception:
             for task in self.client._async_tasks:
                 task.cancel()
-        if self.client._drain is not None:
-            self.client._drain.cancel()
+        for task in (self.client._drain, self._watcher):
+            if task is not None:
+                task.cancel()
         tail = self.client.stderr_text().strip()
         if tail:
             log.debug("language server %s stderr (tail):\n%s", self.spec.label, tail)
@@ -230,16 +254,23 @@ class Server:
                 raise ServerFailed(self.exit_reason()) from None
             raise
 
-    async def request(self, send: Callable[[], Awaitable[T]], timeout_s: float) -> T:
-        """One request, retried while the server answers ContentModified (5 × 400 ms)."""
+    async def request(self, what: str, send: Callable[[], Awaitable[T]], timeout_s: float) -> T:
+        """One request (``what`` names it in errors), retried while the server answers
+        ContentModified (5 × 400 ms); a timeout or an error answer is a `ToolError`."""
         for attempt in range(CONTENT_MODIFIED_TRIES):
             if not self.alive:
                 raise ServerFailed(self.exit_reason())
             try:
                 return await self._until_exit(send(), timeout_s)
+            except TimeoutError:
+                raise ToolError("timeout", f"language server {self.spec.label} did not answer "
+                                f"{what} within {timeout_s:g} s ([lsp] request_timeout_s)",
+                                "LSP_TIMEOUT") from None
             except JsonRpcException as exc:
                 if exc.code != CONTENT_MODIFIED:
-                    raise
+                    raise ToolError("tool_error", f"language server {self.spec.label} answered "
+                                    f"{what} with an error: {exc.message} (code {exc.code})",
+                                    "LSP_REQUEST_FAILED", {"code": exc.code}) from None
                 if attempt + 1 < CONTENT_MODIFIED_TRIES:
                     await asyncio.sleep(CONTENT_MODIFIED_PAUSE_S)
         raise StillIndexing()
@@ -326,10 +357,13 @@ class Server:
         exact = version is not None
         wanted = doc.version if version is None else version
         deadline = time.monotonic() + wait_s
+        waited = False
         while True:
             found = self.client.published.get(doc.uri)
             got = found.version if found is not None else None
             if got is not None and (got == wanted or (got > wanted and not exact)):
+                if waited and not self.client.versioned:
+                    return await self._settled(doc, deadline), True
                 return found, True
             if got is not None and exact and got > wanted:
                 return found, False  # superseded: the server reports on newer content now
@@ -337,10 +371,24 @@ class Server:
             if remaining <= 0 or not self.alive:
                 return found, False
             changed = self.client.changed
+            waited = True
             try:
                 await asyncio.wait_for(changed.wait(), remaining)
             except TimeoutError:
                 pass
+
+    async def _settled(self, doc: Document, deadline: float) -> Published | None:
+        """A server that does not version its reports may send one file's in parts (syntax,
+        then semantic): take the last one once it has been quiet for `SETTLE_S`."""
+        while True:
+            remaining = min(SETTLE_S, deadline - time.monotonic())
+            if remaining <= 0:
+                break
+            try:
+                await asyncio.wait_for(self.client.changed.wait(), remaining)
+            except TimeoutError:
+                break
+        return self.client.published.get(doc.uri)
 
     def describe(self) -> dict[str, Any]:
         return {"language": self.spec.language, "command": self.spec.command, "pid": self.pid,

@@ -19,7 +19,7 @@ from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, Tool
 from lsprotocol import types
 
 from . import _render
-from ._manager import Cancelled, LspManager
+from ._manager import RETRY_AFTER_FAILED_START_S, Cancelled, LspManager
 from ._positions import find_symbol, to_units
 from ._server import Document, Server, ServerFailed, StillIndexing, decode
 from ._table import ServerSpec
@@ -144,9 +144,10 @@ def symbol_column(target: Target, line: int, symbol: str) -> int:
 
 def failed(spec: ServerSpec, exc: ServerFailed) -> ToolError:
     when = "during the query" if exc.during else "while starting"
-    return ToolError("tool_error", f"language server {spec.label} {exc.reason} {when}; it is "
-                     "started again on the next query", "LSP_SERVER_FAILED",
-                     {"language": spec.language})
+    again = (f"a query after {RETRY_AFTER_FAILED_START_S:g} s starts it again" if exc.hung
+             else "it is started again on the next query")
+    return ToolError("tool_error", f"language server {spec.label} {exc.reason} {when}; {again}",
+                     "LSP_SERVER_FAILED", {"language": spec.language})
 
 
 def ask(ctx: ToolContext, spec: ServerSpec, work: Callable[[Server], Coroutine[Any, Any, Any]]
@@ -180,11 +181,11 @@ def _max_bytes(ctx: ToolContext) -> int:
     return int(ctx.config.get("max_file_bytes", 2 * 1024 * 1024))
 
 
-def _with_note(text: str, note: str | None, server: Server, empty: bool) -> str:
+def _with_note(text: str, note: str | None, server: Server) -> str:
     extra = []
-    if empty and server.indexing:
-        extra.append(f"({server.spec.label} is still indexing the project; results may be "
-                     "incomplete: retry shortly)")
+    if server.indexing:
+        extra.append(f"({server.spec.label} is still loading or indexing the project; this "
+                     "answer may be incomplete: retry shortly)")
     if note:
         extra.append(note)
     return "\n\n".join([text, *extra])
@@ -215,12 +216,13 @@ def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
             client = server.client
             if kind == "definition":
                 params = types.DefinitionParams(**where)
-                return await server.request(lambda: client.text_document_definition_async(
-                    params), timeout)
+                return await server.request("textDocument/definition", lambda:
+                                            client.text_document_definition_async(params),
+                                            timeout)
             refs = types.ReferenceParams(
                 **where, context=types.ReferenceContext(include_declaration=True))
-            return await server.request(lambda: client.text_document_references_async(refs),
-                                        timeout)
+            return await server.request("textDocument/references", lambda:
+                                        client.text_document_references_async(refs), timeout)
 
         try:
             answer, server, note = ask(ctx, spec, work)
@@ -237,7 +239,7 @@ def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
         else:
             text = "\n".join([f"{len(found)} {noun}(s):",
                               *_render.location_lines(found, shower, limit)])
-        return ToolResult.ok(_with_note(text, note, server, not found),
+        return ToolResult.ok(_with_note(text, note, server),
                              {"count": len(found), "server": spec.command,
                               "encoding": server.encoding})
 
@@ -275,18 +277,17 @@ def run_hover(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         character = to_units(doc.lines[line - 1], column, server.encoding)
         params = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=doc.uri),
                                    position=types.Position(line=line - 1, character=character))
-        return await server.request(lambda: server.client.text_document_hover_async(params),
-                                    timeout)
+        return await server.request("textDocument/hover", lambda:
+                                    server.client.text_document_hover_async(params), timeout)
 
     try:
         hover, server, note = ask(ctx, spec, work)
     except StillIndexing:
         return _indexing(spec)
     text = _render.hover_text(hover)
-    empty = not text
-    if empty:
+    if not text:
         text = f'no hover information for "{symbol}" at {target.display}:{line}'
-    return ToolResult.ok(_with_note(text, note, server, empty), {"server": spec.command})
+    return ToolResult.ok(_with_note(text, note, server), {"server": spec.command})
 
 
 # --- diagnostics ------------------------------------------------------------------------------
@@ -319,7 +320,7 @@ def run_diagnostics(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     elif not fresh:
         text += (f"\n\n({spec.label} sent no report within {wait_s:g} s; call again to "
                  "check)")
-    return ToolResult.ok(_with_note(text, note, server, False),
+    return ToolResult.ok(_with_note(text, note, server),
                          {"count": len(found), "fresh": fresh, "server": spec.command})
 
 

@@ -7,8 +7,9 @@ the client must survive, deterministically: a request that never returns (so the
 
 Behaviour comes from the environment: ``SCRIPTED_DIR`` (where it records ``started-<pid>``
 and ``child-<pid>``) and ``SCRIPTED_MODES`` (comma-separated: ``mute``, ``hang_hover``,
-``stderr_flood``, ``modified:<n>``, ``child``). ``definition`` answers line 1 of the queried
-file; ``hover`` answers the queried position; diagnostics are one warning per ``TODO``.
+``stderr_flood``, ``modified:<n>``, ``child``, ``silent``: no diagnostics). ``definition``
+answers line 1 of the queried file; ``hover`` answers the queried position; diagnostics are
+one warning per ``TODO``.
 """
 
 from __future__ import annotations
@@ -19,21 +20,27 @@ import subprocess
 import sys
 import time
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcContentModified
-from pygls.lsp.server import LanguageServer
-
 DIR = os.environ.get("SCRIPTED_DIR", ".")
 MODES = set(filter(None, os.environ.get("SCRIPTED_MODES", "").split(",")))
-
-server = LanguageServer("scripted-server", "1.0")
-state = {"modified": next((int(m.split(":")[1]) for m in MODES if m.startswith("modified:")),
-                          0)}
 
 
 def _record(name: str) -> None:
     with open(os.path.join(DIR, name), "w") as fh:
         fh.write(str(os.getpid()))
+
+
+if __name__ == "__main__":  # before the (slow) imports, so a test sees the start at once
+    _record(f"started-{os.getpid()}")
+    if "mute" in MODES:  # never answers anything, initialize included
+        time.sleep(3600)
+
+from lsprotocol import types  # noqa: E402
+from pygls.exceptions import JsonRpcContentModified  # noqa: E402
+from pygls.lsp.server import LanguageServer  # noqa: E402
+
+server = LanguageServer("scripted-server", "1.0")
+state = {"modified": next((int(m.split(":")[1]) for m in MODES if m.startswith("modified:")),
+                          0)}
 
 
 @server.feature(types.INITIALIZED)
@@ -69,6 +76,8 @@ async def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover:
 
 
 def _publish(ls: LanguageServer, uri: str, version: int) -> None:
+    if "silent" in MODES:
+        return
     doc = ls.workspace.get_text_document(uri)
     found = [types.Diagnostic(
         range=types.Range(start=types.Position(line=i, character=line.index("TODO")),
@@ -90,7 +99,4 @@ def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) ->
 
 
 if __name__ == "__main__":
-    _record(f"started-{os.getpid()}")
-    if "mute" in MODES:  # never answers anything, initialize included
-        time.sleep(3600)
     server.start_io()

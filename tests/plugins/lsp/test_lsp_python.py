@@ -51,7 +51,8 @@ result: str = double(3)
 '''
 
 #: basedpyright's "standard" rules (its default, "recommended", also warns about style)
-STANDARD = {"python": {"settings": {"basedpyright": {"analysis": {"typeCheckingMode": "standard"}}}}}
+STANDARD = {"python": {"settings": {"basedpyright": {"analysis": {
+    "typeCheckingMode": "standard"}}}}}
 
 FILES = {"pkg/__init__.py": "", "pkg/shapes.py": SHAPES, "main.py": MAIN, "bad.py": BAD}
 
