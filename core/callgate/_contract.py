@@ -25,7 +25,7 @@ DOC_PATH = "docs/TOOL_CONTRACT.md"
 #: The entry points of the built-in tool families: the contract documents these
 #: (example and third-party plugins are not part of callgate's contract).
 BUILTIN_FAMILIES = ("files", "shell", "search", "code", "web", "media", "goals", "workflow",
-                    "capability", "tasks", "memory", "docs")
+                    "capability", "tasks", "memory", "docs", "lsp")
 ALIAS_PREFIX = "Hidden compatibility alias"
 _OS_NAMES = {"posix": "POSIX", "windows": "Windows"}
 

@@ -126,9 +126,9 @@ async def check(mgr: LspManager, spec: ServerSpec, path: str, content: bytes | N
     try:
         if previous is not None and not previous.done():
             await asyncio.wait({previous}, timeout=wait_s)
+        if content is None:  # nothing there yet: nothing to report, no server needed
+            return Report((), (), "utf-16")
         server, _note = await mgr.server(spec)
-        if content is None:
-            return Report((), (), server.encoding)
         doc = server.sync(path, content)
         version, lines = doc.version, list(doc.lines)
         published, fresh = await server.diagnostics(doc, wait_s, version=version)

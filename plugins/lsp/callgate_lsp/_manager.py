@@ -22,6 +22,8 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
+import sniffio
 from callgate import ToolError
 
 from ._server import Server, ServerFailed
@@ -102,7 +104,31 @@ class LspManager:
                 raise TimeoutError()
 
     def run(self, coro: Coroutine[Any, Any, T], cancelled: threading.Event | None = None) -> T:
+        """Run ``coro`` on the LSP loop and block until it is done."""
         return self.wait(self.submit(coro), cancelled)
+
+    async def call(self, coro: Coroutine[Any, Any, T],
+                   cancelled: threading.Event | None = None) -> T:
+        """Run ``coro`` on the LSP loop and await it from the caller's loop: directly under
+        asyncio (one wake-up each way), through a worker thread under another backend."""
+        future = self.submit(coro)
+        try:
+            backend = sniffio.current_async_library()
+        except sniffio.AsyncLibraryNotFoundError:
+            backend = None
+        if backend != "asyncio":
+            return await anyio.to_thread.run_sync(self.wait, future, cancelled)
+        waited = asyncio.wrap_future(future)
+        try:
+            while True:
+                done, _ = await asyncio.wait({waited}, timeout=_POLL_S)
+                if done:
+                    return waited.result()
+                if cancelled is not None and cancelled.is_set():
+                    raise Cancelled()
+        except BaseException:  # cancelled here, or by the caller's task group
+            future.cancel()
+            raise
 
     def servers(self) -> list[dict[str, Any]]:
         """What runs now: ``[{language, command, pid, encoding, alive, indexing}]``."""

@@ -150,27 +150,38 @@ def failed(spec: ServerSpec, exc: ServerFailed) -> ToolError:
                      "LSP_SERVER_FAILED", {"language": spec.language})
 
 
-def ask(ctx: ToolContext, spec: ServerSpec, work: Callable[[Server], Coroutine[Any, Any, Any]]
-        ) -> tuple[Any, Server, str | None]:
-    """Run ``work(server)`` on the session's LSP loop: ``(answer, server, restart note)``."""
-    mgr = manager_of(ctx)
-
-    async def run() -> tuple[Any, Server, str | None]:
-        server, note = await mgr.server(spec)
-        try:
-            return await work(server), server, note
-        except ServerFailed as exc:
-            server.kill()  # its children too; the next query starts a new one
-            exc.during = True
-            raise
-
+async def on_server(mgr: LspManager, spec: ServerSpec,
+                    work: Callable[[Server], Coroutine[Any, Any, Any]]
+                    ) -> tuple[Any, Server, str | None]:
+    """``work(server)`` on the live server of ``spec``: ``(answer, server, restart note)``;
+    a server that fails to start or dies meanwhile is a `ToolError`."""
     try:
-        return mgr.run(run(), ctx.cancelled)
-    except Cancelled:
-        raise ToolError("cancelled", "cancelled while the language server was answering",
-                        "cancelled") from None
+        server, note = await mgr.server(spec)
     except ServerFailed as exc:
         raise failed(spec, exc) from None
+    try:
+        return await work(server), server, note
+    except ServerFailed as exc:
+        server.kill()  # its children too; the next query starts a new one
+        exc.during = True
+        raise failed(spec, exc) from None
+
+
+def lsp_tool(body: Callable[[ToolContext, dict[str, Any], LspManager],
+                            Coroutine[Any, Any, ToolResult]]
+             ) -> Callable[[ToolContext, dict[str, Any]], Coroutine[Any, Any, ToolResult]]:
+    """An ``execute`` that runs ``body`` on the session's LSP loop thread (reading the file
+    there too): the session's loop only waits, and no worker thread is needed."""
+
+    async def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        mgr = manager_of(ctx)
+        try:
+            return await mgr.call(body(ctx, args, mgr), ctx.cancelled)
+        except Cancelled:
+            raise ToolError("cancelled", "cancelled while the language server was answering",
+                            "cancelled") from None
+
+    return execute
 
 
 def _timeout(ctx: ToolContext) -> float:
@@ -199,11 +210,12 @@ def _indexing(spec: ServerSpec) -> ToolResult:
 # --- definition and references --------------------------------------------------------------
 
 
-def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
-    def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any], LspManager],
+                                      Coroutine[Any, Any, ToolResult]]:
+    async def body(ctx: ToolContext, args: dict[str, Any], mgr: LspManager) -> ToolResult:
         max_bytes = _max_bytes(ctx)
         target = read_target(ctx, args["file"], max_bytes)
-        spec = manager_of(ctx).table.require(target.path, target.display)
+        spec = mgr.table.require(target.path, target.display)
         line, symbol = args["line"], args["symbol"]
         column = symbol_column(target, line, symbol)
         timeout = _timeout(ctx)
@@ -225,7 +237,7 @@ def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
                                         client.text_document_references_async(refs), timeout)
 
         try:
-            answer, server, note = ask(ctx, spec, work)
+            answer, server, note = await on_server(mgr, spec, work)
         except StillIndexing:
             return _indexing(spec)
         found = _render.places(answer)
@@ -243,7 +255,7 @@ def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
                              {"count": len(found), "server": spec.command,
                               "encoding": server.encoding})
 
-    return execute
+    return body
 
 
 def _sync(server: Server, target: Target, max_bytes: int) -> Document:
@@ -258,16 +270,18 @@ def _shower(ctx: ToolContext, server: Server, target: Target) -> _render.Shower:
     def display(path: str) -> str:
         return workspace.relative(os.path.realpath(path))
 
-    return _render.Shower(display, workspace.is_within, {target.path: target.lines})
+    known = {doc.path: doc.lines for doc in server.documents.values()}  # what the server has
+    known[target.path] = target.lines
+    return _render.Shower(display, workspace.is_within, known)
 
 
 # --- hover ------------------------------------------------------------------------------------
 
 
-def run_hover(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+async def hover_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManager) -> ToolResult:
     max_bytes = _max_bytes(ctx)
     target = read_target(ctx, args["file"], max_bytes)
-    spec = manager_of(ctx).table.require(target.path, target.display)
+    spec = mgr.table.require(target.path, target.display)
     line, symbol = args["line"], args["symbol"]
     column = symbol_column(target, line, symbol)
     timeout = _timeout(ctx)
@@ -281,7 +295,7 @@ def run_hover(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                                     server.client.text_document_hover_async(params), timeout)
 
     try:
-        hover, server, note = ask(ctx, spec, work)
+        hover, server, note = await on_server(mgr, spec, work)
     except StillIndexing:
         return _indexing(spec)
     text = _render.hover_text(hover)
@@ -293,10 +307,11 @@ def run_hover(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 # --- diagnostics ------------------------------------------------------------------------------
 
 
-def run_diagnostics(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+async def diagnostics_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManager
+                           ) -> ToolResult:
     max_bytes = _max_bytes(ctx)
     target = read_target(ctx, args["file"], max_bytes)
-    spec = manager_of(ctx).table.require(target.path, target.display)
+    spec = mgr.table.require(target.path, target.display)
     wait_s = int(ctx.config.get("diagnostics_wait_ms", 2000)) / 1000
 
     async def work(server: Server) -> tuple[Any, bool, Document]:
@@ -304,7 +319,7 @@ def run_diagnostics(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         found, fresh = await server.diagnostics(doc, wait_s)
         return found, fresh, doc
 
-    (published, fresh, doc), server, note = ask(ctx, spec, work)
+    (published, fresh, doc), server, note = await on_server(mgr, spec, work)
     found = _render.sorted_diagnostics(published.diagnostics if published else [])
     limit = int(ctx.config.get("max_results", 100))
     if not found:
@@ -329,11 +344,11 @@ def tool_specs() -> list[ToolSpec]:
                               "permission_subject": SUBJECT, "groups": ("lsp",)}
     return [
         ToolSpec(name="lsp_definition", description=DESCRIPTIONS["lsp_definition"],
-                 schema=POSITION_SCHEMA, execute=_navigate("definition"), **common),
+                 schema=POSITION_SCHEMA, execute=lsp_tool(_navigate("definition")), **common),
         ToolSpec(name="lsp_references", description=DESCRIPTIONS["lsp_references"],
-                 schema=POSITION_SCHEMA, execute=_navigate("references"), **common),
+                 schema=POSITION_SCHEMA, execute=lsp_tool(_navigate("references")), **common),
         ToolSpec(name="lsp_hover", description=DESCRIPTIONS["lsp_hover"],
-                 schema=POSITION_SCHEMA, execute=run_hover, **common),
+                 schema=POSITION_SCHEMA, execute=lsp_tool(hover_body), **common),
         ToolSpec(name="lsp_diagnostics", description=DESCRIPTIONS["lsp_diagnostics"],
-                 schema=FILE_SCHEMA, execute=run_diagnostics, **common),
+                 schema=FILE_SCHEMA, execute=lsp_tool(diagnostics_body), **common),
     ]

@@ -74,7 +74,8 @@ def test_only_the_new_diagnostic_is_listed(lsp_session, tmp_path):
 
 
 def test_a_new_file_lists_all_its_diagnostics(lsp_session, tmp_path):
-    s = lsp_session(on(tmp_path), files={})
+    s = lsp_session(on(tmp_path), files={"other.scr": "x\n"})
+    ready(s, "other.scr")  # the server is up
     r = s.call("write_file", path="n.scr", content="TODO a\nfine\nTODO b\n")
     assert section(r.text) == ("New diagnostics:\nn.scr:1:1 warning [scripted] a TODO is left\n"
                                "n.scr:3:1 warning [scripted] a TODO is left")
