@@ -341,7 +341,7 @@ async def diagnostics_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManag
 
 def tool_specs() -> list[ToolSpec]:
     common: dict[str, Any] = {"read_only": True, "visibility": "hidden",
-                              "permission_subject": SUBJECT, "groups": ("lsp",)}
+                              "permission_subject": SUBJECT}
     return [
         ToolSpec(name="lsp_definition", description=DESCRIPTIONS["lsp_definition"],
                  schema=POSITION_SCHEMA, execute=lsp_tool(_navigate("definition")), **common),
