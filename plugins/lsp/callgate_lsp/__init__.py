@@ -16,7 +16,8 @@ the change introduced (see ``_after_edit``).
 Entry point (``pyproject.toml``): ``[project.entry-points.callgate] lsp = "callgate_lsp"``.
 """
 
-from ._manager import LspManager
+from typing import Any
+
 from ._plugin import (
     CONFIG_SCHEMA,
     callgate_pre_tool_use,
@@ -25,6 +26,15 @@ from ._plugin import (
     callgate_shape_result,
 )
 from ._table import DEFAULTS, ServerSpec, ServerTable
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LspManager":  # imports the client stack: only when asked for
+        from ._manager import LspManager
+
+        return LspManager
+    raise AttributeError(name)
+
 
 __all__ = [
     "CONFIG_SCHEMA",

@@ -45,7 +45,8 @@ from ._table import ServerSpec
 
 log = logging.getLogger("callgate.lsp")
 
-EXTENSION = "lsp"
+from ._specs import EXTENSION
+
 MODES = ("modify", "create_or_modify")
 SEVERITY_RANK = {"error": 1, "warning": 2, "information": 3, "hint": 4}
 STALE_SNAPSHOT_S = 600.0
@@ -81,10 +82,6 @@ class Snapshot:
     def cancel(self) -> None:
         for entry in self.entries:
             entry.before.cancel()
-
-
-def enabled(session: Any) -> bool:
-    return bool(session.host.config("lsp").get("diagnostics_after_edit"))
 
 
 def decoded(arguments: Any) -> dict[str, Any] | None:

@@ -15,65 +15,15 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import attrs
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import ToolContext, ToolError, ToolResult
 from lsprotocol import types
 
 from . import _render
 from ._manager import RETRY_AFTER_FAILED_START_S, Cancelled, LspManager
 from ._positions import find_symbol, to_units
 from ._server import Document, Server, ServerFailed, StillIndexing, decode
+from ._specs import EXTENSION
 from ._table import ServerSpec
-
-EXTENSION = "lsp"
-
-_FILE = {"type": "string", "minLength": 1, "maxLength": 4096,
-         "description": "The source file, relative to the workspace root (or absolute inside "
-                        "it)."}
-_LINE = {"type": "integer", "minimum": 1, "maximum": 100000000,
-         "description": "The 1-based line number the symbol is on."}
-_SYMBOL = {"type": "string", "minLength": 1, "maxLength": 256,
-           "description": "The name as written on that line (a function, class, method, "
-                          "variable, field ...); its first whole-word occurrence on the line "
-                          "is used."}
-
-POSITION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"file": _FILE, "line": _LINE, "symbol": _SYMBOL},
-    "required": ["file", "line", "symbol"],
-    "additionalProperties": False,
-}
-FILE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"file": _FILE},
-    "required": ["file"],
-    "additionalProperties": False,
-}
-
-_HOW = ("Name the symbol by the file, the 1-based line it is on and its exact text on that "
-        "line; no column is needed. Answered by the project's language server for that file "
-        "type (started on first use, so the first query can take a few seconds).")
-
-DESCRIPTIONS = {
-    "lsp_definition": (
-        "Jump to where a symbol is defined, as the language server resolves it: imports, "
-        "overloads, methods on the right class and re-exports included, which text search gets "
-        "wrong. " + _HOW + " Answers 'N definition(s):' with path:line and that line's source; "
-        "a definition outside the workspace (a library) is listed with its absolute path."),
-    "lsp_references": (
-        "List every place a symbol is used across the project, its declaration included, as "
-        "the language server sees them (a rename's blast radius, a function's callers). "
-        + _HOW + " Answers 'N reference(s):' with path:line and the source of each line."),
-    "lsp_hover": (
-        "Show what the language server knows about a symbol: its signature or inferred type "
-        "and its documentation, as plain text. " + _HOW),
-    "lsp_diagnostics": (
-        "List the errors and warnings the language server reports for one file (type errors, "
-        "undefined names, bad imports), waiting up to about two seconds for it to finish "
-        "checking the current contents. Lines read 'line:col severity [source] message'. Use "
-        "it after changing a file to see whether the change broke anything."),
-}
-
-SUBJECT = PermissionSubject("path", ("file",))
 
 
 @attrs.frozen
@@ -339,16 +289,10 @@ async def diagnostics_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManag
                          {"count": len(found), "fresh": fresh, "server": spec.command})
 
 
-def tool_specs() -> list[ToolSpec]:
-    common: dict[str, Any] = {"read_only": True, "visibility": "hidden",
-                              "permission_subject": SUBJECT}
-    return [
-        ToolSpec(name="lsp_definition", description=DESCRIPTIONS["lsp_definition"],
-                 schema=POSITION_SCHEMA, execute=lsp_tool(_navigate("definition")), **common),
-        ToolSpec(name="lsp_references", description=DESCRIPTIONS["lsp_references"],
-                 schema=POSITION_SCHEMA, execute=lsp_tool(_navigate("references")), **common),
-        ToolSpec(name="lsp_hover", description=DESCRIPTIONS["lsp_hover"],
-                 schema=POSITION_SCHEMA, execute=lsp_tool(hover_body), **common),
-        ToolSpec(name="lsp_diagnostics", description=DESCRIPTIONS["lsp_diagnostics"],
-                 schema=FILE_SCHEMA, execute=lsp_tool(diagnostics_body), **common),
-    ]
+#: The ``execute`` of each tool (`_specs` registers wrappers that import this module on use).
+EXECUTE = {
+    "lsp_definition": lsp_tool(_navigate("definition")),
+    "lsp_references": lsp_tool(_navigate("references")),
+    "lsp_hover": lsp_tool(hover_body),
+    "lsp_diagnostics": lsp_tool(diagnostics_body),
+}
