@@ -90,6 +90,21 @@ def lsp_session(no_leaks: None, callgate_session: Callable[..., CallgateSession]
     return make
 
 
+def fresh_diagnostics(s: CallgateSession, file: str, timeout: float = 60.0) -> Any:
+    """``lsp_diagnostics`` until the server has reported on the current contents (a cold
+    server on a loaded machine can take longer than the tool's 2 s wait)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if s.session.is_visible("lsp_diagnostics"):
+            r = s.call("lsp_diagnostics", file=file)
+        else:
+            r = s.call("use_capability", {"action": "call",
+                                          "capability_id": "tool:lsp_diagnostics",
+                                          "arguments": {"file": file}})
+        if r.meta.get("fresh") or r.is_error or time.monotonic() > deadline:
+            return r
+
+
 # --- processes -------------------------------------------------------------------------------
 
 

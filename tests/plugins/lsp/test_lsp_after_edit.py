@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from callgate import PathRole, ToolCall, ToolSpec, hookimpl
 
-from .conftest import python_config, scripted_config
+from .conftest import fresh_diagnostics, python_config, scripted_config
 
 ON = {"diagnostics_after_edit": True}
 
@@ -30,21 +30,12 @@ def edit(s, path: str, old: str, new: str, call_id: str | None = None, **extra: 
     return r
 
 
-def ready(s, *paths: str, timeout: float = 60.0) -> None:
+def ready(s, *paths: str) -> None:
     """Read each file (as the model does before an edit) and wait until its server has
     reported on it, so the bounded after-edit wait is spent on the edit alone."""
     for path in paths:
         s.expect_ok("read_file", path=path)
-        deadline = time.monotonic() + timeout
-        while not diagnostics(s, path).meta.get("fresh"):
-            assert time.monotonic() < deadline, f"no report on {path}"
-
-
-def diagnostics(s, path: str):
-    if s.session.is_visible("lsp_diagnostics"):
-        return s.call("lsp_diagnostics", file=path)
-    return s.call("use_capability", {"action": "call", "capability_id": "tool:lsp_diagnostics",
-                                     "arguments": {"file": path}})
+        assert fresh_diagnostics(s, path).meta.get("fresh"), f"no report on {path}"
 
 
 def section(text: str) -> str:

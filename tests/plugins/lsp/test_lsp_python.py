@@ -14,7 +14,7 @@ import pytest
 from callgate import sync
 from callgate.testing import CallgateSession
 
-from .conftest import PLUGINS, descendants, need, python_config, wait_gone
+from .conftest import PLUGINS, descendants, fresh_diagnostics, need, python_config, wait_gone
 
 SHAPES = '''"""Shapes."""
 
@@ -167,7 +167,7 @@ def test_files_a_server_cannot_take_are_refused(nav):
 def test_diagnostics_of_a_type_error(nav):
     if nav.server != "basedpyright":
         pytest.skip("jedi-language-server reports syntax errors only")
-    r = nav.call("lsp_diagnostics", file="bad.py")
+    r = fresh_diagnostics(nav, "bad.py")
     assert not r.is_error, r.text
     head, *rest = r.text.splitlines()
     assert head == "1 diagnostic(s) in bad.py:"
@@ -177,14 +177,14 @@ def test_diagnostics_of_a_type_error(nav):
 
 
 def test_no_diagnostics_reads_so(nav):
-    r = nav.call("lsp_diagnostics", file="pkg/shapes.py")
+    r = fresh_diagnostics(nav, "pkg/shapes.py")
     assert r.text == "no diagnostics for pkg/shapes.py"
 
 
 def test_server_settings_answer_its_configuration_requests(lsp_session):
     # without [lsp.servers.python] settings basedpyright runs its "recommended" rules
     s = lsp_session(python_config("basedpyright"), files=FILES)
-    r = s.call("lsp_diagnostics", file="pkg/shapes.py")
+    r = fresh_diagnostics(s, "pkg/shapes.py")
     assert "(reportUnannotatedClassAttribute)" in r.text, r.text
 
 
@@ -194,9 +194,9 @@ def test_server_settings_answer_its_configuration_requests(lsp_session):
 def test_an_edit_made_through_bash_is_seen_by_the_next_query(lsp_session, no_leaks):
     s = lsp_session(python_config("basedpyright"), files={"mod.py": "def f() -> int:\n"
                                                                     "    return 1\n"})
-    assert s.expect_ok("lsp_diagnostics", file="mod.py") == "no diagnostics for mod.py"
+    assert fresh_diagnostics(s, "mod.py").text == "no diagnostics for mod.py"
     s.expect_ok("bash", command="printf 'bad: str = f()\\n' >> mod.py")
-    r = s.call("lsp_diagnostics", file="mod.py")
+    r = fresh_diagnostics(s, "mod.py")
     assert r.text.startswith("1 diagnostic(s) in mod.py:\n3:12 error [basedpyright] Type "
                              '"int" is not assignable'), r.text
     # same size and the old mtime: only the content digest shows the change
@@ -204,7 +204,7 @@ def test_an_edit_made_through_bash_is_seen_by_the_next_query(lsp_session, no_lea
     s.path("mod.py").write_text("def f() -> int:\n    return 1\nbad: int = f()\n")
     assert os.stat(s.path("mod.py")).st_size == st.st_size
     os.utime(s.path("mod.py"), ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert s.expect_ok("lsp_diagnostics", file="mod.py") == "no diagnostics for mod.py"
+    assert fresh_diagnostics(s, "mod.py").text == "no diagnostics for mod.py"
 
 
 def test_a_changed_definition_is_found_where_it_moved(lsp_session, no_leaks):
