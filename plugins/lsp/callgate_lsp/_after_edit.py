@@ -41,11 +41,10 @@ from lsprotocol import types
 from . import _render
 from ._manager import LspManager
 from ._server import ServerFailed
+from ._specs import EXTENSION
 from ._table import ServerSpec
 
 log = logging.getLogger("callgate.lsp")
-
-from ._specs import EXTENSION
 
 MODES = ("modify", "create_or_modify")
 SEVERITY_RANK = {"error": 1, "warning": 2, "information": 3, "hint": 4}
