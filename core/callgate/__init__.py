@@ -34,14 +34,26 @@ from ._atomic import (
     replace_file,
     sweep_stale_temps,
     sweep_tree,
+    temp_basename,
     temp_name,
 )
 from ._changes import ChangeDiff, FilePreview, change_diff
 from ._charset import declaration as coding_declaration
 from ._charset import usable_codec
+from ._confine import READ_FLAGS, HeldDir, PathChanged, open_dir, walk_dirs
+from ._confine import mechanism as confinement_mechanism
 from ._context import GatedPath, ToolContext
 from ._errors import BootError, ConfigError, ToolError
-from ._files_api import DEFAULT_MAX_EDIT_BYTES, FileAccess, SourceFile, binary_error, too_large
+from ._files_api import (
+    DEFAULT_MAX_EDIT_BYTES,
+    DENIED_NAMES,
+    FileAccess,
+    ReadDenylist,
+    SourceFile,
+    binary_error,
+    denied_name,
+    too_large,
+)
 from ._gate import (
     changed_while_applying,
     check_paths,
@@ -115,7 +127,7 @@ from ._textio import (
     unencodable,
     unit_of,
 )
-from ._workspace import ResolvedPath, Workspace, within
+from ._workspace import ResolvedPath, Workspace, root_path, within
 from .hookspecs import hookimpl, hookspec
 
 _logging.getLogger("callgate").addHandler(_logging.NullHandler())
@@ -124,10 +136,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
+    "DENIED_NAMES",
     "DETECT_BYTES",
     "ENCODINGS",
     "ERROR_KINDS",
     "PRUNE",
+    "READ_FLAGS",
     "Absent",
     "BootError",
     "ChangeDiff",
@@ -140,14 +154,17 @@ __all__ = [
     "FileAccess",
     "FilePreview",
     "GatedPath",
+    "HeldDir",
     "Host",
     "ImageBlock",
     "NoticeQueue",
     "ObservationLedger",
+    "PathChanged",
     "PathRole",
     "PermissionSubject",
     "PluginInfo",
     "Present",
+    "ReadDenylist",
     "Refuse",
     "Replace",
     "ResolvedPath",
@@ -175,11 +192,13 @@ __all__ = [
     "check_protected",
     "codec_of",
     "coding_declaration",
+    "confinement_mechanism",
     "copy_noreplace",
     "create_file",
     "declared_kind",
     "decode_bytes",
     "decode_text",
+    "denied_name",
     "detect",
     "detect_encoding",
     "display",
@@ -204,6 +223,7 @@ __all__ = [
     "not_found",
     "not_observed",
     "not_regular",
+    "open_dir",
     "page_text",
     "pid_alive",
     "protected_paths",
@@ -212,6 +232,7 @@ __all__ = [
     "rename_noreplace",
     "replace_file",
     "result_to_json",
+    "root_path",
     "short_fingerprint",
     "split_lines",
     "stale",
@@ -219,6 +240,7 @@ __all__ = [
     "state_dir",
     "sweep_stale_temps",
     "sweep_tree",
+    "temp_basename",
     "temp_name",
     "to_crlf",
     "too_large",
@@ -226,5 +248,6 @@ __all__ = [
     "unit_of",
     "usable_codec",
     "version_of",
+    "walk_dirs",
     "within",
 ]

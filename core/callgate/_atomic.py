@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat as stat_mod
 from collections.abc import Callable, Iterable
+
+from ._confine import READ_FLAGS, HeldDir, open_dir, walk_dirs
+from ._workspace import ResolvedPath
 
 TEMP_INFIX = ".callgate-"
 #: Directories the background sweep never enters (search.md §1.4).
@@ -22,26 +24,32 @@ PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", 
                    ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 _NO_HARDLINK = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS,
                 errno.EACCES)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+
+#: A file to publish: a confined `ResolvedPath` (every step beneath its held root), or a
+#: plain path string (its directory is opened as named, then every step happens in it).
+Target = str | ResolvedPath
+
+
+def temp_basename(name: str) -> str:
+    """A fresh temp name for a file called ``name``, tagged with this process's pid."""
+    return f".{name}{TEMP_INFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp"
 
 
 def temp_name(target: str) -> str:
     """A fresh temp name in ``target``'s directory, tagged with this process's pid."""
-    directory, base = os.path.split(target)
-    return os.path.join(directory, f".{base}{TEMP_INFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    directory, base = os.path.split(os.fspath(target))
+    return os.path.join(directory, temp_basename(base))
 
 
 def fsync_dir(directory: str) -> None:
     """Make a rename or link in ``directory`` durable (best effort)."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        held = open_dir(directory)
     except OSError:
         return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    with held:
+        held.fsync()
 
 
 def unlink_quietly(path: str) -> None:
@@ -51,21 +59,29 @@ def unlink_quietly(path: str) -> None:
         pass
 
 
+def held_parent(target: Target) -> tuple[HeldDir, str]:
+    """``target``'s directory, held, and its final name (close the directory)."""
+    if isinstance(target, ResolvedPath):
+        return target.parent()
+    head, name = os.path.split(os.fspath(target))
+    return open_dir(head or "."), name
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 
 
-def write_temp(target: str, data: bytes, mode: int | None) -> str:
-    """Write ``data`` to a new temp beside ``target`` and fsync it; returns its path.
+def write_temp(directory: HeldDir, name: str, data: bytes, mode: int | None) -> str:
+    """Write ``data`` to a new temp for ``name`` in ``directory`` and fsync it; returns the
+    temp's name there.
 
     ``mode`` set: created 0600, then given exactly these permission bits.
     ``mode`` None: created ``0o666 & ~umask`` (what a new file gets).
     """
-    tmp = temp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                 0o600 if mode is not None else 0o666)
+    tmp = temp_basename(name)
+    fd = directory.open(tmp, _CREATE, 0o600 if mode is not None else 0o666)
     try:
         _write_all(fd, data)
         os.fsync(fd)
@@ -73,67 +89,87 @@ def write_temp(target: str, data: bytes, mode: int | None) -> str:
             os.fchmod(fd, mode)
     except BaseException:
         os.close(fd)
-        unlink_quietly(tmp)
+        directory.unlink_quietly(tmp)
         raise
     os.close(fd)
     return tmp
 
 
-def replace_file(target: str, data: bytes, *, mode: int | None = None,
-                 before_publish: Callable[[], None] | None = None) -> None:
-    """Replace ``target`` (a canonical path) atomically with ``data``.
-
-    ``mode`` defaults to the current file's permission bits. ``before_publish``
-    runs once the temp is synced (the double check); if it raises, the temp is
-    removed and the target is untouched. Dead writers' temps in the directory
-    are swept first.
-    """
-    if mode is None:
-        mode = stat_mod.S_IMODE(os.stat(target).st_mode)
-    directory = os.path.dirname(target)
-    sweep_stale_temps(directory)
-    tmp = write_temp(target, data, mode)
+def replace_in(directory: HeldDir, name: str, data: bytes, mode: int,
+               before_publish: Callable[[], None] | None = None) -> None:
+    """`replace_file` once the directory is held: sweep, temp, check, ``renameat``, fsync."""
+    sweep_held(directory)
+    tmp = write_temp(directory, name, data, mode)
     try:
         if before_publish is not None:
             before_publish()
-        os.replace(tmp, target)
+        directory.replace(tmp, directory, name)
     except BaseException:
-        unlink_quietly(tmp)
+        directory.unlink_quietly(tmp)
         raise
-    fsync_dir(directory)
+    directory.fsync()
 
 
-def make_parents(target: str) -> list[str]:
-    """Create ``target``'s missing parent directories (umask applies); returns those made."""
+def replace_file(target: Target, data: bytes, *, mode: int | None = None,
+                 before_publish: Callable[[], None] | None = None) -> None:
+    """Replace ``target`` atomically with ``data``.
+
+    ``target`` is a canonical path: a confined `ResolvedPath` (race-free beneath its
+    root) or a path string. ``mode`` defaults to the current file's permission bits.
+    ``before_publish`` runs once the temp is synced (the double check); if it raises,
+    the temp is removed and the target is untouched. Dead writers' temps in the
+    directory are swept first.
+    """
+    directory, name = held_parent(target)
+    with directory:
+        if mode is None:
+            st = directory.stat(name, follow=not isinstance(target, ResolvedPath))
+            mode = stat_mod.S_IMODE(st.st_mode)
+        replace_in(directory, name, data, mode, before_publish)
+
+
+def make_parents(target: Target) -> list[str | ResolvedPath]:
+    """Create ``target``'s missing parent directories (umask applies); returns those made,
+    for `remove_empty_dirs` (path strings; for a confined target, `ResolvedPath` objects made
+    one component at a time beneath its root)."""
+    if isinstance(target, ResolvedPath) and target.anchor is not None:
+        anchor = target.anchor
+        held, made = anchor.make_dirs(os.path.dirname(target.rel))
+        held.close()
+        return [ResolvedPath(p, p, p, rel, anchor)
+                for rel in made for p in (os.path.join(anchor.path, rel),)]
     missing: list[str] = []
-    parent = os.path.dirname(target)
+    parent = os.path.dirname(os.fspath(target))
     while parent and not os.path.lexists(parent):
         missing.append(parent)
         parent = os.path.dirname(parent)
-    made: list[str] = []
+    made_paths: list[str | ResolvedPath] = []
     try:
         for directory in reversed(missing):
             try:
                 os.mkdir(directory)
-                made.append(directory)
+                made_paths.append(directory)
             except FileExistsError:
                 pass
     except BaseException:
-        remove_empty_dirs(made)
+        remove_empty_dirs(made_paths)
         raise
-    return made
+    return made_paths
 
 
-def remove_empty_dirs(made: Iterable[str]) -> None:
+def remove_empty_dirs(made: Iterable[str | ResolvedPath]) -> None:
     """Remove directories this call made, deepest first, if they are still empty."""
-    for directory in sorted(made, key=len, reverse=True):
+    for directory in sorted(made, key=lambda d: len(os.fspath(d)), reverse=True):
         try:
-            os.rmdir(directory)
+            if isinstance(directory, ResolvedPath) and directory.anchor is not None:
+                directory.anchor.remove_dirs([directory.rel])
+            else:
+                os.rmdir(directory)
         except OSError:
             pass
 
 
-def create_file(target: str, data: bytes, *,
+def create_file(target: Target, data: bytes, *,
                 before_publish: Callable[[], None] | None = None) -> list[str]:
     """Create ``target`` only if nothing is there; returns the parent dirs this call made.
 
@@ -141,48 +177,52 @@ def create_file(target: str, data: bytes, *,
     creator's file is untouched and nothing of ours is left).
     """
     made = make_parents(target)
-    directory = os.path.dirname(target)
     try:
-        sweep_stale_temps(directory)
-        tmp = write_temp(target, data, None)
-        try:
-            if before_publish is not None:
-                before_publish()
-            link_noreplace(tmp, target)
-        finally:
-            unlink_quietly(tmp)
+        directory, name = held_parent(target)
+        with directory:
+            sweep_held(directory)
+            tmp = write_temp(directory, name, data, None)
+            try:
+                if before_publish is not None:
+                    before_publish()
+                link_noreplace(directory, tmp, name)
+            finally:
+                directory.unlink_quietly(tmp)
+            directory.fsync()
     except BaseException:
         remove_empty_dirs(made)
         raise
-    fsync_dir(directory)
     return made
 
 
-def link_noreplace(tmp: str, target: str) -> None:
-    """Give the finished temp the name ``target`` unless something already has it.
+def link_noreplace(directory: HeldDir, tmp: str, name: str) -> None:
+    """Give the finished temp ``tmp`` the name ``name`` unless something already has it.
 
-    Without hard links, ``target`` is created exclusively and the temp's bytes copied in.
+    Without hard links, ``name`` is created exclusively and the temp's bytes copied in.
     """
     try:
-        os.link(tmp, target, follow_symlinks=False)
+        directory.link(tmp, directory, name)
         return
     except OSError as exc:
         if exc.errno == errno.EEXIST:
-            raise FileExistsError(errno.EEXIST, "File exists", target) from None
+            raise FileExistsError(errno.EEXIST, "File exists", directory.join(name)) from None
         if exc.errno not in _NO_HARDLINK:
             raise
-    mode = stat_mod.S_IMODE(os.stat(tmp).st_mode)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    src = directory.open(tmp, READ_FLAGS)
     try:
-        with open(tmp, "rb") as src:
-            while chunk := src.read(1 << 20):
+        mode = stat_mod.S_IMODE(os.fstat(src).st_mode)
+        fd = directory.open(name, _CREATE, mode)
+        try:
+            while chunk := os.read(src, 1 << 20):
                 _write_all(fd, chunk)
-        os.fsync(fd)
-    except BaseException:
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            directory.unlink_quietly(name)
+            raise
         os.close(fd)
-        unlink_quietly(target)
-        raise
-    os.close(fd)
+    finally:
+        os.close(src)
 
 
 _RENAME_NOREPLACE = 1
@@ -190,14 +230,10 @@ _AT_FDCWD = -100
 
 
 def _renameat2() -> Callable[..., int] | None:
-    import ctypes  # ~10 ms with ctypes.util: only a filesystem without hard links needs it
-    import ctypes.util
+    import ctypes  # only a filesystem without hard links needs it
 
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
     try:
-        fn = ctypes.CDLL(name, use_errno=True).renameat2
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
@@ -206,38 +242,58 @@ def _renameat2() -> Callable[..., int] | None:
     return fn
 
 
-def rename_noreplace(source: str, destination: str) -> None:
+def rename_noreplace(source: Target, destination: Target) -> None:
     """Rename without ever replacing ``destination``.
 
     A hard link then unlink where the filesystem has links, else ``renameat2``
-    with ``RENAME_NOREPLACE``. Raises `FileExistsError` if the name is taken
-    (the source is intact), ``OSError(EXDEV)`` across filesystems.
+    with ``RENAME_NOREPLACE``. Both names are taken in their held directories.
+    Raises `FileExistsError` if the name is taken (the source is intact),
+    ``OSError(EXDEV)`` across filesystems.
     """
+    sdir, sname = held_parent(source)
+    with sdir:
+        ddir, dname = held_parent(destination)
+        with ddir:
+            rename_noreplace_in(sdir, sname, ddir, dname)
+
+
+def rename_noreplace_in(sdir: HeldDir, sname: str, ddir: HeldDir, dname: str) -> None:
+    """`rename_noreplace` once both directories are held."""
     try:
-        os.link(source, destination, follow_symlinks=False)
+        sdir.link(sname, ddir, dname)
     except OSError as exc:
         if exc.errno == errno.EEXIST:
-            raise FileExistsError(errno.EEXIST, "File exists", destination) from None
+            raise FileExistsError(errno.EEXIST, "File exists", ddir.join(dname)) from None
         if exc.errno not in _NO_HARDLINK:
             raise
     else:
-        os.unlink(source)
+        sdir.unlink(sname)
         return
     fn = _renameat2()
     if fn is None:
         raise OSError(errno.ENOTSUP, "this filesystem cannot rename without replacing",
-                      destination)
-    if fn(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(destination),
-          _RENAME_NOREPLACE) != 0:
+                      ddir.join(dname))
+    sfd = sdir.fd if sdir.fd is not None else _AT_FDCWD
+    dfd = ddir.fd if ddir.fd is not None else _AT_FDCWD
+    spath = sname if sdir.fd is not None else sdir.join(sname)
+    dpath = dname if ddir.fd is not None else ddir.join(dname)
+    if fn(sfd, os.fsencode(spath), dfd, os.fsencode(dpath), _RENAME_NOREPLACE) != 0:
         import ctypes
 
         err = ctypes.get_errno()
         if err == errno.EEXIST:
-            raise FileExistsError(err, "File exists", destination)
-        raise OSError(err, os.strerror(err), destination)
+            raise FileExistsError(err, "File exists", ddir.join(dname))
+        raise OSError(err, os.strerror(err), ddir.join(dname))
 
 
-def copy_noreplace(source: str, destination: str,
+def open_source(source: Target) -> int:
+    """Open ``source`` to read (beneath its root when confined; never a final symlink)."""
+    if isinstance(source, ResolvedPath):
+        return source.open(READ_FLAGS)
+    return os.open(os.fspath(source), READ_FLAGS)
+
+
+def copy_noreplace(source: Target, destination: Target,
                    before_publish: Callable[[], None] | None = None) -> None:
     """Cross-filesystem move's first half: copy ``source`` to a new ``destination``.
 
@@ -245,20 +301,31 @@ def copy_noreplace(source: str, destination: str,
     and mtime; ``before_publish`` re-checks the source; then a create-only
     link. Any failure removes the temp. The caller removes the source.
     """
-    tmp = temp_name(destination)
+    src = open_source(source)
     try:
-        with open(source, "rb") as src, open(tmp, "xb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-            dst.flush()
-            os.fsync(dst.fileno())
-        st = os.stat(source)
-        os.chmod(tmp, stat_mod.S_IMODE(st.st_mode))
-        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
-        if before_publish is not None:
-            before_publish()
-        link_noreplace(tmp, destination)
+        st = os.fstat(src)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(source))
+        directory, name = held_parent(destination)
+        with directory:
+            tmp = temp_basename(name)
+            fd = directory.open(tmp, _CREATE, 0o600)
+            try:
+                try:
+                    while chunk := os.read(src, 1 << 20):
+                        _write_all(fd, chunk)
+                    os.fsync(fd)
+                    os.fchmod(fd, stat_mod.S_IMODE(st.st_mode))
+                    os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+                finally:
+                    os.close(fd)
+                if before_publish is not None:
+                    before_publish()
+                link_noreplace(directory, tmp, name)
+            finally:
+                directory.unlink_quietly(tmp)
     finally:
-        unlink_quietly(tmp)
+        os.close(src)
 
 
 def _temp_pid(name: str) -> int | None:
@@ -270,35 +337,59 @@ def _temp_pid(name: str) -> int | None:
         return None
 
 
-def sweep_stale_temps(directory: str) -> int:
+def sweep_stale_temps(directory: str | HeldDir) -> int:
     """Remove temps left in ``directory`` by writers whose process is gone; returns how many.
 
     A temp whose pid is alive (or reused by another process) is kept.
     """
-    removed = 0
+    if isinstance(directory, HeldDir):
+        return sweep_held(directory)
     try:
-        names = os.listdir(directory)
+        held = open_dir(directory)
     except OSError:
         return 0
+    with held:
+        return sweep_held(held)
+
+
+def sweep_held(directory: HeldDir, names: Iterable[str] | None = None) -> int:
+    """`sweep_stale_temps` in a held directory (``names``: its listing, if known)."""
+    removed = 0
+    if names is None:
+        try:
+            names = directory.names()
+        except OSError:
+            return 0
     for name in names:
         pid = _temp_pid(name)
         if pid is None or pid_alive(pid):
             continue
-        unlink_quietly(os.path.join(directory, name))
+        directory.unlink_quietly(name)
         removed += 1
     return removed
 
 
-def sweep_tree(roots: Iterable[str], stop: Callable[[], bool] | None = None) -> int:
-    """Sweep every directory under ``roots`` (not entering `PRUNE` dirs or symlinks)."""
+def sweep_tree(roots: Iterable[str | HeldDir], stop: Callable[[], bool] | None = None) -> int:
+    """Sweep every directory under ``roots`` (not entering `PRUNE` dirs or symlinks).
+
+    The walk holds each directory and opens the next relative to it without following
+    a symlink, so a directory swapped for a link mid-walk is skipped, never left for.
+    """
     removed = 0
     for root in roots:
-        for directory, dirs, files in os.walk(root):
+        try:
+            top = root if isinstance(root, HeldDir) else open_dir(root)
+        except OSError:
+            continue
+        try:
+            for directory, files in walk_dirs(top, PRUNE.__contains__, stop):
+                if any(_temp_pid(f) is not None for f in files):
+                    removed += sweep_held(directory, files)
             if stop is not None and stop():
                 return removed
-            dirs[:] = [d for d in dirs if d not in PRUNE]
-            if any(_temp_pid(f) is not None for f in files):
-                removed += sweep_stale_temps(directory)
+        finally:
+            if top is not root:
+                top.close()
     return removed
 
 

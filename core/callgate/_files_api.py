@@ -15,17 +15,20 @@ the same, so a tool answers "nothing changed" without writing.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import stat as stat_mod
 from typing import TYPE_CHECKING
 
 import attrs
 
-from ._atomic import create_file, replace_file
+from ._atomic import create_file, replace_file, replace_in
+from ._confine import READ_FLAGS, HeldDir
 from ._context import GatedPath
 from ._declared import declared_for
 from ._errors import ToolError
-from ._gate import changed_while_applying, io_error, not_found
+from ._gate import changed_while_applying, io_error, is_directory, kind_of, not_found, not_regular
 from ._observations import SNAPSHOT_MAX_BYTES, version_of
 from ._protected import check_write
 from ._textio import Declaration, DecodedText, decode_text, encode_text, is_binary
@@ -104,11 +107,73 @@ def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return version_of(a) == version_of(b)
 
 
+#: files.md §2: names the read deny list hides (any component below a root; any case).
+DENIED_NAMES = (".env*", ".git-credentials", ".netrc", "*.pem", "*.key", "*.p12", "*.pfx")
+_DENIED_NAME = re.compile("|".join(fnmatch.translate(p) for p in DENIED_NAMES), re.IGNORECASE)
+
+
+def denied_name(name: str) -> bool:
+    """Whether a file or directory name is on the read deny list."""
+    return _DENIED_NAME.match(name) is not None
+
+
+class ReadDenylist:
+    """``[files] read_denylist``: paths no reader may show (answered as "not found").
+
+    One check for every reader: read_file, the mutations' reads, grep, glob, ls,
+    code_index, view_image and any plugin reading through `FileAccess`; walkers call
+    `denies` for each entry they meet and do not enter a denied directory.
+    """
+
+    def __init__(self) -> None:
+        self._ssh = os.path.realpath(os.path.expanduser("~/.ssh"))
+
+    def _in_ssh(self, path: str) -> bool:
+        return path == self._ssh or path.startswith(self._ssh + os.sep)
+
+    def denies(self, path: str | os.PathLike[str]) -> bool:
+        """A `ResolvedPath`: any component below its root, by its canonical and its lexical
+        name, or inside ``~/.ssh``. A path string (a walk's entry): its final name, or
+        inside ``~/.ssh``."""
+        if isinstance(path, ResolvedPath):
+            if any(denied_name(part) for part in path.rel.split(os.sep) if part):
+                return True
+            if denied_name(os.path.basename(path.lexical)):
+                return True
+            return self._in_ssh(path.path) or self._in_ssh(path.lexical)
+        text = os.fspath(path)
+        return denied_name(os.path.basename(text)) or self._in_ssh(text)
+
+
 class FileAccess:
     """Observed reads and atomic writes inside one session's workspace."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
+        self._denylist: ReadDenylist | None = None
+
+    @property
+    def denylist(self) -> ReadDenylist | None:
+        """The read deny list when ``[files] read_denylist`` is on, else ``None``."""
+        if not self._session.host.plugin_config_value("files", "read_denylist", False):
+            return None
+        if self._denylist is None:
+            self._denylist = ReadDenylist()
+        return self._denylist
+
+    def denied(self, path: str | os.PathLike[str]) -> bool:
+        """Whether the read deny list (when on) hides ``path`` (see `ReadDenylist.denies`).
+        Readers answer a denied path exactly as a missing one and record nothing."""
+        denylist = self.denylist
+        return denylist is not None and denylist.denies(path)
+
+    def resolve_read(self, path: str | os.PathLike[str]) -> ResolvedPath:
+        """`Workspace.resolve` for a read, with the deny list applied: a denied path is
+        ``FS_NOT_FOUND``, exactly like a missing one."""
+        rp = self._session.workspace.resolve(path)
+        if self.denied(rp):
+            raise not_found(rp.display)
+        return rp
 
     @property
     def max_edit_bytes(self) -> int:
@@ -129,7 +194,7 @@ class FileAccess:
         """Steps 6-8: the size limit, one read (bytes and the handle's stat, which must
         still be the gated version), and the binary check; then decode the whole file."""
         rp, st = gated.resolved, gated.stat
-        if st is None:
+        if st is None or self.denied(rp):
             raise not_found(rp.display)
         limit = self.max_edit_bytes if max_bytes is None else max_bytes
         if st.st_size > limit:
@@ -138,10 +203,8 @@ class FileAccess:
             # the gate has just read this very version (its handle's stat before and after
             # the read was ``st``): that was this mutation's one read
             return self._source(rp, st, gated.content, decode, tool, self.declared_encoding(rp))
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
-            getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(rp.path, flags)
+            fd = rp.open(READ_FLAGS)
         except FileNotFoundError:
             raise changed_while_applying(rp.display) from None
         except OSError as exc:
@@ -172,33 +235,52 @@ class FileAccess:
             raise binary_error(rp.display, tool)
         return SourceFile(rp, st, data, decoded)
 
-    def double_check(self, source: SourceFile) -> None:
+    def double_check(self, source: SourceFile, directory: HeldDir | None = None) -> None:
         """§5.5: just before publishing, the path must still be the version read, and hold
-        the bytes read (compared directly: stronger than comparing digests, and cheaper)."""
+        the bytes read (compared directly: stronger than comparing digests, and cheaper).
+
+        ``directory`` is the held parent the publish renames in (else the path is
+        resolved beneath its root again), so the check sees the entry the rename replaces.
+        """
         try:
-            now = os.stat(source.path)
+            if directory is not None:
+                name = os.path.basename(source.path)
+                now = directory.stat(name)
+                fd = directory.open(name, READ_FLAGS) if _same_file(now, source.stat) else -1
+            else:
+                now = source.resolved.stat()
+                fd = source.resolved.open(READ_FLAGS) if _same_file(now, source.stat) else -1
         except OSError:
             raise changed_while_applying(source.display) from None
-        if not _same_file(now, source.stat):
+        if fd < 0:
             raise changed_while_applying(source.display)
         try:
-            with open(source.path, "rb") as fh:
-                now_data = fh.read(len(source.data) + 1)
+            want = len(source.data) + 1
+            chunks, got = [], 0
+            while got < want and (chunk := os.read(fd, want - got)):
+                chunks.append(chunk)
+                got += len(chunk)
+            same = _same_file(os.fstat(fd), source.stat)
         except OSError:
             raise changed_while_applying(source.display) from None
-        if now_data != source.data:
+        finally:
+            os.close(fd)
+        if not same or b"".join(chunks) != source.data:
             raise changed_while_applying(source.display)
 
     def publish(self, source: SourceFile, data: bytes, *, text: str | None = None) -> bool:
         """Steps 10-12: same bytes → nothing written (returns ``False``); else replace the
-        file atomically (mode kept, double-checked) and record the new version."""
+        file atomically (mode kept, double-checked) and record the new version. Every
+        step works in the file's held directory (race-free: see `_confine`)."""
         if data == source.data:
             self.record(source.resolved, source.data, text=source.decoded.text
                         if source.decoded is not None else None, expect=source.stat)
             return False
         try:
-            replace_file(source.path, data, mode=stat_mod.S_IMODE(source.stat.st_mode),
-                         before_publish=lambda: self.double_check(source))
+            directory, name = source.resolved.parent()
+            with directory:
+                replace_in(directory, name, data, stat_mod.S_IMODE(source.stat.st_mode),
+                           before_publish=lambda: self.double_check(source, directory))
         except ToolError:
             raise
         except OSError as exc:
@@ -214,7 +296,7 @@ class FileAccess:
         if not isinstance(gated, GatedPath):  # a gated path was checked by the gate
             check_write(self._session, rp)
         try:
-            made = create_file(rp.path, data)
+            made = [os.fspath(m) for m in create_file(rp, data)]
         except FileExistsError:
             raise ToolError("already_exists", f"FS_ALREADY_EXISTS: {rp.display} was created "
                             "meanwhile; read it, then retry", "FS_ALREADY_EXISTS") from None
@@ -234,7 +316,7 @@ class FileAccess:
         canonical = path.path if isinstance(path, ResolvedPath) else path
         ledger = self._session.ledger
         try:
-            st = os.stat(canonical)
+            st = path.stat() if isinstance(path, ResolvedPath) else os.stat(canonical)
         except OSError:
             ledger.forget(canonical)
             return
@@ -249,25 +331,40 @@ class FileAccess:
         snapshot = text if data is not None and len(data) <= SNAPSHOT_MAX_BYTES else None
         # the ledger digests ``data`` itself when the version is young (needs_digest), and
         # only then: an old version's bytes are not hashed for nothing
-        ledger.record_present(canonical, st, content=data, snapshot=snapshot)
+        ledger.record_present(path, st, content=data, snapshot=snapshot)
 
     # --- simple observed reads and writes (third-party tools) ----------------------------
 
     def read_bytes(self, path: str | os.PathLike[str]) -> tuple[ResolvedPath, bytes]:
-        """Read a whole file and record that this session observed its version."""
-        rp = self._session.workspace.resolve(path)
+        """Read a whole file and record that this session observed its version.
+
+        Confined and race-free (opened beneath its held root, never through a final
+        symlink); the read deny list applies. Missing or denied: ``FS_NOT_FOUND``.
+        """
+        rp = self.resolve_read(path)
         try:
-            st0 = os.stat(rp.path)
-            with open(rp.path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                data = fh.read()
-                st1 = os.fstat(fh.fileno())
-        except FileNotFoundError:
+            fd = rp.open(READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError):
             self._session.ledger.record_absent(rp.path)
             raise not_found(rp.display) from None
         except OSError as exc:
             raise io_error(rp.display, exc) from None
-        if _same_file(st0, st) and _same_file(st, st1) and len(data) == st.st_size:
+        try:
+            st = os.fstat(fd)
+            if stat_mod.S_ISDIR(st.st_mode):
+                raise is_directory(rp.display)
+            if not stat_mod.S_ISREG(st.st_mode):
+                raise not_regular(rp.display, "", kind_of(st))
+            chunks = []
+            while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+            st1 = os.fstat(fd)
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+        finally:
+            os.close(fd)
+        if _same_file(st, st1) and len(data) == st.st_size:
             self.record(rp, data, expect=st)
         return rp, data
 
@@ -284,9 +381,15 @@ class FileAccess:
         """
         rp = self._session.workspace.resolve(path, write=True)
         check_write(self._session, rp)
-        if os.path.exists(rp.path):
+        try:
+            exists = rp.stat() is not None
+        except (FileNotFoundError, NotADirectoryError):
+            exists = False
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+        if exists:
             try:
-                replace_file(rp.path, data)
+                replace_file(rp, data)
             except OSError as exc:
                 raise io_error(rp.display, exc) from None
             self.record(rp, data)

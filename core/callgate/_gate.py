@@ -19,10 +19,11 @@ from ._declared import declared_for
 from ._errors import ToolError
 from ._lease import WriterLease
 from ._model import PathRole
-from ._observations import Absent, Present, matches, read_version, version_of
+from ._observations import Absent, Present, matches, open_to_read, read_version, version_of
 from ._protected import check_write
 from ._spec import ToolSpec
 from ._textio import decode_text, display, display_lines, is_binary
+from ._workspace import ResolvedPath
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -96,19 +97,29 @@ def io_error(display: str, exc: OSError) -> ToolError:
                      "permissions, then retry", "FS_IO")
 
 
-def stale_detail(session: Session, entry: Present, path: str,
+def stale_detail(session: Session, entry: Present, path: str | os.PathLike[str],
                  st: os.stat_result | None) -> str | None:
     """What changed since the observation: a small diff, or "only metadata" (files.md §5.6)."""
     if not session.host.plugin_config_value("files", "stale_detail", True):
+        return None
+    if session.files.denied(path):
         return None
     before = session.ledger.snapshot(entry)
     if before is None or st is None or st.st_size > STALE_DETAIL_MAX_BYTES:
         return None
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(STALE_DETAIL_MAX_BYTES + 1)
+        fd = open_to_read(path)  # a ResolvedPath: beneath its root, like every read here
     except OSError:
         return None
+    try:
+        raw = b""
+        while len(raw) <= STALE_DETAIL_MAX_BYTES and \
+                (chunk := os.read(fd, STALE_DETAIL_MAX_BYTES + 1 - len(raw))):
+            raw += chunk
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if len(raw) > STALE_DETAIL_MAX_BYTES:
         return None
     decoded = decode_text(raw, declared_for(session, path))
@@ -134,13 +145,14 @@ def stale_detail(session: Session, entry: Present, path: str,
     return "changed since that read:\n" + display("\n".join(shown))
 
 
-def _stat(path: str, follow: bool, display: str) -> os.stat_result | None:
+def _stat(target: ResolvedPath, shown: str) -> os.stat_result | None:
+    """The entry's ``lstat`` in its held directory (canonical: no final link to follow)."""
     try:
-        return os.stat(path) if follow else os.lstat(path)
+        return target.stat()
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise io_error(display, exc) from None
+        raise io_error(shown, exc) from None
 
 
 def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
@@ -172,9 +184,10 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
     created = {r.path for role, r in resolved if role.mode == "create"}
     gated: dict[str, GatedPath] = {}
     for role, rp in resolved:
-        follow = role.follow_symlinks
-        target = rp.path if follow else session.workspace.entry_path(rp)
-        st = _stat(target, follow, rp.display)
+        target = rp if role.follow_symlinks else session.workspace.entry(rp, write=True)
+        st = _stat(target, rp.display)
+        if st is not None and role.mode != "create" and session.files.denied(rp):
+            raise not_found(rp.display)  # the read deny list: exactly like a missing file
         same_path = rp.path in (modified if role.mode == "create" else created)
         entry = session.ledger.lookup(rp.path, st)
         if st is None:
@@ -202,12 +215,12 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
             if want is not None and tuple(want) != version_of(st):
                 raise stale(rp.display)
         gated[role.argument] = GatedPath(role.argument, role, rp, st,
-                                         content if target == rp.path else None)
+                                         content if target is rp else None)
     return gated
 
 
 def _check_observed(session: Session, entry: Present | Absent | None, display: str,
-                    path: str, st: os.stat_result) -> bytes | None:
+                    path: ResolvedPath, st: os.stat_result) -> bytes | None:
     """Refuse unless ``entry`` proves this session saw the version ``st``. A young version
     whose bytes the ledger kept is checked by reading the file and comparing; those bytes
     are returned when the read was of that very version (the tool's load then uses them

@@ -17,6 +17,9 @@ from collections import OrderedDict
 
 import attrs
 
+from ._confine import READ_FLAGS
+from ._workspace import ResolvedPath
+
 Version = tuple[int, int, int, int, int, int, int, int, int]
 Identity = tuple[int, int]
 
@@ -38,20 +41,30 @@ def identity_of(st: os.stat_result) -> Identity:
     return (st.st_dev, st.st_ino)
 
 
-def sha256_file(path: str) -> str:
+def open_to_read(path: str | os.PathLike[str]) -> int:
+    """A descriptor to read ``path``: a `ResolvedPath` opens beneath its held root, a string
+    by name; a final symlink is never followed."""
+    if isinstance(path, ResolvedPath):
+        return path.open(READ_FLAGS)
+    return os.open(path, READ_FLAGS)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
+    fd = open_to_read(path)
+    try:
+        while chunk := os.read(fd, 1 << 20):
             h.update(chunk)
+    finally:
+        os.close(fd)
     return h.hexdigest()
 
 
-def read_version(path: str, st: os.stat_result | None, n: int) -> tuple[bytes, bool]:
+def read_version(path: str | os.PathLike[str], st: os.stat_result | None,
+                 n: int) -> tuple[bytes, bool]:
     """Up to ``n + 1`` bytes of ``path`` (so a longer file shows), and whether the open
     handle was the version ``st`` describes before and after the read (raises `OSError`)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
-        getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    fd = open_to_read(path)
     try:
         same = st is not None and version_of(os.fstat(fd)) == version_of(st)
         chunks = []
@@ -65,7 +78,7 @@ def read_version(path: str, st: os.stat_result | None, n: int) -> tuple[bytes, b
     return b"".join(chunks), same
 
 
-def same_bytes(path: str, content: bytes) -> bool:
+def same_bytes(path: str | os.PathLike[str], content: bytes) -> bool:
     """Whether the file at ``path`` holds exactly ``content`` (read, not hashed)."""
     return read_version(path, None, len(content))[0] == content
 
@@ -113,14 +126,17 @@ class ObservationLedger:
 
     # --- recording ---------------------------------------------------
 
-    def record_present(self, path: str, st: os.stat_result, *, digest: str | None = None,
-                       content: bytes | None = None, snapshot: str | None = None) -> Present:
+    def record_present(self, path: str | os.PathLike[str], st: os.stat_result, *,
+                       digest: str | None = None, content: bytes | None = None,
+                       snapshot: str | None = None) -> Present:
         """Record that the session observed ``path`` at the version ``st`` describes.
 
         When the version is young enough to need a digest, it is taken from ``content``
-        (the bytes just read or written) or, failing that, from the file. ``content``
-        given with a ``digest`` must be the bytes that digest was taken from.
+        (the bytes just read or written) or, failing that, from the file (``path`` a
+        `ResolvedPath`: read beneath its root). ``content`` given with a ``digest`` must
+        be the bytes that digest was taken from. The key is the canonical path.
         """
+        source, path = path, os.fspath(path)
         whole = content is not None and len(content) == st.st_size
         if digest is None and needs_digest(st):
             if whole:
@@ -128,7 +144,7 @@ class ObservationLedger:
                 digest = hashlib.sha256(content).hexdigest()
             else:
                 try:
-                    digest = sha256_file(path)
+                    digest = sha256_file(source)
                 except OSError:
                     digest = None
         entry = Present(version_of(st), identity_of(st), digest)
@@ -171,8 +187,10 @@ class ObservationLedger:
             self._drop_snapshot(old.identity)
             self._drop_content(old.identity)
 
-    def move(self, source: str, destination: str, st: os.stat_result) -> None:
+    def move(self, source: str | os.PathLike[str], destination: str | os.PathLike[str],
+             st: os.stat_result) -> None:
         """A host move: the source becomes Absent, the destination Present (snapshot kept)."""
+        source = os.fspath(source)
         with self._lock:
             old = self._by_path.get(source)
             kept = self._snapshots.get(old.identity) if isinstance(old, Present) else None
@@ -264,7 +282,7 @@ class ObservationLedger:
             self._content_bytes -= len(kept[2])
 
 
-def matches(entry: Entry | None, st: os.stat_result, path: str,
+def matches(entry: Entry | None, st: os.stat_result, path: str | os.PathLike[str],
             content: bytes | None = None) -> bool:
     """True when ``entry`` proves the session saw exactly the version ``st`` describes.
 

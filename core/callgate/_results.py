@@ -3,20 +3,33 @@
 A model never loses output to a silent cut: an over-limit result is shown
 with a marker naming a stable ``result_ref`` and the missing byte range, and
 the complete text stays pageable by UTF-8 byte offset (host.md §7).
+
+On disk, a store's files are ``<directory>/<store id>-<seq>.txt``: the store id is
+random per store, so sessions sharing a session directory never meet each other's
+files. The directory is held open (its ``results`` component never through a
+symlink), each file is created exclusively without following a link, and read
+back by name in that held directory only if it is still the file written.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import threading
+import weakref
 from collections import OrderedDict
 
 import attrs
 
+from ._confine import READ_FLAGS, HeldDir, open_dir
 from ._errors import ToolError
+
+log = logging.getLogger("callgate")
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 DEFAULT_MAX_CHARS = 30_000
 DEFAULT_STORE_MAX_BYTES = 268_435_456
@@ -39,6 +52,8 @@ class StoredResult:
     file: str | None = None
     _ref: str | None = None
     _sha: str | None = None
+    _held: HeldDir | None = attrs.field(default=None, repr=False)
+    _identity: tuple[int, int] | None = attrs.field(default=None, repr=False)
 
     def load(self) -> bytes:
         data, file = self.data, self.file  # one read each: eviction may clear them meanwhile
@@ -46,11 +61,26 @@ class StoredResult:
             return data
         if file is not None:
             try:
-                with open(file, "rb") as fh:
-                    return fh.read()
-            except FileNotFoundError:
+                return self._read(file)
+            except OSError:
                 pass
         raise ResultStore._gone(self._ref or f'of tool_call_id "{self.call_id}"')
+
+    def _read(self, file: str) -> bytes:
+        """The file's bytes, by name in the held directory, if it is still the one written."""
+        held = self._held
+        fd = held.open(os.path.basename(file), READ_FLAGS) if held is not None else \
+            os.open(file, READ_FLAGS)
+        try:
+            st = os.fstat(fd)
+            if self._identity is not None and (st.st_dev, st.st_ino) != self._identity:
+                raise FileNotFoundError(errno.ENOENT, "replaced since it was written", file)
+            chunks = []
+            while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
     @property
     def ref(self) -> str:
@@ -77,6 +107,9 @@ class ResultStore:
                  memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
         self._directory = directory
         self._own_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._held: HeldDir | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._id = os.urandom(6).hex()
         self.max_bytes = max_bytes
         self.memory_budget = memory_budget
         self.memory_bytes = 0
@@ -86,12 +119,51 @@ class ResultStore:
         self._evicted: dict[str, set[int]] = {}
         self._total = 0
 
-    def _dir(self) -> str:
-        if self._directory is None:
+    def _dir(self) -> HeldDir:
+        """The held results directory, opened (and made) at the first spill."""
+        if self._held is not None:
+            return self._held
+        held = None
+        if self._directory is not None:
+            try:
+                held = _hold_results_dir(self._directory)
+            except OSError as exc:
+                log.warning("results: cannot use %s (%s); large results go to a private "
+                            "temporary directory instead", self._directory, exc)
+        if held is None:
             self._own_dir = tempfile.TemporaryDirectory(prefix="callgate-results-")
             self._directory = self._own_dir.name
-        os.makedirs(self._directory, mode=0o700, exist_ok=True)
-        return self._directory
+            held = open_dir(self._directory)
+        self._held = held
+        self._finalizer = weakref.finalize(self, held.close)
+        return held
+
+    def _write(self, item: StoredResult, data: bytes) -> None:
+        """Create this store's file for ``item`` exclusively (never through a link)."""
+        held = self._dir()
+        for _ in range(8):
+            name = f"{self._id}-{item.seq:08d}.txt"
+            try:
+                fd = held.open(name, _CREATE, 0o600)
+            except FileExistsError:  # a planted or foreign name: take another store id
+                self._id = os.urandom(6).hex()
+                continue
+            break
+        else:
+            raise FileExistsError(errno.EEXIST, "no free result file name", held.path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            held.unlink_quietly(name)
+            raise
+        os.close(fd)
+        item.file = held.join(name)
+        item._held = held
+        item._identity = (st.st_dev, st.st_ino)
 
     def add(self, call_id: str, tool: str, text: str) -> StoredResult:
         """Keep ``text`` whole; returns the entry (its ``ref`` is computed on demand)."""
@@ -104,10 +176,7 @@ class ResultStore:
                 item.data = data
                 self.memory_bytes += len(data)
             else:
-                path = os.path.join(self._dir(), f"{self._seq:08d}.txt")
-                with open(path, "wb") as fh:
-                    fh.write(data)
-                item.file = path
+                self._write(item, data)
             self._items[item.seq] = item
             self._total += len(data)
             self._evict()
@@ -120,11 +189,8 @@ class ResultStore:
             ref = old.ref  # computed before the bytes go, so later lookups can say "evicted"
             self._evicted.setdefault(old.call_id, set()).add(old.seq)
             self._evicted.setdefault(ref, set())
-            if old.file:
-                try:
-                    os.unlink(old.file)
-                except OSError:
-                    pass
+            if old.file and self._held is not None:
+                self._held.unlink_quietly(os.path.basename(old.file))
             if old.data is not None:
                 self.memory_bytes -= old.total_bytes
             old.data = None
@@ -190,9 +256,26 @@ class ResultStore:
         with self._lock:
             self._items.clear()
             self.memory_bytes = 0
+            if self._finalizer is not None:
+                self._finalizer()
+                self._finalizer = None
+            self._held = None
         if self._own_dir is not None:
             self._own_dir.cleanup()
             self._own_dir = None
+
+
+def _hold_results_dir(directory: str) -> HeldDir:
+    """``directory`` held: its parent as named (the integrator's session directory), the
+    last component made if missing (0700) and never through a symlink."""
+    parent, name = os.path.split(os.path.abspath(directory))
+    os.makedirs(parent, exist_ok=True)
+    with open_dir(parent) as held_parent:
+        try:
+            held_parent.mkdir(name, 0o700)
+        except FileExistsError:
+            pass
+        return held_parent.sub(name)
 
 
 def _char_start(data: bytes, pos: int) -> int:

@@ -3,6 +3,13 @@
 A path is judged by its canonical form (every existing symlink resolved, the
 final one included), compared against the roots at a component boundary, so
 ``/w/proj-2/x`` is never inside ``/w/proj`` and a symlink cannot lead out.
+
+The answer is a `ResolvedPath`: the root it lies in (held open, `_confine.Anchor`)
+and the path below it. Its `open`, `stat`, `parent` and `child` resolve that
+relative path again beneath the held root on every use, so a directory swapped for
+a symlink after the check makes the call fail instead of leading it outside
+(`_confine`). ``path`` stays the canonical string for keys and messages; handing
+it to ``open()`` yourself gives up that guarantee.
 """
 
 from __future__ import annotations
@@ -13,24 +20,79 @@ from collections.abc import Sequence
 
 import attrs
 
+from ._confine import READ_FLAGS, Anchor, HeldDir, open_dir
 from ._errors import ToolError
 
 
 @attrs.frozen
 class ResolvedPath:
-    """A confined path: ``path`` is canonical (use it for system calls), ``display`` is what
-    messages show (workspace-relative with ``/`` when inside, else absolute), ``lexical`` is the
-    cleaned absolute path before symlinks were resolved."""
+    """A confined path: ``path`` is canonical (the ledger's and the leases' key),
+    ``display`` is what messages show (workspace-relative with ``/`` when inside, else
+    absolute), ``lexical`` is the cleaned absolute path before symlinks were resolved.
+
+    ``anchor`` is the held root the path lies in and ``rel`` the path below it; system
+    calls go through `open`, `stat`, `parent`, `opendir` (race-free: see `_confine`).
+    A `ResolvedPath` made by hand, without an anchor, uses ``path`` by name.
+    """
 
     path: str
     display: str
     lexical: str
+    rel: str = attrs.field(default="", eq=False, repr=False)
+    anchor: Anchor | None = attrs.field(default=None, eq=False, repr=False)
 
     def __fspath__(self) -> str:
         return self.path
 
     def __str__(self) -> str:
         return self.path
+
+    @property
+    def confined(self) -> bool:
+        """Whether system calls on this path resolve beneath a held root."""
+        return self.anchor is not None
+
+    def open(self, flags: int = READ_FLAGS, mode: int = 0o666) -> int:
+        """An ``os.open`` of this path beneath its root; the final component is never
+        followed. Returns the descriptor (the caller closes it)."""
+        if self.anchor is None:
+            return os.open(self.path, flags | getattr(os, "O_NOFOLLOW", 0), mode)
+        return self.anchor.open(self.rel, flags, mode)
+
+    def stat(self) -> os.stat_result:
+        """The ``lstat`` of this path, taken in its held parent directory."""
+        if self.anchor is None or not self.rel:
+            if self.anchor is not None:
+                fd = self.anchor.fd()
+                if fd is not None:
+                    return os.fstat(fd)
+            return os.lstat(self.path)
+        parent, name = self.anchor.parent(self.rel)
+        with parent:
+            return parent.stat(name)
+
+    def parent(self) -> tuple[HeldDir, str]:
+        """The parent directory, held (close it), and this path's final name."""
+        if self.anchor is None:
+            head, name = os.path.split(self.path)
+            return open_dir(head), name
+        return self.anchor.parent(self.rel)
+
+    def opendir(self) -> HeldDir:
+        """This path as a held directory (close it)."""
+        if self.anchor is None:
+            return open_dir(self.path)
+        return self.anchor.dir(self.rel)
+
+    def child(self, rel: str) -> ResolvedPath:
+        """The path ``rel`` (relative, no ``..``, no symlinks expected) below this one,
+        confined to the same root: what a walk below a confined directory yields."""
+        sub = rel.replace("/", os.sep)
+        display = rel if self.display == "." else \
+            (self.display.rstrip("/") + "/" + rel.replace(os.sep, "/"))
+        return ResolvedPath(os.path.join(self.path, sub), display,
+                            os.path.join(self.lexical, sub),
+                            os.path.join(self.rel, sub) if self.rel else sub, self.anchor)
 
 
 def _canonical_root(path: str) -> str:
@@ -60,6 +122,13 @@ class Workspace:
             *self.write_roots,
             *(_canonical_root(os.path.join(base, r)) for r in extra_read_roots),
         )
+        # every root held open from now on: later calls resolve beneath these
+        self._anchors = {r: Anchor(r) for r in self.read_roots}
+        for anchor in self._anchors.values():
+            try:
+                anchor.fd()
+            except OSError:
+                pass  # a root that does not exist yet is held once it does
 
     def lexical(self, path: str | os.PathLike[str]) -> str:
         """Join to the root when relative, then clean ``.``/``..`` lexically (no ``~``)."""
@@ -99,9 +168,28 @@ class Workspace:
             canonical = os.path.realpath(lexical)
         except (OSError, ValueError):
             raise self._outside(display, roots) from None
-        if not any(within(canonical, r) for r in roots):
+        return self._anchored(canonical, display, lexical, roots)
+
+    def _anchored(self, canonical: str, display: str, lexical: str,
+                  roots: Sequence[str]) -> ResolvedPath:
+        root = self._root_of(canonical, roots)
+        if root is None:
             raise self._outside(display, roots)
-        return ResolvedPath(canonical, display, lexical)
+        rel = canonical[len(root):].lstrip(os.sep)
+        return ResolvedPath(canonical, display, lexical, rel, self._anchors[root])
+
+    @staticmethod
+    def _root_of(canonical: str, roots: Sequence[str]) -> str | None:
+        """The innermost root containing ``canonical`` (the tightest confinement)."""
+        best = None
+        for root in roots:
+            if within(canonical, root) and (best is None or len(root) > len(best)):
+                best = root
+        return best
+
+    def anchor(self, root: str) -> Anchor:
+        """The held directory of one of the roots (``root`` as in ``read_roots``)."""
+        return self._anchors[root]
 
     def entry_path(self, resolved: ResolvedPath) -> str:
         """The path of the directory entry itself: parents resolved, the final name not
@@ -110,6 +198,15 @@ class Workspace:
         if not name:
             return resolved.path
         return os.path.join(os.path.realpath(parent), name)
+
+    def entry(self, resolved: ResolvedPath, *, write: bool = False) -> ResolvedPath:
+        """`entry_path` as a confined `ResolvedPath`: the directory entry itself (a final
+        symlink stays the link). Its directory must be inside the roots too."""
+        path = self.entry_path(resolved)
+        if path == resolved.path:
+            return resolved
+        return self._anchored(path, resolved.display, resolved.lexical,
+                              self.write_roots if write else self.read_roots)
 
     def is_within(self, path: str | os.PathLike[str], *, write: bool = False) -> bool:
         try:
@@ -126,6 +223,15 @@ class Workspace:
             "use a path inside it",
             "FS_OUTSIDE_WORKSPACE",
         )
+
+
+def root_path(directory: str | os.PathLike[str]) -> ResolvedPath:
+    """A directory as a root of its own: held as named (from the first use on), and every
+    path below it (`ResolvedPath.child`) confined beneath it, race-free. For walks of a
+    tree that is not a workspace root; a workspace's own roots come from `Workspace.resolve`.
+    """
+    path = os.path.abspath(os.fspath(directory))
+    return ResolvedPath(path, path, path, "", Anchor(path))
 
 
 def posix_rel(path: str, root: str) -> str:

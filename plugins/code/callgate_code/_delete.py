@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import os
 from typing import Any
 
 import attrs
@@ -89,8 +88,9 @@ def _fail(message: str, code: str) -> ToolError:
 
 
 def _read(gated: GatedPath, limit: int) -> bytes:
-    """The gated version's bytes (a change since the gate is a stale version)."""
-    data, st = read_source(gated.path, gated.display, limit, "delete_symbol")
+    """The gated version's bytes, read beneath the held root (a change since the gate is a
+    stale version)."""
+    data, st = read_source(gated.resolved, gated.display, limit, "delete_symbol")
     if gated.stat is not None and version_of(st) != version_of(gated.stat):
         raise stale(gated.display)
     return data
@@ -208,11 +208,15 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     gated = ctx.gated["path"]
 
     def unchanged_since_gate() -> None:
-        if gated.stat is not None and version_of(os.stat(gated.path)) != version_of(gated.stat):
+        try:
+            now = gated.resolved.stat()
+        except OSError:
+            raise stale(gated.display) from None
+        if gated.stat is not None and version_of(now) != version_of(gated.stat):
             raise stale(gated.display)
 
     try:
-        replace_file(gated.path, result.data, before_publish=unchanged_since_gate)
+        replace_file(gated.resolved, result.data, before_publish=unchanged_since_gate)
     except ToolError:
         raise
     except OSError as exc:

@@ -7,7 +7,7 @@ import stat as stat_mod
 import time
 from typing import Any
 
-from callgate import ToolContext, ToolError, ToolResult, Violation, within
+from callgate import ResolvedPath, ToolContext, ToolError, ToolResult, Violation, within
 from callgate_search import IgnoreRules, walk_files
 
 from ._languages import BY_EXTENSION, SUPPORTED, Grammar, extension_of, parser
@@ -76,21 +76,28 @@ def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
 def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path = args.get("path", ".")
     resolved = ctx.workspace.resolve(path)
+    missing = ToolError("not_found", f"code_index: path not found: {resolved.display}",
+                        "not_found")
+    if ctx.files.denied(resolved):  # the read deny list: exactly like a missing path
+        raise missing
     try:
-        st = os.stat(resolved.path)
+        st = resolved.stat()
     except (FileNotFoundError, NotADirectoryError):
-        raise ToolError("not_found", f"code_index: path not found: {resolved.display}",
-                        "not_found") from None
+        raise missing from None
+    except OSError as exc:
+        raise ToolError("tool_error", f"code_index: cannot read {resolved.display}: "
+                        f"{exc.strerror}", "CODE_IO") from None
     root = ctx.workspace.root
     inside = within(resolved.path, root)
     rel = os.path.relpath(resolved.path, root).replace(os.sep, "/") if inside else ""
     rel = "" if rel == "." else rel
     if stat_mod.S_ISDIR(st.st_mode):
-        walk_root = root if inside else resolved.path
-        symbols, notes = _index_tree(ctx, walk_root, rel, "" if inside else walk_root + "/")
+        walk_root = ctx.workspace.resolve(root) if inside else resolved
+        symbols, notes = _index_tree(ctx, walk_root, rel,
+                                     "" if inside else resolved.path + "/")
     else:
         shown = rel if inside else resolved.path
-        symbols, notes = _index_file(resolved.path, shown, resolved.display,
+        symbols, notes = _index_file(resolved, shown, resolved.display,
                                      max_file_bytes(ctx)), []
     return _answer(args, symbols, notes)
 
@@ -107,7 +114,7 @@ def _grammar_for_file(display: str) -> Grammar:
     return grammar
 
 
-def _index_file(path: str, shown: str, display: str, limit: int
+def _index_file(path: ResolvedPath, shown: str, display: str, limit: int
                 ) -> list[tuple[str, Symbol]]:
     grammar = _grammar_for_file(display)
     data, _st = read_source(path, display, limit, "code_index")
@@ -119,7 +126,7 @@ def _index_file(path: str, shown: str, display: str, limit: int
     return [(shown, s) for s in parsed.symbols(grammar)]
 
 
-def _index_tree(ctx: ToolContext, root: str, top: str, prefix: str
+def _index_tree(ctx: ToolContext, root: ResolvedPath, top: str, prefix: str
                 ) -> tuple[list[tuple[str, Symbol]], list[str]]:
     seconds = float(ctx.host.plugin_config_value("search", "timeout_s", 30))
     until = time.monotonic() + seconds
@@ -128,8 +135,12 @@ def _index_tree(ctx: ToolContext, root: str, top: str, prefix: str
     files = 0
     limit = max_file_bytes(ctx)
     stopped = timed_out = False
+    denied = ctx.files.denied if ctx.files.denylist is not None else None
     for entry in walk_files(root, top, skip_hidden=True, ignore=IgnoreRules(root),
                             stop=ctx.cancelled.is_set):
+        assert entry.resolved is not None
+        if denied is not None and denied(entry.resolved):
+            continue
         grammar = BY_EXTENSION.get(extension_of(entry.rel))
         if grammar is None or parser(grammar) is None:
             continue
@@ -140,7 +151,7 @@ def _index_tree(ctx: ToolContext, root: str, top: str, prefix: str
             stopped = True
             break
         try:
-            data, _st = read_source(entry.path, prefix + entry.rel, limit, "code_index")
+            data, _st = read_source(entry.resolved, prefix + entry.rel, limit, "code_index")
         except ToolError:  # over the cap, not a regular file, unreadable: skipped (§5)
             continue
         files += 1

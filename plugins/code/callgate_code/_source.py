@@ -4,7 +4,8 @@ A parse costs hundreds of times the file's size in memory (tree-sitter's tree
 plus the symbols built from it), so ``[code] max_file_bytes`` bounds what one
 call may parse; a FIFO, device or socket is refused without blocking (the open
 is non-blocking and the type is checked on the descriptor, so a file swapped
-for a FIFO after a directory walk is refused too).
+for a FIFO after a directory walk is refused too). A confined path (a
+`callgate.ResolvedPath`) is opened beneath its held root, never through a symlink.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import stat as stat_mod
 from typing import Any
 
-from callgate import ToolContext, ToolError
+from callgate import READ_FLAGS, ResolvedPath, ToolContext, ToolError
 
 DEFAULT_MAX_FILE_BYTES = 1 << 20
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -33,10 +34,12 @@ def max_file_bytes(ctx: ToolContext) -> int:
     return int(ctx.host.plugin_config_value("code", "max_file_bytes", DEFAULT_MAX_FILE_BYTES))
 
 
-def read_source(path: str, display: str, limit: int, tool: str) -> tuple[bytes, os.stat_result]:
+def read_source(path: str | ResolvedPath, display: str, limit: int, tool: str
+                ) -> tuple[bytes, os.stat_result]:
     """The bytes of regular file ``path`` (at most ``limit``) and its stat, or a `ToolError`."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = path.open(READ_FLAGS) if isinstance(path, ResolvedPath) else \
+            os.open(path, READ_FLAGS)
     except OSError as exc:
         raise ToolError("tool_error", f"{tool}: cannot read {display}: {exc.strerror}",
                         "CODE_IO") from None

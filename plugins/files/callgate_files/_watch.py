@@ -58,8 +58,16 @@ class FileWatch:
         self._threads.clear()
 
     def _sweep(self) -> None:
+        workspace = self.session.workspace
         try:
-            sweep_tree(self.session.workspace.write_roots, self.stop_event.is_set)
+            # beneath the held roots: a directory swapped for a link mid-sweep is skipped
+            roots = []
+            for root in dict.fromkeys(workspace.write_roots):
+                try:
+                    roots.append(workspace.anchor(root).held())
+                except OSError:
+                    continue
+            sweep_tree(roots, self.stop_event.is_set)
         except Exception:  # a sweep is housekeeping; it must never break a session
             log.debug("stale temp sweep failed", exc_info=True)
         finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import os
 from typing import Any
 
 from callgate import (
@@ -11,6 +10,7 @@ from callgate import (
     GatedPath,
     PathRole,
     PermissionSubject,
+    ResolvedPath,
     ToolContext,
     ToolError,
     ToolSpec,
@@ -20,7 +20,7 @@ from callgate import (
     make_parents,
     remove_empty_dirs,
     rename_noreplace,
-    temp_name,
+    temp_basename,
     version_of,
 )
 
@@ -66,7 +66,7 @@ def _check(ctx: ToolContext) -> tuple[GatedPath, GatedPath, bool]:
 def _ensure_source(src: GatedPath) -> None:
     """§5.5 for a move: the source is still the version the gate saw."""
     try:
-        now = os.lstat(src.path)
+        now = src.resolved.stat()
     except OSError:
         raise changed_while_applying(src.display) from None
     assert src.stat is not None
@@ -78,11 +78,11 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> str:
     src, dst, same = _check(ctx)
     if src.path == dst.path:
         return f"{src.display} is already at {dst.display}; nothing changed"
-    made = make_parents(dst.path)
+    made = make_parents(dst.resolved)
     try:
         _ensure_source(src)
         if same:
-            _rename_same_file(src.path, dst.path)
+            _rename_same_file(src.resolved, dst.resolved)
         else:
             _move(src, dst)
     except FileExistsError:
@@ -95,40 +95,48 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> str:
         remove_empty_dirs(made)
         raise io_error(dst.display, exc) from None
     try:
-        st = os.stat(dst.path)
+        st = dst.resolved.stat()
     except OSError:
         ctx.session.ledger.record_absent(src.path)
         ctx.session.ledger.forget(dst.path)
     else:
-        ctx.session.ledger.move(src.path, dst.path, st)
+        ctx.session.ledger.move(src.path, dst.resolved, st)
     return f"moved {src.display} to {dst.display}"
 
 
 def _move(src: GatedPath, dst: GatedPath) -> None:
+    """Every name is taken in its held directory (race-free beneath the roots)."""
     try:
-        rename_noreplace(src.path, dst.path)
+        rename_noreplace(src.resolved, dst.resolved)
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-        copy_noreplace(src.path, dst.path, before_publish=lambda: _ensure_source(src))
-        os.unlink(src.path)
+        copy_noreplace(src.resolved, dst.resolved, before_publish=lambda: _ensure_source(src))
+        parent, name = src.resolved.parent()
+        with parent:
+            parent.unlink(name)
 
 
-def _rename_same_file(source: str, destination: str) -> None:
+def _rename_same_file(source: ResolvedPath, destination: ResolvedPath) -> None:
     """Source and destination are one file: rename through a temp name, so a case-only
     rename works where names are case-insensitive, and a second hard link just goes."""
-    tmp = temp_name(source)
-    os.rename(source, tmp)
-    try:
-        os.link(tmp, destination, follow_symlinks=False)
-    except FileExistsError:
-        if not os.path.samefile(tmp, destination):
-            os.rename(tmp, source)
-            raise
-    except OSError:
-        os.rename(tmp, source)
-        raise
-    os.unlink(tmp)
+    sdir, sname = source.parent()
+    with sdir:
+        ddir, dname = destination.parent()
+        with ddir:
+            tmp = temp_basename(sname)
+            sdir.replace(sname, sdir, tmp)
+            try:
+                sdir.link(tmp, ddir, dname)
+            except FileExistsError:
+                a, b = sdir.stat(tmp), ddir.stat(dname)
+                if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino):
+                    sdir.replace(tmp, sdir, sname)
+                    raise
+            except OSError:
+                sdir.replace(tmp, sdir, sname)
+                raise
+            sdir.unlink(tmp)
 
 
 def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 import stat as stat_mod
 from typing import Any
 
 from callgate import (
+    READ_FLAGS,
     PermissionSubject,
     ResolvedPath,
     ToolContext,
@@ -75,21 +75,6 @@ DESCRIPTION = (
     "change nothing."
 )
 
-#: files.md §2: names the optional read denylist hides (answered as "not found").
-DENIED_NAMES = (".env*", ".git-credentials", ".netrc", "*.pem", "*.key", "*.p12", "*.pfx")
-
-
-def _denied(rp: ResolvedPath) -> bool:
-    ssh = os.path.realpath(os.path.expanduser("~/.ssh"))
-    for path in (rp.lexical, rp.path):
-        name = os.path.basename(path)
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in DENIED_NAMES):
-            return True
-        if path == ssh or path.startswith(ssh + os.sep):
-            return True
-    return False
-
-
 def _read_all(fd: int, size: int) -> bytes:
     chunks, pos = [], 0
     while pos < size:
@@ -102,35 +87,48 @@ def _read_all(fd: int, size: int) -> bytes:
 
 
 def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-    rp = ctx.workspace.resolve(args["path"])
+    rp = ctx.files.resolve_read(args["path"])  # confined; the read deny list applies
     offset = args.get("offset", 0)
     limit = args.get("limit", DEFAULT_LIMIT)
-    ledger = ctx.session.ledger
-    if ctx.config.get("read_denylist", False) and _denied(rp):
-        raise not_found(rp.display)
+    fd, st = _open(ctx, rp)
     try:
-        st = os.stat(rp.path)
+        return _read(ctx, rp, fd, st, offset, limit)
+    finally:
+        os.close(fd)
+
+
+def _open(ctx: ToolContext, rp: ResolvedPath) -> tuple[int, os.stat_result]:
+    """Stat, refuse what is not a regular file, then open: both in the file's held
+    directory, never through a symlink (a swap in between fails the call)."""
+    ledger = ctx.session.ledger
+    try:
+        parent, name = rp.parent()
+    except IsADirectoryError:  # a root itself
+        raise is_directory(rp.display) from None
     except (FileNotFoundError, NotADirectoryError):
         ledger.record_absent(rp.path)
         raise not_found(rp.display) from None
     except OSError as exc:
         raise io_error(rp.display, exc) from None
-    if stat_mod.S_ISDIR(st.st_mode):
-        raise is_directory(rp.display)
-    if not stat_mod.S_ISREG(st.st_mode):
-        raise not_regular(rp.display, "read_file", kind_of(st))
-    try:
-        fd = os.open(rp.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) |
-                     getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        ledger.record_absent(rp.path)
-        raise not_found(rp.display) from None
-    except OSError as exc:
-        raise io_error(rp.display, exc) from None
-    try:
-        return _read(ctx, rp, fd, st, offset, limit)
-    finally:
-        os.close(fd)
+    with parent:
+        try:
+            st = parent.stat(name)
+        except (FileNotFoundError, NotADirectoryError):
+            ledger.record_absent(rp.path)
+            raise not_found(rp.display) from None
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+        if stat_mod.S_ISDIR(st.st_mode):
+            raise is_directory(rp.display)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise not_regular(rp.display, "read_file", kind_of(st))
+        try:
+            return parent.open(name, READ_FLAGS), st
+        except FileNotFoundError:
+            ledger.record_absent(rp.path)
+            raise not_found(rp.display) from None
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
 
 
 def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offset: int,
@@ -160,7 +158,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
                 snapshot = decode_text(whole, declared).text
             if needs_digest(fst):
                 digest = hashlib.sha256(whole).hexdigest()
-        ctx.session.ledger.record_present(rp.path, fst, content=whole, snapshot=snapshot,
+        ctx.session.ledger.record_present(rp, fst, content=whole, snapshot=snapshot,
                                           digest=digest)
         return True
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 import inspect
 import os
 import stat as stat_mod
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import attrs
 from callgate import (
+    READ_FLAGS,
     ImageBlock,
     PermissionSubject,
+    ResolvedPath,
     TextBlock,
     ToolContext,
     ToolError,
@@ -125,7 +128,7 @@ class LoadedImage:
 
 
 async def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-    image = await anyio.to_thread.run_sync(load, ctx.workspace, args["path"])
+    image = await anyio.to_thread.run_sync(load, ctx.workspace, args["path"], ctx.files.denied)
     block = ImageBlock(image.kind.media_type, image.data)
     if vision(ctx.session):
         return ToolResult(content=[TextBlock(image.line), block], meta=image.meta)
@@ -147,21 +150,29 @@ async def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                          {**image.meta, "described": True})
 
 
-def load(workspace: Workspace, path: str) -> LoadedImage:
-    """Resolve, stat, read (at most the limit + 1 bytes), sniff and probe one image."""
+def load(workspace: Workspace, path: str,
+         denied: Callable[[ResolvedPath], bool] | None = None) -> LoadedImage:
+    """Resolve, stat, read (at most the limit + 1 bytes), sniff and probe one image.
+
+    Every system call is beneath the held workspace root (race-free); ``denied`` is the
+    read deny list (a denied path is answered as a missing one).
+    """
     resolved = workspace.resolve(path)
     shown = resolved.display
+    missing = ToolError("not_found", f"file not found: {shown}; check the path (ls or glob "
+                        "list the workspace)", "IMAGE_NOT_FOUND")
+    if denied is not None and denied(resolved):
+        raise missing
     try:
-        st = os.stat(resolved.path)
+        st = resolved.stat()
     except (FileNotFoundError, NotADirectoryError):
-        raise ToolError("not_found", f"file not found: {shown}; check the path (ls or glob "
-                        "list the workspace)", "IMAGE_NOT_FOUND") from None
+        raise missing from None
     except OSError as exc:
         raise _io_error(shown, exc) from None
     _check_stat(shown, st)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    flags = READ_FLAGS | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(resolved.path, flags)
+        fd = resolved.open(flags)
     except FileNotFoundError:
         raise ToolError("not_found", f"file not found: {shown}", "IMAGE_NOT_FOUND") from None
     except OSError as exc:

@@ -14,9 +14,12 @@ where a match could span lines.
 from __future__ import annotations
 
 import os
+import stat as stat_mod
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from callgate import READ_FLAGS, ResolvedPath
 
 if TYPE_CHECKING:  # regex (~10 ms) is imported when this engine first searches
     import regex
@@ -51,18 +54,54 @@ def decode(data: bytes) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def read_text(path: str, required: bytes | None = None, folded: bool = False) -> str | None:
-    """Read and decode one file; ``None`` when binary, unreadable, or lacking ``required``
-    (compared case-insensitively in ASCII when ``folded``)."""
+def open_file(path: str | ResolvedPath, max_bytes: int | None = None) -> int | None:
+    """A descriptor of a regular file no larger than ``max_bytes`` (a `ResolvedPath` opens
+    beneath its root; never through a final symlink), else ``None``."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
-            utf16 = head[:2] in BOM_UTF16
-            if b"\0" in head and not utf16:
-                return None
-            data = head + fh.read() if len(head) == HEAD_BYTES else head
+        fd = path.open(READ_FLAGS) if isinstance(path, ResolvedPath) else \
+            os.open(path, READ_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        st = None
+    if st is None or not stat_mod.S_ISREG(st.st_mode) or \
+            (max_bytes is not None and st.st_size > max_bytes):
+        os.close(fd)
+        return None
+    return fd
+
+
+def read_all(fd: int, n: int | None = None) -> bytes:
+    """Up to ``n`` bytes (``None``: all) from the descriptor's position."""
+    chunks, got = [], 0
+    while n is None or got < n:
+        chunk = os.read(fd, 1 << 20 if n is None else min(n - got, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_text(path: str | ResolvedPath, required: bytes | None = None, folded: bool = False,
+              max_bytes: int | None = None) -> str | None:
+    """Read and decode one file; ``None`` when binary, unreadable, over ``max_bytes``, or
+    lacking ``required`` (compared case-insensitively in ASCII when ``folded``)."""
+    fd = open_file(path, max_bytes)
+    if fd is None:
+        return None
+    try:
+        head = read_all(fd, HEAD_BYTES)
+        utf16 = head[:2] in BOM_UTF16
+        if b"\0" in head and not utf16:
+            return None
+        data = head + read_all(fd) if len(head) == HEAD_BYTES else head
     except OSError:
         return None
+    finally:
+        os.close(fd)
     if required is not None and not utf16 and \
             required not in (data.lower() if folded else data):
         return None
@@ -83,7 +122,8 @@ def search(req: GrepRequest) -> Iterator[FileHits]:
         if time.monotonic() >= req.deadline:
             req.timed_out = True
             return
-        text = read_text(path, info.required, info.folded)
+        text = read_text(path, info.required, info.folded,
+                         None if req.is_file else req.max_file_bytes)
         if text is None:
             continue
         hits = FileHits(rel)
@@ -106,25 +146,17 @@ def search(req: GrepRequest) -> Iterator[FileHits]:
                 return
 
 
-def _files(req: GrepRequest) -> Iterator[tuple[str, str]]:
+def _files(req: GrepRequest) -> Iterator[tuple[str, ResolvedPath]]:
+    """The files to search, each confined beneath the request's root (sizes are checked
+    when each is read)."""
     if req.is_file:
-        yield req.target_rel, _join(req.root, req.target_rel)
+        yield req.target_rel, req.resolved(req.target_rel)
         return
-    for entry in walk_files(req.root, req.target_rel, skip_hidden=True, ignore=req.rules,
-                            stop=req.cancelled.is_set):
-        if req.wanted(entry.rel) and _size(entry.path) <= req.max_file_bytes:
-            yield entry.rel, entry.path
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
-def _join(root: str, rel: str) -> str:
-    return f"{root}/{rel}" if rel else root
+    for entry in walk_files(req.base or req.root, req.target_rel, skip_hidden=True,
+                            ignore=req.rules, stop=req.cancelled.is_set):
+        assert entry.resolved is not None
+        if req.wanted(entry.rel) and not (req.denied and req.denied(entry.resolved)):
+            yield entry.rel, entry.resolved
 
 
 def _remaining(req: GrepRequest) -> float:

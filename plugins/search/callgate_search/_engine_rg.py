@@ -4,9 +4,16 @@ rg runs at the workspace root with every ignore source switched off except
 ``.gitignore`` files at and below the searched path, never following
 symlinks and skipping hidden names, and sorts by path so output streams in
 the order the model reads. What rg cannot know (the ``.gitignore`` files
-above a searched subdirectory, path-shaped ``glob`` filters) is applied to
-its output here. Reading stops, and rg is killed, once the match cap is
-known to be exceeded, the deadline passes or the batch is cancelled.
+above a searched subdirectory, path-shaped ``glob`` filters, the read deny
+list's ``~/.ssh``) is applied to its output here. Reading stops, and rg is
+killed, once the match cap is known to be exceeded, the deadline passes or
+the batch is cancelled.
+
+rg walks by path names, so a directory swapped for a symlink while it runs could
+lead it outside the workspace. Its output is therefore only a candidate list:
+every file it reports is read again here, beneath the held root (race-free), and
+kept only when each line rg showed is that line of the file read; anything else
+is dropped. What the model sees is always text of a file inside the root.
 """
 
 from __future__ import annotations
@@ -23,6 +30,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from callgate import DENIED_NAMES
+
+from ._engine_python import open_file, read_all
 from ._grep_model import FileHits, GrepRequest
 
 BASE_FLAGS = ("--json", "--sort", "path", "--no-config", "--no-ignore-global",
@@ -53,6 +63,9 @@ def command(rg: str, req: GrepRequest) -> list[str]:
     if req.glob is not None and req.glob.by_name and not req.is_file:
         args += ["--type-add", f"cg:{req.glob.pattern}", "--type", "cg"]
     args += ["--max-filesize", str(req.max_file_bytes)]
+    if req.denied is not None:
+        for name in DENIED_NAMES:  # files and directories, at any depth, in any case
+            args += ["--iglob", f"!{name}"]
     args += ["--regexp", req.pattern, "--", req.target_rel or "."]
     return args
 
@@ -108,7 +121,8 @@ def search(rg: str, req: GrepRequest) -> Iterator[FileHits]:
                 if kind == "begin":
                     rel = _rel(_text(data["path"]))
                     skipping = (post_filter_glob and not req.wanted(rel)) or \
-                        (post_filter_ignores and req.rules.ignored_below(rel, req.target_rel))
+                        (post_filter_ignores and req.rules.ignored_below(rel, req.target_rel)) \
+                        or req.hidden(rel)
                     current = None if skipping else FileHits(rel)
                 elif kind in ("match", "context") and current is not None:
                     number = data["line_number"]
@@ -116,13 +130,13 @@ def search(rg: str, req: GrepRequest) -> Iterator[FileHits]:
                     if kind == "match":
                         current.matches.append(number)
                 elif kind == "end" and current is not None:
-                    if current.matches:
+                    if current.matches and confirmed(req, current):
                         found += len(current.matches)
                         yield current
                     current = None
                     if found > req.limit:
                         return
-            if current is not None and current.matches:
+            if current is not None and current.matches and confirmed(req, current):
                 yield current  # cut short by the deadline: keep what was found
         finally:
             done.set()
@@ -135,6 +149,35 @@ def search(rg: str, req: GrepRequest) -> Iterator[FileHits]:
         if proc.returncode == 2 and not saw_output and not req.timed_out:
             errors.seek(0)
             raise InvalidPattern(rg_error(errors.read().decode("utf-8", "replace")))
+
+
+def confirmed(req: GrepRequest, hits: FileHits) -> bool:
+    """Whether every line rg reported for ``hits.path`` is that line of the file read
+    again beneath the held root (see the module docstring)."""
+    fd = open_file(req.resolved(hits.path), None if req.is_file else req.max_file_bytes)
+    if fd is None:
+        return False
+    try:
+        data = read_all(fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    text = _as_rg_reads(data)
+    wanted = max(hits.lines)
+    lines = text.split("\n", wanted)
+    return all(n <= len(lines) and lines[n - 1] == line for n, line in hits.lines.items())
+
+
+def _as_rg_reads(data: bytes) -> str:
+    """Text as rg shows it: a UTF-16 BOM transcoded, a UTF-8 BOM dropped, invalid UTF-8 as
+    U+FFFD (a NUL does not end the text here: rg reports the lines before it)."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data[2:].decode("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be",
+                               "replace")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", "replace")
 
 
 def _watch(proc: subprocess.Popen[bytes], req: GrepRequest, done: threading.Event) -> None:

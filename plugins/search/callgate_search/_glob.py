@@ -75,7 +75,10 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     skip = len(base.rel) + 1 if base.rel else 0
     found: list[str] = []
     truncated = False
-    for entry in walk_files(base.root, start, skip_hidden=False, ignore=None, stop=stop):
+    denied = ctx.files.denied if ctx.files.denylist is not None else None
+    for entry in walk_files(base.base, start, skip_hidden=False, ignore=None, stop=stop):
+        if denied is not None and denied(entry.resolved):
+            continue  # the read deny list: as if it were not there
         if glob.matches(entry.rel[skip:]):
             if len(found) == MAX_FILES:
                 truncated = True

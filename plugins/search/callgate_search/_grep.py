@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 import attrs
-from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate import READ_FLAGS, ResolvedPath, ToolContext, ToolError, ToolResult, Violation
 
 from . import _engine_python, _engine_rg
 from ._globs import GlobError, compile_glob
@@ -93,13 +93,14 @@ class Grep:
         if target.is_file:
             if glob is not None and not glob.matches(target.rel):
                 return ToolResult.ok("(no matches)", {**meta, "matches": 0})
-            if os.path.getsize(target.path) > limit_bytes:  # checked before any byte is read
+            if target.st.st_size > limit_bytes:  # checked before any byte is read
                 return ToolResult.ok(
                     f"(no matches; {target.shown(target.rel)} is larger than the "
                     f"{_size_text(limit_bytes)} grep limit; search it with the shell or raise "
                     "search.max_file_bytes)",
                     {**meta, "matches": 0, "too_large": True})
-            if _engine_python.read_text(target.path) is None and _is_readable(target.path):
+            if _engine_python.read_text(target.resolved) is None and \
+                    _is_readable(target.resolved):
                 return ToolResult.ok(f"(no matches; {target.shown(target.rel)} is a binary file)",
                                      {**meta, "matches": 0, "binary": True})
         seconds, until = deadline(ctx)
@@ -109,7 +110,8 @@ class Grep:
             pattern=args["pattern"], ignore_case=args.get("case_insensitive", False),
             context=args.get("context", 0), glob=glob, limit=limit, deadline=until,
             cancelled=ctx.cancelled,
-            rules=IgnoreRules(target.root), max_file_bytes=limit_bytes,
+            rules=IgnoreRules(target.base), max_file_bytes=limit_bytes, base=target.base,
+            denied=ctx.files.denied if ctx.files.denylist is not None else None,
         )
         hits = _engine_rg.search(self.rg, req) if engine == "rg" and self.rg else \
             _engine_python.search(req)
@@ -149,9 +151,9 @@ def _size_text(n: int) -> str:
     return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
-def _is_readable(path: str) -> bool:
+def _is_readable(path: ResolvedPath) -> bool:
     try:
-        with open(path, "rb"):
-            return True
+        os.close(path.open(READ_FLAGS))
     except OSError:
         return False
+    return True

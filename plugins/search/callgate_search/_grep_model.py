@@ -8,9 +8,10 @@ decided here, once, so the two engines cannot drift apart in presentation.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
+from callgate import ResolvedPath
 
 from ._globs import Glob
 from ._walk import IgnoreRules
@@ -39,6 +40,19 @@ class GrepRequest:
     max_file_bytes: int = 64 << 20
     """Walked files larger than this are skipped: a match is held in memory whole, so a
     multi-gigabyte line would cost gigabytes (both engines skip them alike)."""
+    base: ResolvedPath | None = None
+    """``root`` as a confined path: every file is read beneath it (race-free)."""
+    denied: Callable[[ResolvedPath], bool] | None = None
+    """The read deny list (when on): a denied file is searched by neither engine."""
+
+    def resolved(self, rel: str) -> ResolvedPath:
+        """The file ``rel`` (relative to ``root``) as a confined path."""
+        assert self.base is not None, "GrepRequest.base is needed to read files"
+        return self.base.child(rel) if rel else self.base
+
+    def hidden(self, rel: str) -> bool:
+        """Whether the deny list hides ``rel``."""
+        return self.denied is not None and self.denied(self.resolved(rel))
 
     def wanted(self, rel: str) -> bool:
         """The ``glob`` filter: it only narrows (names at any depth, or whole paths)."""

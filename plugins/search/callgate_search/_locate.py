@@ -1,8 +1,10 @@
 """Resolving a search tool's ``path`` argument, and the errors every search tool shares.
 
-Every path goes through the core's workspace confinement (symlinks included),
-then one ``stat``. Paths print relative to the workspace root with ``/`` so
-the model can pass them unchanged to ``read_file``.
+Every path goes through the core's workspace confinement (symlinks included)
+and the read deny list (a denied path is "not found"), then one ``stat``.
+Paths print relative to the workspace root with ``/`` so the model can pass
+them unchanged to ``read_file``. Everything a search reads afterwards goes
+through ``base`` (confined beneath its held root, race-free).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import stat as stat_mod
 import time
 
 import attrs
-from callgate import ToolContext, ToolError, within
+from callgate import ResolvedPath, ToolContext, ToolError, within
 
 
 @attrs.frozen
@@ -30,6 +32,13 @@ class Located:
     prefix: str
     display: str
     st: os.stat_result
+    base: ResolvedPath
+    """``root`` as a confined path: walks and reads go beneath it."""
+
+    @property
+    def resolved(self) -> ResolvedPath:
+        """The target as a confined path."""
+        return self.base.child(self.rel) if self.rel else self.base
 
     @property
     def path(self) -> str:
@@ -58,10 +67,13 @@ def not_a_directory(tool: str, display: str, advice: str = "") -> ToolError:
 
 
 def locate(ctx: ToolContext, tool: str, path: str) -> Located:
-    """Confine ``path`` and stat it; a missing path is ``<tool>: path not found: <p>``."""
+    """Confine ``path`` and stat it; a missing (or denied) path is ``<tool>: path not found:
+    <p>``."""
     resolved = ctx.workspace.resolve(path)
+    if ctx.files.denied(resolved):
+        raise not_found(tool, resolved.display)
     try:
-        st = os.stat(resolved.path)
+        st = resolved.stat()
     except (FileNotFoundError, NotADirectoryError):
         raise not_found(tool, resolved.display) from None
     except OSError as exc:
@@ -71,11 +83,13 @@ def locate(ctx: ToolContext, tool: str, path: str) -> Located:
     if within(resolved.path, root):
         rel = os.path.relpath(resolved.path, root)
         rel = "" if rel == "." else rel.replace(os.sep, "/")
-        return Located(root, rel, "", resolved.display, st)
+        return Located(root, rel, "", resolved.display, st, ctx.workspace.resolve(root))
     if stat_mod.S_ISDIR(st.st_mode):
-        return Located(resolved.path, "", resolved.path.rstrip("/") + "/", resolved.display, st)
+        return Located(resolved.path, "", resolved.path.rstrip("/") + "/", resolved.display, st,
+                       resolved)
     parent, name = os.path.split(resolved.path)
-    return Located(parent, name, parent.rstrip("/") + "/", resolved.display, st)
+    return Located(parent, name, parent.rstrip("/") + "/", resolved.display, st,
+                   ctx.workspace.resolve(parent))
 
 
 def deadline(ctx: ToolContext) -> tuple[float, float]:

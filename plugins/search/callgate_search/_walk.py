@@ -5,6 +5,11 @@ order ``rg --sort path`` prints), one prune list, one reading of ``.gitignore``
 files. Symlinks are never followed: a walk lists the real tree below its root.
 The ``code`` plugin walks through this module too, so grep and code_index skip
 exactly the same files.
+
+The walk is race-free: it holds each directory open and opens the next relative
+to it without following a symlink (`callgate.HeldDir`), and it yields each file as
+a `callgate.ResolvedPath` confined beneath the walk's root, so a directory swapped
+for a symlink mid-walk is skipped, or fails to open, instead of leading outside.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
+
+from callgate import READ_FLAGS, HeldDir, PathChanged, ResolvedPath, root_path
 
 #: Directory names that tools never walk into unless the caller names them.
 PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox",
@@ -79,8 +86,9 @@ class IgnoreRules:
     (no global excludes, no ``.git/info/exclude``, no files above the root).
     """
 
-    def __init__(self, root: str) -> None:
-        self.root = root
+    def __init__(self, root: str | ResolvedPath) -> None:
+        self.root = os.fspath(root)
+        self._base = root if isinstance(root, ResolvedPath) else root_path(self.root)
         self._specs: dict[str, Spec | None] = {}
         self._dir_verdicts: dict[str, bool] = {}
         self._chains: dict[str, tuple[tuple[str, Spec], ...]] = {}
@@ -91,13 +99,21 @@ class IgnoreRules:
             return self._specs[rel_dir]
         spec = None
         if present is not False:
-            path = os.path.join(self.root, rel_dir, ".gitignore") if rel_dir else \
-                os.path.join(self.root, ".gitignore")
+            rel = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
             try:
-                with open(path, "rb") as fh:
-                    text = fh.read().decode("utf-8", "replace")
-            except OSError:
+                fd = self._base.child(rel).open(READ_FLAGS)  # beneath the root, no links
+            except (OSError, ValueError):
                 text = None
+            else:
+                try:
+                    chunks = []
+                    while chunk := os.read(fd, 1 << 16):
+                        chunks.append(chunk)
+                    text = b"".join(chunks).decode("utf-8", "replace")
+                except OSError:
+                    text = None
+                finally:
+                    os.close(fd)
             if text is not None:
                 if text.startswith("\ufeff"):
                     text = text[1:]
@@ -151,17 +167,21 @@ class IgnoreRules:
 
 
 class FileEntry(NamedTuple):
-    """A regular file a walk found: its path relative to the tree's root, and on disk."""
+    """A regular file a walk found: its path relative to the tree's root, on disk, and as a
+    `callgate.ResolvedPath` confined beneath the walk's root (open it with ``.open()``)."""
 
     rel: str
     path: str
+    resolved: ResolvedPath | None = None
 
 
-def walk_files(root: str, top_rel: str, *, skip_hidden: bool, ignore: IgnoreRules | None,
-               enter: Callable[[str, str], bool] | None = None,
+def walk_files(root: str | ResolvedPath, top_rel: str, *, skip_hidden: bool,
+               ignore: IgnoreRules | None, enter: Callable[[str, str], bool] | None = None,
                stop: Callable[[], bool] | None = None) -> Iterator[FileEntry]:
     """The regular files below ``<root>/<top_rel>``, in path order, depth first.
 
+    - ``root``: a confined `callgate.ResolvedPath` (a directory), or a path string (held
+      as named; everything below it is then confined to it).
     - ``skip_hidden``: names starting with ``.`` are left out (files and directories).
     - ``ignore``: gitignored entries are left out (rules above ``top_rel`` apply too).
     - ``enter(rel, name)``: asked for each `PRUNE` directory; the walk enters only when it
@@ -170,44 +190,69 @@ def walk_files(root: str, top_rel: str, *, skip_hidden: bool, ignore: IgnoreRule
 
     Symlinks and special files are never yielded or followed. The top is always walked.
     """
-    top = os.path.join(root, top_rel) if top_rel else root
-    stack: list[Iterator[tuple[str, str, os.DirEntry[str]]]] = [_listing(top, top_rel, ignore)]
-    while stack:
-        try:
-            rel, name, entry = next(stack[-1])
-        except StopIteration:
-            stack.pop()
-            continue
-        if skip_hidden and name.startswith("."):
-            continue
-        try:
-            if entry.is_symlink():
+    base = root if isinstance(root, ResolvedPath) else root_path(os.fspath(root))
+    try:
+        top = (base.child(top_rel) if top_rel else base).opendir()
+    except (OSError, ValueError):
+        return
+    stack: list[tuple[Iterator[tuple[str, str, str]], HeldDir]] = \
+        [(_listing(top, top_rel, ignore), top)]
+    try:
+        while stack:
+            listing, held = stack[-1]
+            try:
+                rel, name, kind = next(listing)
+            except StopIteration:
+                stack.pop()
+                held.close()
                 continue
-            if entry.is_dir(follow_symlinks=False):
+            if skip_hidden and name.startswith("."):
+                continue
+            if kind == "dir":
                 if name in PRUNE and (enter is None or not enter(rel, name)):
                     continue
                 if ignore is not None and ignore.verdict(rel, True):
                     continue
                 if stop is not None and stop():
                     return
-                stack.append(_listing(entry.path, rel, ignore))
+                try:
+                    sub = held.sub(name)
+                except (OSError, PathChanged):
+                    continue
+                stack.append((_listing(sub, rel, ignore), sub))
                 continue
-            if not entry.is_file(follow_symlinks=False):
+            if kind != "file":
                 continue
-        except OSError:
-            continue
-        if ignore is not None and ignore.verdict(rel, False):
-            continue
-        yield FileEntry(rel, entry.path)
+            if ignore is not None and ignore.verdict(rel, False):
+                continue
+            yield FileEntry(rel, os.path.join(base.path, rel), base.child(rel))
+    finally:
+        for _, held in stack:
+            held.close()
 
 
-def _listing(path: str, rel: str, ignore: IgnoreRules | None
-             ) -> Iterator[tuple[str, str, os.DirEntry[str]]]:
+def _listing(held: HeldDir, rel: str, ignore: IgnoreRules | None
+             ) -> Iterator[tuple[str, str, str]]:
+    """``(rel, name, kind)`` of each entry, in name order; kind is ``dir``, ``file`` or
+    ``other`` (symlinks included), taken while the directory is held."""
     try:
-        with os.scandir(path) as it:
-            entries = sorted(it, key=lambda e: e.name)
+        entries = held.scandir()
     except OSError:
         return iter(())
+    out = []
+    for e in entries:
+        try:
+            if e.is_symlink():
+                kind = "other"
+            elif e.is_dir(follow_symlinks=False):
+                kind = "dir"
+            elif e.is_file(follow_symlinks=False):
+                kind = "file"
+            else:
+                kind = "other"
+        except OSError:
+            kind = "other"
+        out.append((join_rel(rel, e.name), e.name, kind))
     if ignore is not None:
         ignore.spec(rel, any(e.name == ".gitignore" for e in entries))
-    return ((join_rel(rel, e.name), e.name, e) for e in entries)
+    return iter(out)

@@ -118,12 +118,12 @@ CREATOR = textwrap.dedent("""
     from callgate import sync, ToolCall
     ws, barrier, me, content = sys.argv[1:5]
     original = atomic.link_noreplace
-    def wait_for_both(tmp, target):
+    def wait_for_both(directory, tmp, name):
         open(os.path.join(barrier, me), "w").close()
         deadline = time.time() + 20
         while len(os.listdir(barrier)) < 2 and time.time() < deadline:
             time.sleep(0.01)
-        return original(tmp, target)
+        return original(directory, tmp, name)
     atomic.link_noreplace = wait_for_both
     host = sync.Host.boot({"files": {"watch": False}}, plugins=[callgate_files],
                           entrypoints=False, surface="full")
@@ -182,10 +182,10 @@ def test_rewrite_between_read_and_publish_is_caught(fs, monkeypatch, unchanged):
     s.call("read_file", path="a.txt")
     original = atomic.write_temp
 
-    def hook(target, data, mode):
-        with open(target, "r+b") as fh:  # same size, in place: only the content check sees it
-            fh.write(b"ONE")
-        return original(target, data, mode)
+    def hook(directory, name, data, mode):
+        with open(directory.join(name), "r+b") as fh:  # same size, in place: only the
+            fh.write(b"ONE")                           # content check sees it
+        return original(directory, name, data, mode)
 
     monkeypatch.setattr(atomic, "write_temp", hook)
     r = s.call("edit_file", path="a.txt", old_string="two", new_string="2")
