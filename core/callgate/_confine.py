@@ -10,8 +10,8 @@ without symlinks or ``..``; and every use resolves that relative path again, in
 the kernel, beneath the held root:
 
 - ``openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`` where Linux has it (5.6+):
-  a symlink that appears on the way is followed only while it stays below the
-  root, else the call fails with ``EXDEV``;
+  a relative symlink that appears on the way is followed only while it stays
+  below the root; one leading out, and any absolute one, fails the call (``EXDEV``);
 - elsewhere (older kernels, seccomp filters that refuse it, the BSDs and macOS) a
   walk one component at a time, each opened relative to the last with
   ``O_NOFOLLOW | O_DIRECTORY``: any symlink on the way fails the call (``ELOOP``).
@@ -177,7 +177,7 @@ def open_beneath(dirfd: int, rel: str, flags: int, mode: int = 0o666) -> int:
     cur = dirfd
     try:
         for part in parts[:-1]:
-            nxt = os.open(part, DIR_FLAGS, dir_fd=cur)
+            nxt = open_subdir(cur, part)
             if cur != dirfd:
                 os.close(cur)
             cur = nxt
@@ -191,6 +191,24 @@ def open_beneath(dirfd: int, rel: str, flags: int, mode: int = 0o666) -> int:
             os.close(cur)
 
 
+def open_subdir(dirfd: int, name: str) -> int:
+    """Open the directory ``name`` in ``dirfd`` without following a link there; a link
+    raises `PathChanged` (the kernel says ``ENOTDIR`` for a link with ``O_DIRECTORY``)."""
+    try:
+        return os.open(name, DIR_FLAGS, dir_fd=dirfd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_link(dirfd, name)):
+            raise PathChanged(name, errno.ELOOP) from None
+        raise
+
+
+def _is_link(dirfd: int, name: str) -> bool:
+    try:
+        return stat_mod.S_ISLNK(os.stat(name, dir_fd=dirfd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
 class HeldDir:
     """A directory held open, and the operations on names directly inside it.
 
@@ -200,12 +218,14 @@ class HeldDir:
     (``owned=False``, e.g. an anchor's) is never closed here.
     """
 
-    __slots__ = ("fd", "owned", "path")
+    __slots__ = ("_release", "fd", "owned", "path")
 
-    def __init__(self, path: str, fd: int | None, owned: bool = True) -> None:
+    def __init__(self, path: str, fd: int | None, owned: bool = True,
+                 release: Callable[[], None] | None = None) -> None:
         self.path = path
         self.fd = fd
         self.owned = owned
+        self._release = release
 
     def _at(self, name: str) -> tuple[str, int | None]:
         if self.fd is None:
@@ -286,13 +306,7 @@ class HeldDir:
         """The child directory ``name``, held (a symlink there fails with `PathChanged`)."""
         if self.fd is None:
             return _by_name_dir(os.path.join(self._self(), name))  # type: ignore[arg-type]
-        try:
-            fd = os.open(name, DIR_FLAGS, dir_fd=self.fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise PathChanged(name, exc.errno) from None
-            raise
-        return HeldDir(os.path.join(self.path, name), fd)
+        return HeldDir(os.path.join(self.path, name), open_subdir(self.fd, name))
 
     def fsync(self) -> None:
         """Make renames and links in this directory durable (best effort)."""
@@ -313,9 +327,13 @@ class HeldDir:
             os.close(fd)
 
     def close(self) -> None:
-        if self.owned and self.fd is not None:
-            fd, self.fd = self.fd, None
+        """Close the descriptor (a borrowed one is handed back instead); idempotent."""
+        fd, self.fd = self.fd, None
+        if fd is not None and self.owned:
             os.close(fd)
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
     def __enter__(self) -> HeldDir:
         return self
@@ -337,42 +355,88 @@ def open_dir(path: str) -> HeldDir:
 
 
 class Anchor:
-    """A root directory held open for as long as anything refers to it.
+    """A root directory held open: the descriptor every confined path resolves beneath.
 
     Opened at the first use (a root that does not exist yet is opened once it does)
-    and never re-opened, so a root is the directory it was at that moment. The
-    descriptor closes when the last reference goes.
+    and never re-opened, so a root is the directory it was at that moment. `close`
+    (the session's end) lets the descriptor go once no call is using it: a call in
+    flight never finds its descriptor number reused for another directory.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._fd: int | None = None
+        self._users = 0
+        self._closed = False
         self._lock = threading.Lock()
         self._finalizer: Any = None
 
-    def fd(self) -> int | None:
-        """The root's descriptor (``None`` without descriptors); raises if it is missing."""
-        if not HELD:
-            return None
-        fd = self._fd
-        if fd is not None:
-            return fd
+    def _acquire(self) -> int:
         with self._lock:
+            if self._closed:
+                raise OSError(errno.EBADF, "the workspace is closed", self.path)
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 self._finalizer = weakref.finalize(self, _close_quietly, self._fd)
+            self._users += 1
             return self._fd
 
+    def _release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._closed and self._users == 0:
+                self._let_go()
+
+    def _let_go(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # closes the descriptor, once
+            self._finalizer = None
+        self._fd = None
+
+    def close(self) -> None:
+        """No new use from now on; the descriptor closes when the last one ends."""
+        with self._lock:
+            self._closed = True
+            if self._users == 0:
+                self._let_go()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def ensure_open(self) -> None:
+        """Open the root now if it exists (raises `OSError` if it does not)."""
+        if HELD:
+            self._acquire()
+            self._release()
+
     def held(self) -> HeldDir:
-        """The root as a borrowed `HeldDir` (closing it does not close the root)."""
-        return HeldDir(self.path, self.fd(), owned=False)
+        """The root as a borrowed `HeldDir`: close it to hand the root back (the root's
+        own descriptor stays open)."""
+        if not HELD:
+            return _by_name_dir(self.path)
+        return HeldDir(self.path, self._acquire(), owned=False, release=self._release)
 
     def open(self, rel: str, flags: int, mode: int = 0o666) -> int:
-        fd = self.fd()
-        if fd is None:
+        """``os.open`` of ``rel`` beneath the root (see `open_beneath`)."""
+        if not HELD:
             return os.open(os.path.join(self.path, rel) if rel else self.path,
                            flags | O_CLOEXEC, mode)
-        return open_beneath(fd, rel, flags, mode)
+        fd = self._acquire()
+        try:
+            return open_beneath(fd, rel, flags, mode)
+        finally:
+            self._release()
+
+    def stat(self) -> os.stat_result:
+        """The root's own ``stat``."""
+        if not HELD:
+            return os.stat(self.path)
+        fd = self._acquire()
+        try:
+            return os.fstat(fd)
+        finally:
+            self._release()
 
     def dir(self, rel: str) -> HeldDir:
         """The directory ``rel`` below the root, held (``""``: the root, borrowed)."""

@@ -262,6 +262,7 @@ class Session:
         except Exception:
             log.exception("a session_end hook failed")
         self.results.close()
+        self.workspace.close()  # the held roots go once no call is using them
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None

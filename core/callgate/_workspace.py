@@ -61,12 +61,10 @@ class ResolvedPath:
 
     def stat(self) -> os.stat_result:
         """The ``lstat`` of this path, taken in its held parent directory."""
-        if self.anchor is None or not self.rel:
-            if self.anchor is not None:
-                fd = self.anchor.fd()
-                if fd is not None:
-                    return os.fstat(fd)
+        if self.anchor is None:
             return os.lstat(self.path)
+        if not self.rel:
+            return self.anchor.stat()
         parent, name = self.anchor.parent(self.rel)
         with parent:
             return parent.stat(name)
@@ -126,7 +124,7 @@ class Workspace:
         self._anchors = {r: Anchor(r) for r in self.read_roots}
         for anchor in self._anchors.values():
             try:
-                anchor.fd()
+                anchor.ensure_open()
             except OSError:
                 pass  # a root that does not exist yet is held once it does
 
@@ -190,6 +188,12 @@ class Workspace:
     def anchor(self, root: str) -> Anchor:
         """The held directory of one of the roots (``root`` as in ``read_roots``)."""
         return self._anchors[root]
+
+    def close(self) -> None:
+        """Let the held roots go (the session has ended): each closes once no call uses
+        it; confined paths of this workspace fail from then on instead of re-opening."""
+        for anchor in self._anchors.values():
+            anchor.close()
 
     def entry_path(self, resolved: ResolvedPath) -> str:
         """The path of the directory entry itself: parents resolved, the final name not

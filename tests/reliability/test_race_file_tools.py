@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import ToolResult, ToolSpec, hookimpl
+from callgate import ToolResult, ToolSpec, confinement_mechanism, hookimpl
+from callgate import _confine as confine
 
 from ._racer import INSIDE, MARK, build
 from ._racer import race as racing
@@ -151,3 +152,20 @@ def test_public_file_api_never_reaches_outside(race: Callable[..., dict[str, int
         s.call("peek_fd", path="d/f.txt"),
         s.call("poke", path="d/f.txt", text=f"poked {i}\n"),
         s.call("poke", path=f"d/p-{i}.txt", text="p\n")], plugins=(PublicApiTools(),))
+
+
+def test_the_component_walk_holds_the_line_too(race: Callable[..., dict[str, int]]) -> None:
+    """Where openat2 is missing (older kernels, seccomp filters, macOS) the component walk
+    with O_NOFOLLOW does the job: the same attacks, the same result."""
+    confine.use_openat2(False)
+    try:
+        assert confinement_mechanism() == "walk"
+        race("component walk (no openat2)", lambda s, i: [
+            s.call("read_file", path="d/f.txt"),
+            s.call("write_file", path="d/f.txt", content=f"version {i}\n"),
+            s.call("write_file", path=f"d/w-{i}.txt", content="w\n"),
+            s.call("read_file", path="d/v.txt"),
+            s.call("move_file", source_path="d/v.txt", destination_path=f"got-{i}.txt"),
+            s.call("peek", path="d/f.txt")], plugins=(PublicApiTools(),))
+    finally:
+        confine.use_openat2(True)

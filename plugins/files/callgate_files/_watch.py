@@ -67,7 +67,11 @@ class FileWatch:
                     roots.append(workspace.anchor(root).held())
                 except OSError:
                     continue
-            sweep_tree(roots, self.stop_event.is_set)
+            try:
+                sweep_tree(roots, self.stop_event.is_set)
+            finally:
+                for held in roots:
+                    held.close()
         except Exception:  # a sweep is housekeeping; it must never break a session
             log.debug("stale temp sweep failed", exc_info=True)
         finally:
