@@ -85,29 +85,38 @@ def _load_openat2() -> Callable[[int, str, int, int], int] | None:
     import ctypes  # ~4 ms: loaded at the first confined open, not at import
 
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        syscall = libc.syscall
+        syscall = ctypes.CDLL(None, use_errno=True).syscall
     except (OSError, AttributeError):
         return None
+    # syscall(2) is variadic; integer and pointer arguments pass in the same registers
+    # as for a fixed signature on every Linux ABI, and typed arguments convert fastest
+    syscall.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                        ctypes.c_size_t]
     syscall.restype = ctypes.c_long
-    number = ctypes.c_long(_SYS_OPENAT2.get(platform.machine(), 437))
+    number = _SYS_OPENAT2.get(platform.machine(), 437)
 
     class OpenHow(ctypes.Structure):
         _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
                     ("resolve", ctypes.c_uint64)]
 
-    size = ctypes.c_size_t(ctypes.sizeof(OpenHow))
+    size = ctypes.sizeof(OpenHow)
     resolve = _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS
+    hows: dict[tuple[int, int], tuple[Any, int]] = {}  # read-only once made: shared freely
+    get_errno = ctypes.get_errno
+    addressof = ctypes.addressof
 
     def call(dirfd: int, rel: str, flags: int, mode: int) -> int:
-        how = OpenHow(flags, mode if flags & os.O_CREAT else 0, resolve)
+        key = (flags, mode if flags & os.O_CREAT else 0)
+        how = hows.get(key)
+        if how is None:
+            made = OpenHow(key[0], key[1], resolve)
+            how = hows[key] = (made, addressof(made))
         path = os.fsencode(rel)
         for _ in range(_RETRIES):
-            fd = syscall(number, ctypes.c_int(dirfd), ctypes.c_char_p(path), ctypes.byref(how),
-                         size)
+            fd = syscall(number, dirfd, path, how[1], size)
             if fd >= 0:
                 return int(fd)
-            err = ctypes.get_errno()
+            err = get_errno()
             if err == errno.EINTR or err == errno.EAGAIN:
                 continue
             raise OSError(err, os.strerror(err), rel)
@@ -148,11 +157,18 @@ def mechanism() -> str:
 
 # --- opening beneath a held directory ----------------------------------------------
 
+def _check(rel: str) -> None:
+    """Refuse what is not a clean relative path (no ``..``, ``.``, empty or absolute part)."""
+    if rel:
+        framed = os.sep + rel + os.sep
+        if f"{os.sep}..{os.sep}" in framed or f"{os.sep}.{os.sep}" in framed or \
+                os.sep * 2 in framed or (os.altsep and os.altsep in rel):
+            raise ValueError(f"not a clean relative path: {rel!r}")
+
+
 def _parts(rel: str) -> list[str]:
-    parts = rel.split(os.sep) if rel else []
-    if any(p in ("", ".", "..") for p in parts):
-        raise ValueError(f"not a clean relative path: {rel!r}")
-    return parts
+    _check(rel)
+    return rel.split(os.sep) if rel else []
 
 
 def open_beneath(dirfd: int, rel: str, flags: int, mode: int = 0o666) -> int:
@@ -162,10 +178,15 @@ def open_beneath(dirfd: int, rel: str, flags: int, mode: int = 0o666) -> int:
     `PathChanged` when a component turned into a symlink (leading outside, or at
     all, see the module docstring), else the call's own `OSError`.
     """
-    parts = _parts(rel)
+    _check(rel)
     flags |= O_NOFOLLOW | O_CLOEXEC
-    if not parts:
-        return os.open(".", flags, mode, dir_fd=dirfd)
+    if os.sep not in rel:  # one component (or none): a plain openat, already race-free
+        try:
+            return os.open(rel or ".", flags, mode, dir_fd=dirfd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PathChanged(rel, exc.errno) from None
+            raise
     fn = _openat2_fn()
     if fn is not None:
         try:
@@ -174,6 +195,7 @@ def open_beneath(dirfd: int, rel: str, flags: int, mode: int = 0o666) -> int:
             if exc.errno in (errno.EXDEV, errno.ELOOP):
                 raise PathChanged(rel, exc.errno) from None
             raise
+    parts = rel.split(os.sep)
     cur = dirfd
     try:
         for part in parts[:-1]:
@@ -428,13 +450,23 @@ class Anchor:
         finally:
             self._release()
 
-    def stat(self) -> os.stat_result:
-        """The root's own ``stat``."""
+    def stat(self, rel: str = "") -> os.stat_result:
+        """The ``lstat`` of ``rel`` (``""``: the root), taken in its directory opened
+        beneath the root."""
         if not HELD:
-            return os.stat(self.path)
+            return os.lstat(os.path.join(self.path, rel) if rel else self.path)
         fd = self._acquire()
         try:
-            return os.fstat(fd)
+            if not rel:
+                return os.fstat(fd)
+            head, name = os.path.split(rel)
+            if not head:
+                return os.stat(name, dir_fd=fd, follow_symlinks=False)
+            parent = open_beneath(fd, head, DIR_FLAGS)
+            try:
+                return os.stat(name, dir_fd=parent, follow_symlinks=False)
+            finally:
+                os.close(parent)
         finally:
             self._release()
 

@@ -63,11 +63,7 @@ class ResolvedPath:
         """The ``lstat`` of this path, taken in its held parent directory."""
         if self.anchor is None:
             return os.lstat(self.path)
-        if not self.rel:
-            return self.anchor.stat()
-        parent, name = self.anchor.parent(self.rel)
-        with parent:
-            return parent.stat(name)
+        return self.anchor.stat(self.rel)
 
     def parent(self) -> tuple[HeldDir, str]:
         """The parent directory, held (close it), and this path's final name."""

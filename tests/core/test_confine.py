@@ -167,3 +167,33 @@ def test_the_by_name_fallback_still_works_without_descriptors(
     assert s.call("ls", path=".", recursive=True).text.splitlines()[:3] == \
         ["c.txt\t2", "d/", "d/a.txt\t6"]
     assert s.read("d/a.txt") == b"one\n2\n" and s.read("c.txt") == b"b\n"
+
+
+def test_symlinks_that_stay_inside_still_work_through_every_tool(callgate_session,
+                                                                 tmp_path: Path) -> None:
+    """Resolution stays canonical first: a link inside the workspace (to a directory, to a
+    file, absolute or relative) or into an extra root is followed as before; only a link
+    that appears after the check is refused."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "e.txt").write_text("extra one\n")
+    s = callgate_session(entrypoints=["files", "search"], files={"sub/f.txt": "one\ntwo\n"},
+                         config={"files": {"watch": False},
+                                 "workspace": {"extra_roots": [str(extra)]}})
+    os.symlink("sub", s.path("rel_dir"))
+    os.symlink(s.path("sub"), s.path("abs_dir"))
+    os.symlink("sub/f.txt", s.path("file_link"))
+    os.symlink(extra, s.path("to_extra"))
+    assert s.call("read_file", path="rel_dir/f.txt").text.startswith("1→one")
+    assert not s.call("edit_file", path="abs_dir/f.txt", old_string="two",
+                      new_string="2").is_error
+    assert not s.call("write_file", path="rel_dir/new.txt", content="n\n").is_error
+    assert s.call("read_file", path="file_link").text.startswith("1→one")
+    assert not s.call("edit_file", path="file_link", old_string="one",
+                      new_string="1").is_error
+    assert os.path.islink(s.path("file_link"))  # the link stays a link; its target changed
+    assert s.read("sub/f.txt") == b"1\n2\n" and s.read("sub/new.txt") == b"n\n"
+    assert s.call("read_file", path="to_extra/e.txt").text.startswith("1→extra one")
+    assert not s.call("write_file", path="to_extra/made.txt", content="m\n").is_error
+    assert (extra / "made.txt").read_text() == "m\n"
+    assert s.call("grep", pattern="1", path="rel_dir").text == "sub/f.txt:1:1"  # canonical
