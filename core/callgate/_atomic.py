@@ -170,15 +170,27 @@ def remove_empty_dirs(made: Iterable[str | ResolvedPath]) -> None:
 
 
 def create_file(target: Target, data: bytes, *,
-                before_publish: Callable[[], None] | None = None) -> list[str]:
+                before_publish: Callable[[], None] | None = None) -> list[str | ResolvedPath]:
     """Create ``target`` only if nothing is there; returns the parent dirs this call made.
 
     Raises `FileExistsError` when the name was taken meanwhile (the other
-    creator's file is untouched and nothing of ours is left).
+    creator's file is untouched and nothing of ours is left). A confined target's
+    parents are made one component at a time beneath its root, and the file is
+    linked into the very directory that walk ends in.
     """
-    made = make_parents(target)
+    if isinstance(target, ResolvedPath) and target.anchor is not None:
+        anchor = target.anchor
+        head, name = os.path.split(target.rel)
+        directory, rels = anchor.make_dirs(head)
+        made: list[str | ResolvedPath] = [
+            ResolvedPath(p, p, p, rel, anchor)
+            for rel in rels for p in (os.path.join(anchor.path, rel),)]
+    else:
+        made = make_parents(target)
+        directory = None
     try:
-        directory, name = held_parent(target)
+        if directory is None:
+            directory, name = held_parent(target)
         with directory:
             sweep_held(directory)
             tmp = write_temp(directory, name, data, None)
@@ -190,6 +202,8 @@ def create_file(target: Target, data: bytes, *,
                 directory.unlink_quietly(tmp)
             directory.fsync()
     except BaseException:
+        if directory is not None:
+            directory.close()
         remove_empty_dirs(made)
         raise
     return made

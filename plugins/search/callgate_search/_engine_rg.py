@@ -163,21 +163,19 @@ def confirmed(req: GrepRequest, hits: FileHits) -> bool:
         return False
     finally:
         os.close(fd)
-    text = _as_rg_reads(data)
     wanted = max(hits.lines)
-    lines = text.split("\n", wanted)
-    return all(n <= len(lines) and lines[n - 1] == line for n, line in hits.lines.items())
-
-
-def _as_rg_reads(data: bytes) -> str:
-    """Text as rg shows it: a UTF-16 BOM transcoded, a UTF-8 BOM dropped, invalid UTF-8 as
-    U+FFFD (a NUL does not end the text here: rg reports the lines before it)."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return data[2:].decode("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be",
-                               "replace")
+    codec = _UTF16.get(data[:2])
+    if codec is not None:  # rg transcodes UTF-16 with a BOM
+        lines = data[2:].decode(codec, "replace").split("\n", wanted)
+        return all(n <= len(lines) and lines[n - 1] == line for n, line in hits.lines.items())
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    return data.decode("utf-8", "replace")
+    raw = data.split(b"\n", wanted)  # only the lines shown are decoded (as rg shows them)
+    return all(n <= len(raw) and raw[n - 1].decode("utf-8", "replace") == line
+               for n, line in hits.lines.items())
+
+
+_UTF16 = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 
 
 def _watch(proc: subprocess.Popen[bytes], req: GrepRequest, done: threading.Event) -> None:
