@@ -107,6 +107,14 @@ def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return version_of(a) == version_of(b)
 
 
+def _same_content(fd: int, data: bytes) -> bool:
+    """Whether the file behind ``fd`` holds exactly ``data`` (one buffered read of one byte
+    more than ``data``: measured faster than ``os.read`` or chunked compares on large files,
+    whose fresh buffers glibc hands back page-faulting)."""
+    with os.fdopen(fd, "rb", closefd=False) as fh:
+        return fh.read(len(data) + 1) == data
+
+
 #: files.md §2: names the read deny list hides (any component below a root; any case).
 DENIED_NAMES = (".env*", ".git-credentials", ".netrc", "*.pem", "*.key", "*.p12", "*.pfx")
 _DENIED_NAME = re.compile("|".join(fnmatch.translate(p) for p in DENIED_NAMES), re.IGNORECASE)
@@ -255,17 +263,12 @@ class FileAccess:
         if fd < 0:
             raise changed_while_applying(source.display)
         try:
-            want = len(source.data) + 1
-            chunks, got = [], 0
-            while got < want and (chunk := os.read(fd, want - got)):
-                chunks.append(chunk)
-                got += len(chunk)
-            same = _same_file(os.fstat(fd), source.stat)
+            same = _same_content(fd, source.data) and _same_file(os.fstat(fd), source.stat)
         except OSError:
             raise changed_while_applying(source.display) from None
         finally:
             os.close(fd)
-        if not same or b"".join(chunks) != source.data:
+        if not same:
             raise changed_while_applying(source.display)
 
     def publish(self, source: SourceFile, data: bytes, *, text: str | None = None) -> bool:
@@ -355,10 +358,8 @@ class FileAccess:
                 raise is_directory(rp.display)
             if not stat_mod.S_ISREG(st.st_mode):
                 raise not_regular(rp.display, "", kind_of(st))
-            chunks = []
-            while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
-                chunks.append(chunk)
-            data = b"".join(chunks)
+            with os.fdopen(fd, "rb", closefd=False) as fh:  # buffered, as open() reads
+                data = fh.read()
             st1 = os.fstat(fd)
         except OSError as exc:
             raise io_error(rp.display, exc) from None

@@ -112,14 +112,10 @@ def stale_detail(session: Session, entry: Present, path: str | os.PathLike[str],
     except OSError:
         return None
     try:
-        raw = b""
-        while len(raw) <= STALE_DETAIL_MAX_BYTES and \
-                (chunk := os.read(fd, STALE_DETAIL_MAX_BYTES + 1 - len(raw))):
-            raw += chunk
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(STALE_DETAIL_MAX_BYTES + 1)
     except OSError:
         return None
-    finally:
-        os.close(fd)
     if len(raw) > STALE_DETAIL_MAX_BYTES:
         return None
     decoded = decode_text(raw, declared_for(session, path))

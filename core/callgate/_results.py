@@ -71,16 +71,11 @@ class StoredResult:
         held = self._held
         fd = held.open(os.path.basename(file), READ_FLAGS) if held is not None else \
             os.open(file, READ_FLAGS)
-        try:
+        with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fd)
             if self._identity is not None and (st.st_dev, st.st_ino) != self._identity:
                 raise FileNotFoundError(errno.ENOENT, "replaced since it was written", file)
-            chunks = []
-            while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
+            return fh.read()
 
     @property
     def ref(self) -> str:

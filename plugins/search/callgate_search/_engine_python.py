@@ -73,18 +73,6 @@ def open_file(path: str | ResolvedPath, max_bytes: int | None = None) -> int | N
     return fd
 
 
-def read_all(fd: int, n: int | None = None) -> bytes:
-    """Up to ``n`` bytes (``None``: all) from the descriptor's position."""
-    chunks, got = [], 0
-    while n is None or got < n:
-        chunk = os.read(fd, 1 << 20 if n is None else min(n - got, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
 def read_text(path: str | ResolvedPath, required: bytes | None = None, folded: bool = False,
               max_bytes: int | None = None) -> str | None:
     """Read and decode one file; ``None`` when binary, unreadable, over ``max_bytes``, or
@@ -93,15 +81,14 @@ def read_text(path: str | ResolvedPath, required: bytes | None = None, folded: b
     if fd is None:
         return None
     try:
-        head = read_all(fd, HEAD_BYTES)
-        utf16 = head[:2] in BOM_UTF16
-        if b"\0" in head and not utf16:
-            return None
-        data = head + read_all(fd) if len(head) == HEAD_BYTES else head
+        with os.fdopen(fd, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+            utf16 = head[:2] in BOM_UTF16
+            if b"\0" in head and not utf16:
+                return None
+            data = head + fh.read() if len(head) == HEAD_BYTES else head
     except OSError:
         return None
-    finally:
-        os.close(fd)
     if required is not None and not utf16 and \
             required not in (data.lower() if folded else data):
         return None

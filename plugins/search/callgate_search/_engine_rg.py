@@ -32,7 +32,7 @@ from typing import Any
 
 from callgate import DENIED_NAMES
 
-from ._engine_python import open_file, read_all
+from ._engine_python import open_file
 from ._grep_model import FileHits, GrepRequest
 
 BASE_FLAGS = ("--json", "--sort", "path", "--no-config", "--no-ignore-global",
@@ -158,11 +158,10 @@ def confirmed(req: GrepRequest, hits: FileHits) -> bool:
     if fd is None:
         return False
     try:
-        data = read_all(fd)
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
     except OSError:
         return False
-    finally:
-        os.close(fd)
     wanted = max(hits.lines)
     codec = _UTF16.get(data[:2])
     if codec is not None:  # rg transcodes UTF-16 with a BOM
