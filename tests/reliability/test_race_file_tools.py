@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import ToolResult, ToolSpec, confinement_mechanism, hookimpl
-from callgate import _confine as confine
+from callgate import ToolResult, ToolSpec, hookimpl
 
 from ._racer import INSIDE, MARK, build
 from ._racer import race as racing
@@ -157,6 +156,9 @@ def test_public_file_api_never_reaches_outside(race: Callable[..., dict[str, int
 def test_the_component_walk_holds_the_line_too(race: Callable[..., dict[str, int]]) -> None:
     """Where openat2 is missing (older kernels, seccomp filters, macOS) the component walk
     with O_NOFOLLOW does the job: the same attacks, the same result."""
+    from callgate import _confine as confine
+    from callgate import confinement_mechanism
+
     confine.use_openat2(False)
     try:
         assert confinement_mechanism() == "walk"
