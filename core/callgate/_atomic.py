@@ -15,7 +15,7 @@ import os
 import stat as stat_mod
 from collections.abc import Callable, Iterable
 
-from ._confine import READ_FLAGS, HeldDir, open_dir, walk_dirs
+from ._confine import READ_FLAGS, HeldDir, libc_function, open_dir, walk_dirs
 from ._workspace import ResolvedPath
 
 TEMP_INFIX = ".callgate-"
@@ -246,14 +246,8 @@ _AT_FDCWD = -100
 def _renameat2() -> Callable[..., int] | None:
     import ctypes  # only a filesystem without hard links needs it
 
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                   ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
+    return libc_function("renameat2", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
+                                       ctypes.c_char_p, ctypes.c_uint], ctypes.c_int)
 
 
 def rename_noreplace(source: Target, destination: Target) -> None:

@@ -80,19 +80,30 @@ _openat2: Callable[[int, str, int, int], int] | None = None
 _openat2_known = platform.system() != "Linux"  # elsewhere: never tried
 
 
+def libc_function(name: str, argtypes: list[Any], restype: Any) -> Any:
+    """A C library function by ``name`` with its signature set (errno kept), or ``None``
+    where there is no such function. Loads ctypes (~4 ms) on first use."""
+    import ctypes
+
+    try:
+        fn = getattr(ctypes.CDLL(None, use_errno=True), name)
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = argtypes
+    fn.restype = restype
+    return fn
+
+
 def _load_openat2() -> Callable[[int, str, int, int], int] | None:
     """The ``openat2`` system call through ctypes, or ``None`` if this kernel lacks it."""
     import ctypes  # ~4 ms: loaded at the first confined open, not at import
 
-    try:
-        syscall = ctypes.CDLL(None, use_errno=True).syscall
-    except (OSError, AttributeError):
-        return None
     # syscall(2) is variadic; integer and pointer arguments pass in the same registers
     # as for a fixed signature on every Linux ABI, and typed arguments convert fastest
-    syscall.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
-                        ctypes.c_size_t]
-    syscall.restype = ctypes.c_long
+    syscall = libc_function("syscall", [ctypes.c_long, ctypes.c_int, ctypes.c_char_p,
+                                        ctypes.c_void_p, ctypes.c_size_t], ctypes.c_long)
+    if syscall is None:
+        return None
     number = _SYS_OPENAT2.get(platform.machine(), 437)
 
     class OpenHow(ctypes.Structure):

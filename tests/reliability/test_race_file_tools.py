@@ -15,15 +15,15 @@ Before the fix (main at 492e27e) each of these reached outside within a second o
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import ToolResult, ToolSpec, hookimpl
+from callgate import ToolResult
 
+from ._api_tools import PublicApiTools
 from ._racer import INSIDE, MARK, build
 from ._racer import race as racing
 
@@ -31,37 +31,6 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux",
                                 reason="the racer uses renameat2(RENAME_EXCHANGE) (Linux)")
 
 COMMON = "common"
-
-
-class PublicApiTools:
-    """A third-party plugin that reads and writes only through the public file API."""
-
-    @hookimpl
-    def callgate_register_tools(self, registry: Any) -> None:
-        registry.add(ToolSpec(
-            name="peek", description="read a file through ctx.files", read_only=True,
-            schema={"type": "object", "properties": {"path": {"type": "string"}},
-                    "required": ["path"]},
-            execute=lambda ctx, args: ctx.files.read_text(args["path"])))
-        registry.add(ToolSpec(
-            name="peek_fd", description="read a file through ResolvedPath.open", read_only=True,
-            schema={"type": "object", "properties": {"path": {"type": "string"}},
-                    "required": ["path"]},
-            execute=_peek_fd))
-        registry.add(ToolSpec(
-            name="poke", description="write a file through ctx.files",
-            schema={"type": "object", "properties": {"path": {"type": "string"},
-                                                     "text": {"type": "string"}},
-                    "required": ["path", "text"]},
-            execute=lambda ctx, args: str(ctx.files.write_text(args["path"], args["text"]))))
-
-
-def _peek_fd(ctx: Any, args: dict[str, Any]) -> str:
-    fd = ctx.workspace.resolve(args["path"]).open()
-    try:
-        return os.read(fd, 1 << 16).decode()
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture

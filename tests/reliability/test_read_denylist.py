@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import ToolSpec, hookimpl
+
+from ._api_tools import PublicApiTools
 
 SECRETS = ("sk-test-4b1d", "PEM-SECRET-LINE", "leaked_symbol", "SSH-KEY-LINE", "NETRC-LINE")
 
@@ -49,18 +50,6 @@ FILES: dict[str, str | bytes] = {
 }
 
 
-class Peek:
-    """A third-party tool reading through the public file API."""
-
-    @hookimpl
-    def callgate_register_tools(self, registry: Any) -> None:
-        registry.add(ToolSpec(
-            name="peek", description="read a file through ctx.files", read_only=True,
-            schema={"type": "object", "properties": {"path": {"type": "string"}},
-                    "required": ["path"]},
-            execute=lambda ctx, args: ctx.files.read_text(args["path"])))
-
-
 @pytest.fixture
 def denying(callgate_session: Callable[..., Any], tmp_path: Path,
             monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
@@ -74,7 +63,7 @@ def denying(callgate_session: Callable[..., Any], tmp_path: Path,
 
     def make(on: bool = True, engine: str = "rg") -> Any:
         s = callgate_session(
-            plugins=[Peek()], files=FILES,
+            plugins=[PublicApiTools()], files=FILES,
             entrypoints=["files", "search", "code", "media", "capability"],
             config={"files": {"read_denylist": on, "watch": False},
                     "search": {"grep_engine": engine},
