@@ -3,14 +3,18 @@
 Every tool call goes through one pipeline: resolve, validate, pre-tool-use
 hooks, permission, host gates, dispatch, result shaping. Tools are plugins
 (pluggy, entry-point group ``callgate``); this package is the public API that
-plugins and integrators use. Anything not listed in ``__all__`` is private.
+plugins and integrators use. Anything not listed in ``__all__`` here or in a
+public submodule is private.
 
 Writing a tool::
 
-    from callgate import hookimpl, ToolSpec
+    from callgate import Registry, ToolContext, ToolSpec, hookimpl
+
+    def run_word_count(ctx: ToolContext, args: dict) -> str:
+        return str(len(ctx.files.read_text(args["path"]).split()))
 
     @hookimpl
-    def callgate_register_tools(registry):
+    def callgate_register_tools(registry: Registry) -> None:
         registry.add(ToolSpec(name="word_count", description="...", read_only=True,
                               schema={"type": "object", "properties": {...}},
                               execute=run_word_count))
@@ -19,56 +23,21 @@ and expose the module in your package's ``pyproject.toml``::
 
     [project.entry-points.callgate]
     word_count = "my_package.plugin"
+
+Public submodules: `callgate.files` (observed reads, atomic writes, the gate's
+errors), `callgate.text` (encodings and line endings), `callgate.paths`
+(confinement, walking with ignore rules, globs), `callgate.schema` (canonical
+schemas), `callgate.hookspecs`, `callgate.sync` (the blocking facade) and
+`callgate.testing` (the pytest fixtures). `state_dir()` is where plugins keep state that
+outlives a session (``$CALLGATE_HOME``, else the platform's user state directory).
 """
 
 import logging as _logging
+from typing import Any as _Any
 
-from ._atomic import (
-    PRUNE,
-    copy_noreplace,
-    create_file,
-    make_parents,
-    pid_alive,
-    remove_empty_dirs,
-    rename_noreplace,
-    replace_file,
-    sweep_stale_temps,
-    sweep_tree,
-    temp_basename,
-    temp_name,
-)
-from ._changes import ChangeDiff, FilePreview, change_diff
-from ._charset import declaration as coding_declaration
-from ._charset import usable_codec
-from ._confine import READ_FLAGS, HeldDir, PathChanged, open_dir, walk_dirs
-from ._confine import mechanism as confinement_mechanism
-from ._context import GatedPath, ToolContext
+from ._context import ToolContext
 from ._errors import BootError, ConfigError, ToolError
-from ._files_api import (
-    DEFAULT_MAX_EDIT_BYTES,
-    DENIED_NAMES,
-    FileAccess,
-    ReadDenylist,
-    SourceFile,
-    binary_error,
-    denied_name,
-    too_large,
-)
-from ._gate import (
-    changed_while_applying,
-    check_paths,
-    io_error,
-    is_directory,
-    kind_of,
-    not_found,
-    not_observed,
-    not_regular,
-    removed_after_read,
-    stale,
-    stale_detail,
-)
 from ._host import Host, PluginInfo
-from ._lease import WriterLease, held_paths
 from ._model import (
     ERROR_KINDS,
     Decision,
@@ -83,51 +52,10 @@ from ._model import (
     ToolResult,
     Violation,
 )
-from ._notices import NoticeQueue
-from ._observations import (
-    Absent,
-    ObservationLedger,
-    Present,
-    identity_of,
-    matches,
-    needs_digest,
-    version_of,
-)
-from ._protected import check_write as check_protected
-from ._protected import protected_paths
-from ._results import ResultStore, page_text
-from ._schema import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
-from ._serial import call_from_json, result_to_json
+from ._registry import Registry
 from ._session import Session
-from ._spec import Target, ToolSpec
+from ._spec import ProxyRoute, Target, ToolSpec
 from ._state import state_dir
-from ._textio import (
-    DETECT_BYTES,
-    ENCODINGS,
-    Declaration,
-    DecodedText,
-    Detection,
-    bom_of,
-    codec_of,
-    declared_kind,
-    decode_bytes,
-    decode_text,
-    detect,
-    detect_encoding,
-    display,
-    display_line,
-    display_lines,
-    encode_text,
-    has_escapes,
-    is_binary,
-    line_style,
-    newline_bytes,
-    split_lines,
-    to_crlf,
-    unencodable,
-    unit_of,
-)
-from ._workspace import ResolvedPath, Workspace, root_path, within
 from .hookspecs import hookimpl, hookspec
 
 _logging.getLogger("callgate").addHandler(_logging.NullHandler())
@@ -135,42 +63,21 @@ _logging.getLogger("callgate").addHandler(_logging.NullHandler())
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_MAX_EDIT_BYTES",
-    "DENIED_NAMES",
-    "DETECT_BYTES",
-    "ENCODINGS",
     "ERROR_KINDS",
-    "PRUNE",
-    "READ_FLAGS",
-    "Absent",
     "BootError",
-    "ChangeDiff",
     "ConfigError",
     "Decision",
-    "Declaration",
-    "DecodedText",
-    "Detection",
     "ErrorInfo",
-    "FileAccess",
-    "FilePreview",
-    "GatedPath",
-    "HeldDir",
     "Host",
     "ImageBlock",
-    "NoticeQueue",
-    "ObservationLedger",
-    "PathChanged",
     "PathRole",
     "PermissionSubject",
     "PluginInfo",
-    "Present",
-    "ReadDenylist",
+    "ProxyRoute",
     "Refuse",
+    "Registry",
     "Replace",
-    "ResolvedPath",
-    "ResultStore",
     "Session",
-    "SourceFile",
     "Target",
     "TextBlock",
     "ToolCall",
@@ -179,75 +86,47 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Violation",
-    "Workspace",
-    "WriterLease",
-    "binary_error",
-    "bom_of",
-    "call_from_json",
-    "canonical_bytes",
-    "canonical_schema",
-    "change_diff",
-    "changed_while_applying",
-    "check_paths",
-    "check_protected",
-    "codec_of",
-    "coding_declaration",
-    "confinement_mechanism",
-    "copy_noreplace",
-    "create_file",
-    "declared_kind",
-    "decode_bytes",
-    "decode_text",
-    "denied_name",
-    "detect",
-    "detect_encoding",
-    "display",
-    "display_line",
-    "display_lines",
-    "encode_text",
-    "fingerprint",
-    "has_escapes",
-    "held_paths",
     "hookimpl",
     "hookspec",
-    "identity_of",
-    "io_error",
-    "is_binary",
-    "is_directory",
-    "kind_of",
-    "line_style",
-    "make_parents",
-    "matches",
-    "needs_digest",
-    "newline_bytes",
-    "not_found",
-    "not_observed",
-    "not_regular",
-    "open_dir",
-    "page_text",
-    "pid_alive",
-    "protected_paths",
-    "remove_empty_dirs",
-    "removed_after_read",
-    "rename_noreplace",
-    "replace_file",
-    "result_to_json",
-    "root_path",
-    "short_fingerprint",
-    "split_lines",
-    "stale",
-    "stale_detail",
     "state_dir",
-    "sweep_stale_temps",
-    "sweep_tree",
-    "temp_basename",
-    "temp_name",
-    "to_crlf",
-    "too_large",
-    "unencodable",
-    "unit_of",
-    "usable_codec",
-    "version_of",
-    "walk_dirs",
-    "within",
 ]
+
+#: Names this package exported before its API was made small, and where they live now.
+_MOVED = {
+    **dict.fromkeys(
+        ("DEFAULT_MAX_EDIT_BYTES", "Absent", "ChangeDiff", "FileAccess", "FilePreview",
+         "GatedPath", "ObservationLedger", "Present", "SourceFile", "WriterLease",
+         "binary_error", "change_diff", "changed_while_applying", "copy_noreplace",
+         "create_file", "held_paths", "identity_of", "io_error", "is_directory", "kind_of",
+         "make_parents", "matches", "needs_digest", "not_found", "not_observed", "not_regular",
+         "pid_alive", "remove_empty_dirs", "removed_after_read", "rename_noreplace",
+         "replace_file", "stale", "stale_detail", "sweep_stale_temps", "sweep_tree",
+         "temp_name", "too_large", "version_of", "temp_basename", "DENIED_NAMES",
+         "ReadDenylist", "denied_name", "check_protected", "protected_paths"),
+        "callgate.files"),
+    **dict.fromkeys(
+        ("DETECT_BYTES", "ENCODINGS", "Declaration", "DecodedText", "Detection", "bom_of",
+         "codec_of", "coding_declaration", "declared_kind", "decode_bytes", "decode_text",
+         "detect", "detect_encoding", "display", "display_line", "display_lines",
+         "encode_text", "has_escapes", "is_binary", "line_style", "newline_bytes",
+         "split_lines", "to_crlf", "unencodable", "unit_of", "usable_codec"), "callgate.text"),
+    **dict.fromkeys(("PRUNE", "ResolvedPath", "Workspace", "within", "root_path", "READ_FLAGS",
+                     "HeldDir", "PathChanged", "open_dir", "walk_dirs",
+                     "confinement_mechanism"), "callgate.paths"),
+    **dict.fromkeys(("canonical_bytes", "canonical_schema", "fingerprint",
+                     "short_fingerprint"), "callgate.schema"),
+}
+
+
+class MovedError(ImportError):
+    """A name that moved out of ``callgate`` into a public submodule (the message says where).
+
+    An `ImportError` (not an `AttributeError`), so ``from callgate import <name>`` shows
+    this message instead of Python's generic "cannot import name"."""
+
+
+def __getattr__(name: str) -> _Any:
+    home = _MOVED.get(name)
+    if home is not None:
+        raise MovedError(f"callgate.{name} is now {home}.{name}: import it from {home}")
+    raise AttributeError(f"module 'callgate' has no attribute {name!r}")

@@ -13,6 +13,7 @@ from ._spec import ToolSpec
 from ._workspace import ResolvedPath, Workspace
 
 if TYPE_CHECKING:
+    from ._files_api import FileAccess
     from ._host import Host
     from ._session import Session
 
@@ -46,7 +47,8 @@ class ToolContext:
 
     - ``session``: the session (id, directory, turn origin, mode, extensions).
     - ``workspace``: ``resolve(path, write=...)`` confines a path; ``relative`` names it.
-    - ``files``: the observed-file API (reads record observations; writes are atomic).
+    - ``files``: the file API (`callgate.files.FileAccess`): atomic writes that record the
+      new version; reads that record an observation only when asked (``observe=True``).
     - ``config``: this plugin's config table (validated, defaults applied).
     - ``notify(text)``: a notice shown once with the session's next results.
     - ``cancelled``: set when the integrator cancels the batch or the session.
@@ -71,7 +73,7 @@ class ToolContext:
         return self.session.workspace
 
     @property
-    def files(self) -> Any:
+    def files(self) -> FileAccess:
         return self.session.files
 
     @property

@@ -57,6 +57,21 @@ def _all_specs(posix: Host, windows: Host | None) -> dict[str, ToolSpec]:
     return specs
 
 
+def _os_note(posix: Host, windows: Host | None) -> list[str]:
+    """Which tools only one OS's boot has (the shell), in the contract's words."""
+    windows_specs = windows.registry.tools() if windows is not None else \
+        posix.registry.other_os_tools()
+    only_posix = sorted(s.name for s in posix.registry.tools() if s.platforms == {"posix"})
+    only_windows = sorted(s.name for s in windows_specs if s.platforms == {"windows"})
+    return [
+        "The provider surface is selected once when the host boots: POSIX hosts expose "
+        f"{_code_list(only_posix)};",
+        f"Windows hosts expose {_code_list(only_windows)}. Compatibility aliases remain "
+        "executable for old session",
+        "replay but are omitted from new provider schemas.",
+    ]
+
+
 def generate(posix: Host, windows: Host | None = None) -> str:
     """The contract document for a POSIX boot plus (when given) a Windows boot."""
     specs = _all_specs(posix, windows)
@@ -70,9 +85,7 @@ def generate(posix: Host, windows: Host | None = None) -> str:
         "version. Any successful text window establishes it; reading coverage and whole-file",
         "completion are not host gates.",
         "",
-        "The provider surface is selected once when the host boots: POSIX hosts expose `bash`;",
-        "Windows hosts expose `pwsh`. Compatibility aliases remain executable for old session",
-        "replay but are omitted from new provider schemas.",
+        *_os_note(posix, windows),
         "",
         "| Tool | Read-only | Description |",
         "| --- | --- | --- |",
@@ -95,13 +108,14 @@ def generate(posix: Host, windows: Host | None = None) -> str:
     hosts = [("POSIX", posix)] + ([("Windows", windows)] if windows is not None else [])
     for label, host in hosts:
         lines.append(f"- {label} boot surface ({host.surface_mode}), in provider order: "
-                     f"{_code_list(host.visible_names())}.")
-    visible = {n for _, h in hosts for n in h.visible_names()}
+                     f"{_code_list(host.visible_names(assume_hooks=True))}.")
+    visible = {n for _, h in hosts for n in h.visible_names(assume_hooks=True)}
     hidden = sorted(n for n, s in specs.items() if s.visibility != "alias" and n not in visible
                     and any(n in h.registry for _, h in hosts))
     if hidden:
-        lines.append("- Registered but not on the boot surface (reached through "
-                     f"`use_capability`, capability id `tool:<name>`): {_code_list(hidden)}.")
+        proxy = next(iter(posix.routes()), None)
+        how = f" (reached through `{proxy.name}`)" if proxy is not None else ""
+        lines.append(f"- Registered but not on the boot surface{how}: {_code_list(hidden)}.")
     aliases = sorted(n for n, s in specs.items() if s.visibility == "alias")
     if aliases:
         lines.append(f"- Hidden compatibility aliases (never in a provider schema): "

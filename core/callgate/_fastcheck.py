@@ -56,12 +56,65 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def _all(checks: list[Check]) -> Check:
+    """Every check passes (specialised for the usual one to three: no generator per call)."""
+    if not checks:
+        return lambda v: True
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        a, b = checks
+        return lambda v: a(v) and b(v)
+    if len(checks) == 3:
+        a, b, c = checks
+        return lambda v: a(v) and b(v) and c(v)
+
+    def every(v: Any) -> bool:
+        for check in checks:  # noqa: SIM110 - a loop, not all(genexpr): no generator per call
+            if not check(v):
+                return False
+        return True
+
+    return every
+
+
+def _object(props: dict[str, Check] | None, required: tuple[str, ...],
+            extra: Check | None, closed: bool) -> Check:
+    """``properties``, ``required`` and ``additionalProperties`` of one object, in one pass
+    over the value's keys (a value that is not an object passes: ``type`` judges it)."""
+
+    def check(v: Any) -> bool:
+        if not isinstance(v, dict):
+            return True
+        for name in required:
+            if name not in v:
+                return False
+        for key, item in v.items():
+            sub = props.get(key) if props is not None else None
+            if sub is not None:
+                if not sub(item):
+                    return False
+            elif props is None or key not in props:
+                if closed:
+                    return False
+                if extra is not None and not extra(item):
+                    return False
+        return True
+
+    return check
+
+
 def _node(schema: Any) -> Check:
     if schema is True or schema == {}:
         return lambda v: True
     if not isinstance(schema, dict):
         raise _Unsupported
     checks: list[Check] = []
+    props: dict[str, Check] | None = None
+    required: tuple[str, ...] = ()
+    extra: Check | None = None
+    closed = False
+    shaped = False  # properties, required or additionalProperties seen
     for key, value in schema.items():
         if key in _ANNOTATIONS:
             continue
@@ -70,29 +123,25 @@ def _node(schema: Any) -> Check:
             if not all(isinstance(n, str) and n in _TYPES for n in names):
                 raise _Unsupported
             preds = [_TYPES[n] for n in names]
-            checks.append(lambda v, preds=preds: any(p(v) for p in preds))
+            checks.append(preds[0] if len(preds) == 1 else
+                          (lambda v, preds=preds: any(p(v) for p in preds)))
         elif key == "properties":
             props = {name: _node(sub) for name, sub in value.items()}
-            checks.append(lambda v, props=props: not isinstance(v, dict) or all(
-                props[k](v[k]) for k in props if k in v))
+            shaped = True
         elif key == "required":
-            names = tuple(value)
-            checks.append(lambda v, names=names: not isinstance(v, dict) or all(
-                n in v for n in names))
+            required = tuple(value)
+            shaped = True
         elif key == "additionalProperties":
-            declared = frozenset(schema.get("properties", {}))
             if schema.get("patternProperties"):
                 raise _Unsupported
             if value is False:
-                checks.append(lambda v, d=declared: not isinstance(v, dict) or all(
-                    k in d for k in v))
+                closed = True
             elif value is not True:
                 extra = _node(value)
-                checks.append(lambda v, d=declared, e=extra: not isinstance(v, dict) or all(
-                    e(v[k]) for k in v if k not in d))
+            shaped = True
         elif key == "propertyNames":
-            names = _node(value)
-            checks.append(lambda v, names=names: not isinstance(v, dict) or all(
+            names_check = _node(value)
+            checks.append(lambda v, names=names_check: not isinstance(v, dict) or all(
                 names(k) for k in v))
         elif key == "items":
             item = _node(value)
@@ -131,8 +180,6 @@ def _node(schema: Any) -> Check:
                 raise _Unsupported
         else:
             raise _Unsupported
-    if not checks:
-        return lambda v: True
-    if len(checks) == 1:
-        return checks[0]
-    return lambda v: all(c(v) for c in checks)
+    if shaped:
+        checks.append(_object(props, required, extra, closed))
+    return _all(checks)

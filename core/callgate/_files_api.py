@@ -55,10 +55,9 @@ def too_large(display: str, size: int, limit: int, *, content: bool = False) -> 
                      "files.max_edit_bytes", "FS_TOO_LARGE")
 
 
-def binary_error(display: str, tool: str) -> ToolError:
-    if tool == "read_file":
-        recovery = "use view_image for images or the shell"
-    else:
+def binary_error(display: str, tool: str, recovery: str | None = None) -> ToolError:
+    """``FS_BINARY``; ``recovery`` defaults to the advice for a mutation."""
+    if recovery is None:
         recovery = f"{tool} edits text files only; use the shell (move_file can still move it)"
     return ToolError("tool_error", f"FS_BINARY: {display} looks binary; {recovery}", "FS_BINARY")
 
@@ -338,17 +337,22 @@ class FileAccess:
 
     # --- simple observed reads and writes (third-party tools) ----------------------------
 
-    def read_bytes(self, path: str | os.PathLike[str]) -> tuple[ResolvedPath, bytes]:
-        """Read a whole file and record that this session observed its version.
+    def read_bytes(self, path: str | os.PathLike[str], *,
+                   observe: bool = False) -> tuple[ResolvedPath, bytes]:
+        """Read a whole file: confined and race-free (opened beneath its held root, never
+        through a final symlink); the read deny list applies. Missing or denied:
+        ``FS_NOT_FOUND``.
 
-        Confined and race-free (opened beneath its held root, never through a final
-        symlink); the read deny list applies. Missing or denied: ``FS_NOT_FOUND``.
+        A plugin's own read is not the model's: only with ``observe=True`` (a tool whose
+        result shows the model the file) does it record that this session observed the
+        version read, which later mutations of the file require.
         """
         rp = self.resolve_read(path)
         try:
             fd = rp.open(READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
-            self._session.ledger.record_absent(rp.path)
+            if observe:
+                self._session.ledger.record_absent(rp.path)
             raise not_found(rp.display) from None
         except OSError as exc:
             raise io_error(rp.display, exc) from None
@@ -357,7 +361,7 @@ class FileAccess:
             if stat_mod.S_ISDIR(st.st_mode):
                 raise is_directory(rp.display)
             if not stat_mod.S_ISREG(st.st_mode):
-                raise not_regular(rp.display, "", kind_of(st))
+                raise not_regular(rp.display, what=kind_of(st))
             with os.fdopen(fd, "rb", closefd=False) as fh:  # buffered, as open() reads
                 data = fh.read()
             st1 = os.fstat(fd)
@@ -365,13 +369,14 @@ class FileAccess:
             raise io_error(rp.display, exc) from None
         finally:
             os.close(fd)
-        if _same_file(st, st1) and len(data) == st.st_size:
+        if observe and _same_file(st, st1) and len(data) == st.st_size:
             self.record(rp, data, expect=st)
         return rp, data
 
-    def read_text(self, path: str | os.PathLike[str]) -> str:
-        """Read a text file (encoding detected; see `decode_text`) and observe it."""
-        rp, data = self.read_bytes(path)
+    def read_text(self, path: str | os.PathLike[str], *, observe: bool = False) -> str:
+        """Read a text file (encoding detected or declared; see `decode_text`); ``observe``
+        as for `read_bytes`."""
+        rp, data = self.read_bytes(path, observe=observe)
         return decode_text(data, self.declared_encoding(rp)).text
 
     def write_bytes(self, path: str | os.PathLike[str], data: bytes) -> ResolvedPath:

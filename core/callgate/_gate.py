@@ -38,16 +38,15 @@ def not_found(display: str) -> ToolError:
                      "needed", "FS_NOT_FOUND")
 
 
-def is_directory(display: str, tool: str = "") -> ToolError:
-    recovery = "move_file moves regular files; use the shell" if tool == "move_file" else \
-        "list it with ls"
+def is_directory(display: str, recovery: str | None = None) -> ToolError:
+    recovery = recovery or "list it with ls"
     return ToolError("tool_error", f"FS_IS_DIRECTORY: {display} is a directory; {recovery}",
                      "FS_IS_DIRECTORY")
 
 
-def not_regular(display: str, tool: str = "", what: str = "not a regular file") -> ToolError:
-    recovery = "move_file moves regular files; use the shell" if tool == "move_file" else \
-        "use the shell for it"
+def not_regular(display: str, recovery: str | None = None,
+                what: str = "not a regular file") -> ToolError:
+    recovery = recovery or "use the shell for it"
     return ToolError("tool_error", f"FS_NOT_REGULAR: {display} is {what}; {recovery}",
                      "FS_NOT_REGULAR")
 
@@ -163,7 +162,6 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
     and changes no ledger entry. ``expected_versions`` (an approved preview's)
     must still hold.
     """
-    tool = spec.alias_of or spec.name
     roles: list[tuple[PathRole, str]] = []
     for role in spec.mutates_paths:
         value = arguments.get(role.argument)
@@ -196,13 +194,13 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
             gated[role.argument] = GatedPath(role.argument, role, rp, None)
             continue
         if stat_mod.S_ISDIR(st.st_mode):
-            raise is_directory(rp.display, tool)
+            raise is_directory(rp.display, role.recovery)
         if role.mode == "create":
             # an existing destination (even a dangling link) is the tool's to judge
             gated[role.argument] = GatedPath(role.argument, role, rp, st)
             continue
         if not stat_mod.S_ISREG(st.st_mode):
-            raise not_regular(rp.display, tool, kind_of(st))
+            raise not_regular(rp.display, role.recovery, kind_of(st))
         content = None
         if not same_path:
             content = _check_observed(session, entry, rp.display, target, st)

@@ -1,20 +1,22 @@
 """The host: boot (plugin discovery, config, the OS surface) and what every session shares.
 
 Boot follows pluggy's pattern: add the hook specs, load the ``callgate``
-entry points (filtered by config and environment), register the integrator's
-in-process plugins, ask every plugin to register its tools (and its own hook
-specs), then ``check_pending()``. The registry is frozen afterwards; sessions
-read from it.
+entry points (filtered by config and environment; a name that names no
+installed plugin fails boot), register the integrator's in-process plugins,
+call ``callgate_register_tools`` through ``pm.hook`` (plugins add tools, claim
+config tables, add their own hook specs), then ``check_pending()``. The
+registry is frozen afterwards; sessions read from it.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib.metadata as metadata
 import logging
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -22,7 +24,8 @@ import pluggy
 
 from . import _config, hookspecs
 from ._errors import BootError, ConfigError
-from ._model import Decision, ToolResult
+from ._hooks import PipelineHooks, PluginManager
+from ._model import ToolResult
 from ._permissions import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
 from ._permissions import RuleEngine
 from ._registry import Compiled, Registry, compile_schema
@@ -34,8 +37,9 @@ log = logging.getLogger("callgate")
 
 PROJECT = "callgate"
 ENTRY_POINT_GROUP = "callgate"
-LEAN_ORDER = ("bash", "pwsh", "job_output", "job_kill", "edit_file", "read_file", "view_image",
-              "write_file", "compress", "use_capability")
+CORE = "callgate.core"
+NO_TOOLS = ("no tool plugin is installed, so every call answers unknown tool; install "
+            '"callgate[all]" (every built-in tool family) or a tool plugin')
 
 #: ``x-workspace``: what a workspace config that is not trusted may do with a key (`_layers`).
 CORE_TABLES: dict[str, dict[str, Any]] = {
@@ -102,44 +106,54 @@ def _env_list(name: str) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-class _CorePlugin:
-    """The core's own hook implementations; registered like any plugin."""
+def _registering(function: Callable[..., Any], plugin: str,
+                 registry: Registry) -> Callable[..., Any]:
+    """``function`` (a ``callgate_register_tools`` implementation) run with ``registry``
+    knowing that ``plugin`` is registering, its failures failing boot with the plugin's name."""
 
-    def __init__(self, host: Host) -> None:
-        self.host = host
+    def register(*args: Any, **kwargs: Any) -> Any:
+        registry.current_plugin = plugin
+        try:
+            return function(*args, **kwargs)
+        except BootError:
+            raise
+        except Exception as exc:
+            raise BootError(f"plugin {plugin} failed while registering its tools: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            registry.current_plugin = None
 
-    @hookspecs.hookimpl
-    def callgate_validate_arguments(self, call: Any, tool: ToolSpec, session: Session) -> Any:
-        if tool.validate is None:
-            return None
-        from ._context import ToolContext
+    return register
 
-        return list(tool.validate(call.arguments, ToolContext(session, call, tool)))
 
-    @hookspecs.hookimpl
-    def callgate_check_permission(self, call: Any, tool: ToolSpec,
-                                  session: Session) -> Decision | None:
-        return self.host.permissions.decide(call.name, tool, call.arguments, session)
+def _surface_key(spec: ToolSpec) -> tuple[bool, int, str]:
+    """Surface order: tools with a ``surface_order`` first (lowest first), then by name."""
+    order = spec.surface_order
+    return (order is None, order or 0, spec.name)
 
 
 class Host:
     """A booted tool host: registry, plugin manager, config. Open sessions from it."""
 
     def __init__(self) -> None:  # use Host.boot
-        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm = PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
+        #: typed calls of the pipeline's hooks (through ``pm.hook``)
+        self.hooks = PipelineHooks(self.pm)
         self.os = "posix"
         self.registry: Registry
         self.config_source: _config.LayeredSource = _config.LayeredSource(
             [_config.ConfigSource({})])
         self.surface_mode = "lean"
+        #: boot warnings (unclaimed tables, rules naming unknown tools, forced changes)
         self.warnings: list[str] = []
-        self._tables: dict[str, dict[str, Any]] = {}
+        #: the warnings that say boot did not do what the config asked (a lean surface
+        #: forced to full, no tool plugin at all); the CLI always prints them
+        self.forced: list[str] = []
         self._compiled: dict[bytes, Compiled] = {}
         self._visible: list[str] = []
+        self._unhooked: dict[str, tuple[str, ...]] = {}
         self._plugin_sources: dict[str, tuple[str | None, str]] = {}
-        self._impls: dict[str, list[tuple[str, Any, tuple[str, ...]]]] = {}
-        self._booted = False
         self.permissions: RuleEngine
 
     # --- boot ---------------------------------------------------
@@ -171,8 +185,7 @@ class Host:
         host.os = _pick_os(os)
         host.config_source = _config.load(config, workspace, user_config=user_config)
         plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
-        host.pm.register(_CorePlugin(host), name="callgate.core")
-        host._plugin_sources["callgate.core"] = (_dist_version("callgate"), "built in")
+        host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
         if entrypoints:
             host._load_entrypoints(entrypoints, plugins_cfg)
         for item in plugins:
@@ -193,14 +206,24 @@ class Host:
             raise BootError(f"plugin {name} implements {hook}, which is not a callgate hook "
                             "(misspelled?)") from None
         host._configure(surface)
-        host._booted = True
         return host
 
     def _load_entrypoints(self, wanted: bool | Sequence[str], cfg: dict[str, Any]) -> None:
+        """Register the installed plugins the arguments, ``[plugins]`` and the environment
+        select. A name that matches no installed plugin fails boot (with close matches)."""
+        eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        installed = sorted({ep.name for ep in eps} | {ep.dist.name for ep in eps if ep.dist})
         only = _env_list("CALLGATE_LOAD_PLUGINS")
-        disabled = set(_env_list("CALLGATE_DISABLE_PLUGINS") or []) | set(cfg["block"])
+        env_off = _env_list("CALLGATE_DISABLE_PLUGINS") or []
+        if wanted is not True:
+            self._check_names(list(wanted), installed, "Host.boot(entrypoints=...)")  # type: ignore[arg-type]
+        self._check_names(only or [], installed, "CALLGATE_LOAD_PLUGINS")
+        self._check_names(env_off, installed, "CALLGATE_DISABLE_PLUGINS")
+        self._check_names(cfg["enable"], installed, ("plugins", "enable"))
+        self._check_names(cfg["block"], installed, ("plugins", "block"))
+        disabled = set(env_off) | set(cfg["block"])
         enabled = set(cfg["enable"])
-        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        for ep in eps:
             dist = ep.dist.name if ep.dist else None
             names = {ep.name, dist} - {None}
             if wanted is not True and not names & set(wanted):  # type: ignore[arg-type]
@@ -220,58 +243,84 @@ class Host:
             version = ep.dist.version if ep.dist else None
             self._plugin_sources[ep.name] = (version, f"entry point {ep.value} ({dist})")
 
+    def _check_names(self, names: Sequence[str], installed: list[str],
+                     where: str | tuple[str, str]) -> None:
+        for name in names:
+            if name in installed:
+                continue
+            close = difflib.get_close_matches(name, installed, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            known = ", ".join(installed) or "none"
+            message = (f"{name!r} is not an installed plugin{hint} (installed plugins: "
+                       f"{known})")
+            if isinstance(where, tuple):
+                source = self.config_source
+                error = source.error(message, where)
+                line = source.line_of_value(where, name)
+                raise ConfigError(error.reason, file=error.file, key=error.key,
+                                  line=line or error.line)
+            raise BootError(f"{where} names {message}")
+
     def _register_tools(self) -> None:
-        self.registry = Registry(self.os, self.pm)
+        """``callgate_register_tools`` through ``pm.hook``, the registry knowing whose
+        implementation is running (each is wrapped for the one call, then restored)."""
+        self.registry = registry = Registry(self.os, self.pm, self.config_source)
         # plugins read their tables while registering: merged by the schemas claimed so far
         self.config_source.schema_for = lambda table: (
-            self.registry.config_schemas.get(table, (None, None))[1])
+            registry.config_schemas.get(table, (None, None))[1])
+        registry.current_plugin = CORE
         for name, schema in CORE_TABLES.items():
-            self.registry.current_plugin = "callgate.core"
-            self.registry.add_config(name, schema)
-        for impl in reversed(self.pm.hook.callgate_register_tools.get_hookimpls()):
-            self.registry.current_plugin = impl.plugin_name
-            kwargs = {"registry": self.registry, "host": self}
-            try:
-                impl.function(*[kwargs[a] for a in impl.argnames])
-            except BootError:
-                raise
-            except Exception as exc:
-                raise BootError(f"plugin {impl.plugin_name} failed while registering its tools: "
-                                f"{type(exc).__name__}: {exc}") from exc
-        self.registry.current_plugin = None
-        self.registry.freeze()
+            registry.add_config(name, schema)
+        registry.current_plugin = None
+        caller = self.pm.hook.callgate_register_tools
+        originals = [(impl, impl.function) for impl in caller.get_hookimpls()
+                     if not (impl.wrapper or impl.hookwrapper)]
+        for impl, function in originals:
+            impl.function = _registering(function, impl.plugin_name, registry)  # type: ignore[misc]
+        try:
+            caller(registry=registry, host=self)
+        finally:
+            for impl, function in originals:
+                impl.function = function  # type: ignore[misc]
+        registry.freeze()
 
     def _configure(self, surface: str | None) -> None:
-        claimed = self.registry.config_schemas
-        for table, (_plugin, schema) in claimed.items():
-            self._tables[table] = _config.validate_table(self.config_source, table, schema)
+        registry = self.registry
+        claimed = registry.config_schemas
         self.warnings.extend(_config.check_unclaimed(self.config_source, set(claimed)))
         for note in self.config_source.notes:
             log.warning(note)
             self.warnings.append(note)
         self.permissions = RuleEngine.from_host(self)
-        self.warnings.extend(getattr(self.permissions, "warnings", []))
-        surface_cfg = self._tables["surface"]
+        self.warnings.extend(self.permissions.warnings)
+        if not registry.names():
+            self._force(NO_TOOLS)
+        surface_cfg = registry.table("surface")
         mode = surface or surface_cfg["mode"]
         if mode not in ("lean", "full"):
             raise BootError(f'surface must be "lean" or "full", not {mode!r}')
-        if mode == "lean" and "use_capability" not in self.registry:
-            msg = ("the capability plugin is not loaded, so hidden tools would be unreachable: "
-                   "the surface mode is full")
-            log.warning(msg)
-            self.warnings.append(msg)
+        proxies = self.routes()
+        if mode == "lean" and not proxies and registry.names():
+            self._force("the capability plugin is not loaded, so hidden tools would be "
+                        "unreachable (no registered tool reaches them): the surface mode is "
+                        "full")
             mode = "full"
         self.surface_mode = mode
         show, hide = set(surface_cfg["show"]), set(surface_cfg["hide"])
-        if "use_capability" in hide:
-            raise self.config_source.error("use_capability cannot be hidden: it is how hidden "
-                                           "tools are reached", ("surface", "hide"))
-        for name in sorted((show | hide) - set(self.registry.names())):
+        for proxy in proxies:
+            if proxy.name in hide:
+                raise self.config_source.error(f"{proxy.name} cannot be hidden: it is how "
+                                               "hidden tools are reached", ("surface", "hide"))
+        for name in sorted((show | hide) - set(registry.names())):
             msg = f"[surface] names {name!r}, which is not a registered tool"
             log.warning(msg)
             self.warnings.append(msg)
+        for spec in registry.tools():
+            missing = tuple(h for h in spec.requires_hooks if not self.hooks.implemented(h))
+            if missing:
+                self._unhooked[spec.name] = missing
         visible = []
-        for spec in self.registry.tools():
+        for spec in sorted(registry.tools(), key=_surface_key):
             if spec.visibility == "alias":
                 continue
             shown = spec.visibility == "surface" or mode == "full"
@@ -281,35 +330,66 @@ class Host:
                 shown = False
             if shown:
                 visible.append(spec.name)
-        lean = [n for n in LEAN_ORDER if n in visible]
-        self._visible = lean + sorted(n for n in visible if n not in LEAN_ORDER)
-        self.registry.describe(self._visible)
+        self._visible = visible
+        self.registry.describe(visible)
+
+    def _force(self, message: str) -> None:
+        log.warning(message)
+        self.warnings.append(message)
+        self.forced.append(message)
 
     # --- config ---------------------------------------------------
 
     def config(self, table: str) -> dict[str, Any]:
         """A config table with defaults applied (``{}`` for a table nobody claimed)."""
-        return self._tables.get(table, {})
+        return self.registry.table(table)
 
     def plugin_config(self, plugin: str | None) -> dict[str, Any]:
         """The first table the plugin claimed (``ctx.config``)."""
-        for table, (owner, _schema) in self.registry.config_schemas.items():
-            if owner == plugin:
-                return self._tables.get(table, {})
-        return {}
+        tables = self.registry.tables_of(plugin)
+        return self.registry.table(tables[0]) if tables else {}
 
     def plugin_config_value(self, table: str, key: str, default: Any) -> Any:
-        return self._tables.get(table, {}).get(key, default)
+        return self.registry.table(table).get(key, default)
+
+    def from_untrusted_workspace(self, *key: str) -> bool:
+        """Whether a workspace config the user config does not trust set ``key`` (table
+        first): what it asks for is then held to the user's policy (``[mcp_servers]``)."""
+        return self.config_source.from_untrusted_workspace(tuple(key))
+
+    def config_file(self, *key: str) -> str | None:
+        """The config file that set ``key`` (table first), else the one boot read last."""
+        return self.registry.config_file(*key)
 
     # --- the surface ---------------------------------------------------
 
-    def visible_names(self) -> list[str]:
-        """The provider-visible tools, in surface order (lean order, then by name)."""
-        return list(self._visible)
+    def visible_names(self, *, assume_hooks: bool = False) -> list[str]:
+        """The provider-visible tools, in surface order (``surface_order``, then by name).
+
+        A tool whose ``requires_hooks`` no plugin implements is left out: no session could
+        have it (`unhooked` says why). ``assume_hooks`` keeps it, as the contract does."""
+        if assume_hooks:
+            return list(self._visible)
+        return [n for n in self._visible if n not in self._unhooked]
+
+    def unhooked(self) -> dict[str, tuple[str, ...]]:
+        """``{tool: hooks it needs that no plugin implements}``: registered tools that no
+        session of this host has (``compress`` without a conversation, ``task`` without a
+        subagent runner)."""
+        return dict(self._unhooked)
+
+    def session_tools(self) -> list[ToolSpec]:
+        """The registered tools a session may have (before each one's ``available``)."""
+        return [s for s in self.registry.tools() if s.name not in self._unhooked]
+
+    def routes(self) -> list[ToolSpec]:
+        """The tools that reach hidden tools (a `ProxyRoute`), in surface order."""
+        return sorted((s for s in self.registry.tools() if s.route is not None),
+                      key=_surface_key)
 
     def surface(self, provider: str | None = None) -> list[Any]:
         """The visible tools as ``provider`` defines them (``None``: canonical entries)."""
-        specs = [s for n in self._visible if (s := self.registry.get(n)) is not None]
+        specs = [s for n in self.visible_names() if (s := self.registry.get(n)) is not None]
         return self.render_tools(specs, provider)
 
     def render_tools(self, specs: Sequence[ToolSpec], provider: str | None) -> list[Any]:
@@ -346,7 +426,7 @@ class Host:
     def contract_entries(self) -> list[dict[str, Any]]:
         """``{name, read_only, description, schema}`` of the visible surface, by name."""
         return [self.contract_entry(s) for s in sorted(
-            (self.registry.get(n) for n in self._visible), key=lambda s: s.name) if s]
+            (self.registry.get(n) for n in self.visible_names()), key=lambda s: s.name) if s]
 
     def all_contract_entries(self) -> list[dict[str, Any]]:
         """Every registered tool, hidden tools and aliases included, by name."""
@@ -366,23 +446,6 @@ class Host:
             found = self._compiled[key] = compile_schema(spec.schema, fp)
         return found
 
-    # --- hooks ---------------------------------------------------
-
-    def each_hook(self, name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
-        """Call a hook's implementations one by one, in pluggy's order, yielding
-        ``(plugin name, result)`` so that decisions can name their plugin."""
-        impls = self._impls.get(name)
-        if impls is None:
-            caller = getattr(self.pm.hook, name)
-            impls = [(i.plugin_name, i.function, i.argnames)
-                     for i in reversed(caller.get_hookimpls())]
-            if self._booted:
-                self._impls[name] = impls
-        for plugin_name, function, argnames in impls:
-            result = function(*[kwargs[a] for a in argnames])
-            if result is not None:
-                yield plugin_name, result
-
     # --- sessions ---------------------------------------------------
 
     def open_session(self, workspace: str | os.PathLike[str],
@@ -401,7 +464,8 @@ class Host:
         by_plugin: dict[str, list[str]] = {}
         for spec in [*self.registry.tools(), *self.registry.other_os_tools()]:
             by_plugin.setdefault(spec.plugin or "", []).append(spec.name)
-        for name, _plugin in self.pm.list_name_plugin():
+        names = [CORE, *(name for name, _plugin in self.pm.list_name_plugin())]
+        for name in names:
             version, source = self._plugin_sources.get(name, (None, "in process"))
             out.append(PluginInfo(name, version, tuple(sorted(by_plugin.get(name, []))), source,
                                   self.registry.info(name)))
@@ -427,4 +491,4 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
-__all__ = ["ConfigError", "Host", "PluginInfo"]
+__all__ = ["CORE", "Host", "PluginInfo"]

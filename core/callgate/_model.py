@@ -64,11 +64,19 @@ class ErrorInfo:
 
 @attrs.frozen
 class ToolCall:
-    """One call the model asked for. `arguments` is what was sent, untouched."""
+    """One call: its id, the tool's name and the arguments.
+
+    What the model sent has ``arguments`` untouched (a dict, or the JSON text
+    OpenAI sends). The pipeline hands its hooks the *effective* call: the
+    decoded arguments and, when the model's call runs another tool (a proxy's
+    target, an alias's primary), that tool's name and arguments, with the
+    call as sent in ``via``.
+    """
 
     id: str
     name: str
     arguments: Any = None
+    via: ToolCall | None = attrs.field(default=None, repr=False)
 
 
 @attrs.define
@@ -140,7 +148,11 @@ class Violation:
 
 @attrs.frozen
 class Decision:
-    """A permission verdict and the rule that made it (`None` for a hook without rules)."""
+    """A permission verdict and the rule that made it (`None` for a hook without rules).
+
+    ``source`` names who decided: ``"permissions"`` for the ``[permissions]`` rules, else
+    the deciding plugin (the host fills in its name when a hook leaves it out).
+    """
 
     action: Literal["allow", "ask", "deny"]
     rule: str | None = None
@@ -150,16 +162,25 @@ class Decision:
 
 @attrs.frozen
 class Refuse:
-    """Returned by a pre-tool-use hook to block a call; `reason` reaches the model."""
+    """Returned by a pre-tool-use hook to block a call; `reason` reaches the model.
+
+    ``source`` names who refused (the result's signature is ``hook:<source>``);
+    the host fills in the plugin's name when it is left out.
+    """
 
     reason: str
+    source: str | None = None
 
 
 @attrs.frozen
 class Replace:
-    """Returned by a pre-tool-use hook to run the call with other arguments (validated again)."""
+    """Returned by a pre-tool-use hook to run the call with other arguments (validated again).
+
+    ``source`` is filled in with the plugin's name when it is left out.
+    """
 
     arguments: Any
+    source: str | None = None
 
 
 @attrs.frozen
@@ -169,11 +190,15 @@ class PathRole:
     - ``modify``: the file must exist and carry a live observation.
     - ``create_or_modify``: a missing file may be created; an existing one is a modify.
     - ``create``: a new name; only confinement, the lease and the removed-after-read check apply.
+
+    ``recovery`` is what the gate advises when the path is a directory or not a regular
+    file (default: list it / use the shell).
     """
 
     argument: str
     mode: Literal["modify", "create_or_modify", "create"] = "modify"
     follow_symlinks: bool = True
+    recovery: str | None = None
 
 
 @attrs.frozen
@@ -185,8 +210,11 @@ class PermissionSubject:
     it), then more readings that a deny or ask rule is also tried on (any match
     fires). web_fetch's normalises URLs, so ``https://host./%73ecret`` cannot slip
     past a rule written for ``https://host/secret``. Empty: the raw value only.
+    ``dialect`` is the command language a ``command`` subject is parsed in: ``"posix"``
+    (sh and bash) or ``"pwsh"`` (PowerShell).
     """
 
     kind: Literal["command", "path", "pattern", "url"]
     arguments: tuple[str, ...]
     forms: Callable[[str], Sequence[str]] | None = attrs.field(default=None, eq=False)
+    dialect: str = "posix"

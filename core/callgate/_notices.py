@@ -31,6 +31,8 @@ class NoticeQueue:
 
     def drain(self) -> list[str]:
         """The pending notices' texts, ordered by source; the queue is left empty."""
+        if not self._pending:  # the usual case, without the lock (a racing put waits a batch)
+            return []
         with self._lock:
             pending, self._pending = self._pending, {}
         out = []

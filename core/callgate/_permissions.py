@@ -1,10 +1,13 @@
 """Permission rules from ``[permissions]`` (host.md §6).
 
 Rules come in three lists, ``allow``, ``ask`` and ``deny``, of the forms
-``Tool`` and ``Tool(spec)``. ``Tool`` is an exact tool name (MCP names
-included: ``mcp__github__*`` is a literal, not a glob), or a group: ``Edit``
-(every structured mutation) and ``Bash`` (the shell). The spec is matched
-against the tool's *permission subject* (`PermissionSubject`):
+``Tool`` and ``Tool(spec)``. ``Tool`` is an exact tool name (a name with
+``*`` is a literal, not a glob), or a group: every tool whose
+``ToolSpec.groups`` holds it (``Edit``: the structured mutations, ``Bash``:
+the shell). Names no registered tool carries (the other OS's shell, MCP tools
+and connects) are answered by the plugin that owns them
+(``registry.add_rule_names``). The spec is matched against the tool's
+*permission subject* (`PermissionSubject`):
 
 - ``command``: ``cmd:*`` is a word-boundary prefix match, applied to every
   command the line would run (`analyze_command`: lists, pipelines,
@@ -16,10 +19,12 @@ against the tool's *permission subject* (`PermissionSubject`):
   ``Edit`` rules fire on it, and it is covered only by an ``Edit`` allow
   rule (or by a spec-less ``Bash`` allow). Rules are a policy aid; the
   sandbox is the boundary.
-- ``path``: a glob on the workspace-relative path (``*`` and ``?`` never
-  cross ``/``, ``**`` does; a pattern starting with ``/`` is absolute). Every
-  path argument must pass (both ends of a move), in its written and its
-  symlink-resolved form.
+- ``path``: a glob on the workspace-relative path, in the one glob dialect
+  ``glob`` and ``grep`` use too (`callgate.paths.compile_glob`: ``*`` and ``?``
+  never cross ``/``, ``**`` does, ``{a,b}`` alternates), matched against the
+  whole path (``dir/**`` covers ``dir`` itself; a pattern starting with ``/``
+  is absolute). Every path argument must pass (both ends of a move), in its
+  written and its symlink-resolved form.
 - ``pattern`` and ``url``: ``*`` matches any run, ``/`` included;
   ``domain:<host>`` matches a URL's host.
 
@@ -46,12 +51,14 @@ import attrs
 
 from ._commands import analyze_command, normalize, suggested_prefix
 from ._errors import ConfigError
+from ._globs import GlobError, compile_glob
 from ._model import Decision
 from ._spec import NAME_RULE, ToolSpec
 
 if TYPE_CHECKING:
     from ._config import ConfigSource
     from ._host import Host
+    from ._registry import RuleNames
 
 log = logging.getLogger("callgate")
 
@@ -74,14 +81,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
 }
 
 ACTIONS = ("deny", "ask", "allow")
-#: host.md §6: the group ``Edit`` is every structured mutation (plus any tool that
-#: declares the group), ``Bash`` is the shell of either OS.
-EDIT_TOOLS = frozenset({"write_file", "edit_file", "multi_edit", "delete_range",
-                        "delete_symbol", "move_file", "notebook_edit"})
-BASH_TOOLS = frozenset({"bash", "pwsh"})
-GROUPS = {"Edit": EDIT_TOOLS, "Bash": BASH_TOOLS}
-MCP_TOOL = re.compile(r"^mcp__([A-Za-z0-9][A-Za-z0-9_-]*?)__(.+)$")
-MCP_CONNECT = re.compile(r"^mcp_connect__([A-Za-z0-9][A-Za-z0-9_-]*)$")
 _RULE = re.compile(r"^([^\s()]+)(?:\((.*)\))?$", re.DOTALL)
 
 
@@ -152,52 +151,6 @@ def _star_regex(pattern: str) -> str:
     return ".*".join(re.escape(part) for part in pattern.split("*"))
 
 
-def _path_regex(pattern: str) -> str:
-    """A path glob: ``*``/``?``/``[..]`` stay within one component, ``**`` crosses ``/``."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            j = i
-            while j < n and pattern[j] == "*":
-                j += 1
-            if j - i >= 2:
-                at_start = i == 0 or pattern[i - 1] == "/"
-                if at_start and j < n and pattern[j] == "/":
-                    out.append("(?:.*/)?")  # "**/": zero or more directories
-                    i = j + 1
-                    continue
-                if at_start and j == n and i > 0:
-                    out.pop()  # "dir/**" also matches "dir" itself
-                    out.append("(?:/.*)?")
-                    i = j
-                    continue
-                out.append(".*")
-            else:
-                out.append("[^/]*")
-            i = j
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            body = pattern[i + 1:end]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            body = body.replace("\\", "\\\\")
-            out.append(f"(?!/)[{body}]")
-            i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
 def _is_abs(value: str) -> bool:
     return value.startswith("/") or bool(re.match(r"^[A-Za-z]:/", value))
 
@@ -229,10 +182,10 @@ def compile_spec(kind: str, spec: str) -> Matcher:
         pattern = _clean_path_pattern(spec)
         absolute = _is_abs(pattern)
         try:
-            regex = re.compile(_path_regex(pattern), re.DOTALL)
-        except re.error as exc:
+            glob = compile_glob(pattern, by_name=False, tree_root=True)
+        except GlobError as exc:
             raise RuleError(f"not a valid path glob ({exc})") from None
-        return lambda value: _is_abs(value) == absolute and regex.fullmatch(value) is not None
+        return lambda value: _is_abs(value) == absolute and glob.matches(value)
     if kind == "url" and spec.startswith("domain:"):
         host = spec[len("domain:"):].strip().lower().rstrip(".")
         if not host:
@@ -319,8 +272,7 @@ def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = N
         return []
     values = [v for arg in subject.arguments for v in _strings(arguments.get(arg))]
     if subject.kind == "command":
-        flavor = "pwsh" if "pwsh" in (name, spec.name, spec.permission_name) else "posix"
-        return [u for text in values for u in command_units(text, flavor, session)]
+        return [u for text in values for u in command_units(text, subject.dialect, session)]
     if subject.kind == "path":
         if not values:
             values = ["."]  # a directory argument left out means the workspace root
@@ -351,23 +303,26 @@ class RuleEngine:
 
     ``tools`` are the registered tool specs by name (``other_tools``: those of
     the other OS, known but not registered here); ``source`` is where the
-    config came from, for error lines; ``mcp_servers`` the configured MCP
-    server names, so that rules for unknown servers warn.
+    config came from, for error lines; ``rule_names`` are the plugins' answers
+    for names no tool carries (`Registry.add_rule_names`). The tools'
+    ``groups`` are the group names rules may use.
     """
 
     def __init__(self, config: Mapping[str, Any],
                  tools: Mapping[str, ToolSpec] | Iterable[str] = (), *,
                  other_tools: Mapping[str, ToolSpec] | None = None,
                  source: ConfigSource | None = None,
-                 mcp_servers: Iterable[str] | None = None) -> None:
+                 rule_names: Iterable[RuleNames] = ()) -> None:
         self.mode: str = config.get("mode", "allow")
         self.ask_without_approver: str = config.get("ask_without_approver", "deny")
         self.tools: dict[str, ToolSpec] = dict(tools) if isinstance(tools, Mapping) else {}
         names = set(self.tools) if isinstance(tools, Mapping) else set(tools)
         self.other_tools = dict(other_tools or {})
+        self.groups: frozenset[str] = frozenset(
+            g for spec in (*self.other_tools.values(), *self.tools.values()) for g in spec.groups)
         self.warnings: list[str] = []
         self._source = source
-        self._mcp_servers = set(mcp_servers) if mcp_servers is not None else None
+        self._rule_names = list(rule_names)
         self.rules: list[Rule] = []
         for action in ACTIONS:
             for index, text in enumerate(config.get(action, [])):
@@ -381,12 +336,11 @@ class RuleEngine:
     @classmethod
     def from_host(cls, host: Host) -> RuleEngine:
         """The engine for a booting host: its ``[permissions]`` table and registry."""
-        servers = host.config_source.data.get("mcp_servers")
         return cls(host.config("permissions"),
                    {s.name: s for s in host.registry.tools()},
                    other_tools={s.name: s for s in host.registry.other_os_tools()},
                    source=host.config_source,
-                   mcp_servers=servers if isinstance(servers, dict) else None)
+                   rule_names=[recognize for _plugin, recognize in host.registry.rule_names()])
 
     # --- boot checks ---------------------------------------------------------------
 
@@ -411,56 +365,50 @@ class RuleEngine:
     def _members(self, rule: Rule) -> list[ToolSpec]:
         """The known tools a rule's tool part names (a group names several)."""
         known = {**self.other_tools, **self.tools}
-        if rule.tool in GROUPS:
-            return [s for n, s in sorted(known.items())
-                    if n in GROUPS[rule.tool] or rule.tool in s.groups]
+        if rule.tool in self.groups:
+            return [s for _n, s in sorted(known.items()) if rule.tool in s.groups]
         spec = known.get(rule.tool)
         return [spec] if spec is not None else []
 
     def _check(self, rule: Rule, names: set[str]) -> None:
         members = self._members(rule)
+        group = rule.tool in self.groups
         if rule.spec is not None:
             kinds = {m.permission_subject.kind for m in members if m.permission_subject}
             for kind in sorted(kinds):
                 self._matcher(kind, rule.spec)  # raises RuleError when malformed
-            if rule.tool not in GROUPS and members and not kinds:
+            if not group and members and not kinds:
                 raise RuleError(f"tool {rule.tool} takes no spec (it has no permission "
                                 f"subject); write {rule.tool} alone")
-            if rule.tool in GROUPS and members and not kinds:
+            if group and not kinds:
                 self._warn(rule, f"matches nothing: no {rule.tool} tool has a permission "
                            "subject")
-            if not members and not self._is_mcp_name(rule.tool):
-                kind = _guess_kind(rule.spec)
-                self._matcher(kind, rule.spec)
-        if rule.tool in GROUPS or rule.tool in names or rule.tool in self.other_tools:
+            if not members:
+                self._matcher(_guess_kind(rule.spec), rule.spec)
+        if group or rule.tool in names or rule.tool in self.other_tools:
             return
-        if rule.tool in BASH_TOOLS:
-            return  # the other OS's shell: not registered here, but a config may serve both
         if any(c in rule.tool for c in "*?["):
-            self._warn(rule, "matches no tool: tool names are exact, not patterns "
-                       "(an MCP rule names one tool, e.g. mcp__github__create_issue)")
+            self._warn(rule, "matches no tool: tool names are exact, not patterns (a rule "
+                       "names one tool)")
             return
-        if not NAME_RULE.match(rule.tool) and not self._is_mcp_name(rule.tool):
+        for recognize in self._rule_names:
+            try:
+                answer = recognize(rule.tool)
+            except Exception:
+                log.exception("a plugin's rule-name check failed on %r", rule.tool)
+                continue
+            if isinstance(answer, str) and answer:
+                self._warn(rule, answer)
+                return
+            if answer:
+                return
+        if not NAME_RULE.match(rule.tool):
             self._warn(rule, f"matches no tool: {rule.tool!r} is not a valid tool name")
             return
-        mcp = MCP_TOOL.match(rule.tool) or MCP_CONNECT.match(rule.tool)
-        if mcp:
-            server = mcp.group(1)
-            if self._mcp_servers is not None and server not in self._mcp_servers:
-                self._warn(rule, f"names MCP server {server!r}, which is not configured "
-                           "in [mcp_servers]")
-            elif self._mcp_servers is None:
-                self._warn(rule, f"names MCP server {server!r}, but no [mcp_servers] are "
-                           "configured")
-            return
-        close = difflib.get_close_matches(rule.tool, sorted(names | set(GROUPS)), n=3,
+        close = difflib.get_close_matches(rule.tool, sorted(names | self.groups), n=3,
                                           cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         self._warn(rule, f"names {rule.tool!r}, which is not a registered tool{hint}")
-
-    @staticmethod
-    def _is_mcp_name(name: str) -> bool:
-        return bool(MCP_TOOL.match(name) or MCP_CONNECT.match(name))
 
     @staticmethod
     @functools.cache
@@ -473,11 +421,9 @@ class RuleEngine:
         """Whether ``rule``'s tool part names this call (exactly, or through a group)."""
         if rule.tool == name:
             return True
-        group = GROUPS.get(rule.tool)
-        if group is None:
+        if rule.tool not in self.groups:
             return False
-        if name in group:
-            return True
+        spec = spec or self.tools.get(name) or self.other_tools.get(name)
         return spec is not None and rule.tool in spec.groups and name in (
             spec.name, spec.permission_name)
 
@@ -591,7 +537,8 @@ class RuleEngine:
         if spec is None or spec.permission_subject is None:
             return [name]
         kind = spec.permission_subject.kind
-        group = "Bash" if name in BASH_TOOLS or "Bash" in spec.groups else None
+        # a command rule is suggested under the tool's group, so it covers either OS's shell
+        group = spec.groups[0] if spec.groups else None
         allows = [r for r in self.rules if r.action == "allow" and r.spec is not None
                   and self.applies(r, name, spec)]
         edit_allows = [r for r in self._edit_rules(kind) if r.action == "allow"]
@@ -637,5 +584,5 @@ def _guess_kind(spec: str) -> str:
     return "pattern"
 
 
-__all__ = ["BASH_TOOLS", "CONFIG_SCHEMA", "EDIT_TOOLS", "Rule", "RuleEngine", "RuleError",
-           "command_units", "compile_spec", "subject_units"]
+__all__ = ["CONFIG_SCHEMA", "Rule", "RuleEngine", "RuleError", "command_units",
+           "compile_spec", "subject_units"]

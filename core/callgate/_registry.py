@@ -1,27 +1,44 @@
-"""The tool registry: names, canonical schemas, visibility, aliases, config tables.
+"""`Registry`: what plugins add at boot (tools, config tables, session extensions, hook specs,
+permission names), checked as it is added and frozen once boot is done.
 
-Plugins receive the `Registry` in ``callgate_register_tools`` and add to it;
-once boot has finished it is frozen and the host reads from it.
+A plugin receives the host's registry in ``callgate_register_tools``::
+
+    @hookimpl
+    def callgate_register_tools(registry: Registry, host: Host) -> None:
+        config = registry.add_config("append", CONFIG)   # validated, defaults applied
+        registry.add(ToolSpec(...))
+
+The registry knows which plugin is registering (the host tells it), so every
+error names the plugin, and every tool, table and extension is recorded under it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._errors import BootError
+from . import _config
+from ._errors import BootError, ConfigError
 from ._fastcheck import compile_fast
 from ._schema import canonical_schema, short_fingerprint
 from ._spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
 
 if TYPE_CHECKING:  # jsonschema (~35 ms) is imported when the first schema compiles
     import jsonschema
+    import pluggy
+
+    from ._layers import LayeredSource
 
 log = logging.getLogger("callgate")
+
+#: A plugin's answer for a permission rule naming a tool no registered tool carries:
+#: ``False`` (not one of mine), ``True`` (mine, fine) or a warning about it.
+RuleNames = Callable[[str], "bool | str"]
 
 
 @attrs.frozen
@@ -71,19 +88,25 @@ def compile_schema(schema: Any, short_fp: str) -> Compiled:
 
 
 class Registry:
-    """Every tool of one host, with the plugin each came from."""
+    """Every tool of one host, with the plugin each came from, and what plugins claimed."""
 
-    def __init__(self, os_name: str, plugin_manager: Any) -> None:
+    def __init__(self, os_name: str, plugin_manager: pluggy.PluginManager,
+                 config: _config.ConfigSource | LayeredSource | None = None) -> None:
+        #: ``"posix"`` or ``"windows"``: the OS this host's surface is for.
         self.os = os_name
         self._pm = plugin_manager
+        self._source = config if config is not None else _config.ConfigSource({})
         self._tools: dict[str, ToolSpec] = {}
         self._fingerprints: dict[str, str] = {}
         self._compiled: dict[str, Compiled] = {}
         self._compile_lock = threading.Lock()
         self._config_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._tables: dict[str, dict[str, Any]] = {}
         self._session_extensions: dict[str, Callable[[Any], Any]] = {}
+        self._rule_names: list[tuple[str, RuleNames]] = []
         self._other_os: dict[str, ToolSpec] = {}
         self._info: dict[str, list[str]] = {}
+        #: the plugin whose ``callgate_register_tools`` is running (set by the host)
         self.current_plugin: str | None = None
         self._frozen = False
 
@@ -125,14 +148,39 @@ class Registry:
         self._tools[spec.name] = spec
         return spec
 
-    def add_config(self, table: str, schema: dict[str, Any]) -> None:
-        """Claim a ``callgate.toml`` table; ``schema`` (JSON Schema, with defaults) validates it."""
+    def add_config(self, table: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+        """Claim a ``callgate.toml`` table; returns it validated against ``schema`` (JSON Schema,
+        with ``default``s applied). A bad key fails boot naming file, key and line. The first
+        table a plugin claims is its tools' ``ctx.config``."""
         self._check_open()
         plugin = self.current_plugin or "<core>"
         if table in self._config_schemas and self._config_schemas[table][0] != plugin:
             raise BootError(f"config table [{table}] is claimed by plugin "
                             f"{self._config_schemas[table][0]} and by plugin {plugin}")
-        self._config_schemas[table] = (plugin, schema)
+        self._config_schemas[table] = (plugin, dict(schema))
+        found = self._tables[table] = _config.validate_table(self._source, table, schema)
+        return found
+
+    def config_error(self, message: str, key: Sequence[str | int],
+                     value: str | None = None) -> ConfigError:
+        """A `ConfigError` naming the config file, ``key`` (table first, e.g. ``("shell",
+        "path")``) and its line: the line of the list item ``value`` when given. For the
+        checks a schema cannot make (a path that must exist, a binary that must be there)."""
+        path = tuple(key)
+        error = self._source.error(message, path)
+        if value is None:
+            return error
+        file, line = self._source.locate(path[:2], value)
+        if line is None:
+            return error
+        return ConfigError(error.reason, file=file or error.file, key=error.key, line=line)
+
+    def config_file(self, *key: str) -> str | None:
+        """The config file that set ``key`` (``"web", "ca_bundle"``: relative paths in it are
+        taken from its directory); with no key, the file boot read last. ``None`` for a
+        config given as a mapping."""
+        file = self._source.locate(tuple(key))[0] if key else self._source.file
+        return file if file and os.path.isfile(file) else None
 
     def add_session_extension(self, name: str, factory: Callable[[Any], Any]) -> None:
         """Make ``session.<name>`` a per-session object built by ``factory(session)``."""
@@ -140,6 +188,13 @@ class Registry:
         if name in self._session_extensions:
             raise BootError(f"session extension {name!r} is added twice")
         self._session_extensions[name] = factory
+
+    def add_rule_names(self, recognize: RuleNames) -> None:
+        """Answer for permission-rule names that no registered tool carries: the other OS's
+        shell, MCP tools and connects. ``recognize(name)`` returns ``False`` (not yours),
+        ``True`` (a name rules may use) or a warning about the rule (it cannot match here)."""
+        self._check_open()
+        self._rule_names.append((self.current_plugin or "<unknown>", recognize))
 
     def add_info(self, line: str) -> None:
         """A line ``callgate plugins`` shows under the plugin: a state chosen at boot that
@@ -216,11 +271,24 @@ class Registry:
 
     @property
     def config_schemas(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``{table: (plugin, schema)}`` for every claimed table."""
         return dict(self._config_schemas)
+
+    def table(self, name: str) -> dict[str, Any]:
+        """A claimed table as validated (defaults applied); ``{}`` for a table nobody claimed."""
+        return self._tables.get(name, {})
+
+    def tables_of(self, plugin: str | None) -> list[str]:
+        """The tables ``plugin`` claimed, in the order it claimed them."""
+        return [t for t, (owner, _schema) in self._config_schemas.items() if owner == plugin]
 
     @property
     def session_extensions(self) -> dict[str, Callable[[Any], Any]]:
         return dict(self._session_extensions)
+
+    def rule_names(self) -> list[tuple[str, RuleNames]]:
+        """``(plugin, recognize)`` for every `add_rule_names`, in registration order."""
+        return list(self._rule_names)
 
     def info(self, plugin: str) -> tuple[str, ...]:
         """The `add_info` lines of one plugin, in the order it added them."""
@@ -233,3 +301,6 @@ class Registry:
     def _check_open(self) -> None:
         if self._frozen:
             raise BootError("the registry is frozen: tools are added during boot only")
+
+
+__all__ = ["Compiled", "Registry", "RuleNames", "compile_schema"]

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 
 import attrs
 
@@ -314,18 +315,16 @@ def _field(value: str) -> str:
 
 
 def truncate(text: str, *, max_chars: int, reserve: int, tool: str, call_id: str,
-             item: StoredResult, capability: bool) -> tuple[str, dict[str, object]]:
-    """Head + marker line + tail within ``max_chars - reserve`` characters."""
+             item: StoredResult, pager: Callable[[str, str, int], str] | None = None
+             ) -> tuple[str, dict[str, object]]:
+    """Head + marker line + tail within ``max_chars - reserve`` characters; ``pager(call_id,
+    result_ref, offset)`` says how to read the rest (a proxy's ``ProxyRoute.result_page``)."""
     raw_total = item.total_bytes
     ref = item.ref
 
     def marker(kept: int, a: int, b: int) -> str:
-        if capability:
-            call = json.dumps({"action": "call", "capability_id": "session:tool_result",
-                               "arguments": {"tool_call_id": _field(call_id),
-                                             "result_ref": ref, "offset": a}},
-                              separators=(",", ":"))
-            how = f"the full result is kept; read the rest with use_capability {call}"
+        if pager is not None:
+            how = pager(_field(call_id), ref, a)
         else:
             how = "re-run the tool with narrower arguments"
         return (f"…[truncated tool={_field(tool)} call_id={_field(call_id)} result_ref={ref} "

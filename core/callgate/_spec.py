@@ -23,12 +23,37 @@ def _roles(value: Iterable[str | PathRole]) -> tuple[PathRole, ...]:
 
 
 @attrs.frozen(kw_only=True)
+class ProxyRoute:
+    """How a proxy tool reaches what is not on the surface, for the host's advice.
+
+    A proxy (``use_capability``) declares it on its `ToolSpec` so the host can word its
+    answers without naming the proxy itself:
+
+    - ``hidden_tool``: how the model names hidden tool ``{name}`` through the proxy
+      (``use_capability with capability_id "tool:{name}"``), in the ``unavailable``
+      answer to a direct call and in "did you mean" suggestions;
+    - ``arguments``: where a target's arguments sit in the proxy's call (the
+      ``invalid_arguments`` feedback for a target);
+    - ``result_page(call_id, result_ref, offset)``: how to read the rest of a
+      truncated result (the truncation marker), or ``None`` when the proxy cannot.
+
+    A host boots on the lean surface only when a registered tool has a route (else
+    every hidden tool would be unreachable), and that tool cannot be hidden.
+    """
+
+    hidden_tool: str
+    arguments: str
+    result_page: Callable[[str, str, int], str] | None = None
+
+
+@attrs.frozen(kw_only=True)
 class ToolSpec:
     """A tool as registered: its contract (name, description, schema, flags) and its code.
 
-    - ``execute(ctx, args)`` may be sync (run in a worker thread) or ``async``;
-      it returns a `ToolResult` or a ``str`` (a successful text result), or
-      raises `ToolError`.
+    - ``execute(ctx, args)`` may be sync or ``async``; it returns a `ToolResult` or a
+      ``str`` (a successful text result), or raises `ToolError`. A sync ``execute``
+      runs in a worker thread, unless ``blocking`` is false: a tool that never blocks
+      (no I/O, no waiting, microseconds of work) then runs inline on the event loop.
     - ``read_only`` may be a callable of the arguments (a proxy is judged by
       its target); its contract flag is then ``False``.
     - ``mutates_paths`` names the path arguments of a structured mutation:
@@ -36,20 +61,26 @@ class ToolSpec:
       gate to them before ``execute`` runs.
     - ``alias_of`` makes this a compatibility alias: ``alias_args`` maps its
       arguments onto the primary's, or ``execute`` implements it directly.
-    - ``available(session)`` is asked once at session open.
-    - ``validate(args, ctx)`` returns semantic `Violation`s beyond the schema.
+    - ``available(session)`` is asked once at session open; ``requires_hooks``
+      names hooks an integrator must implement for the tool to exist at all (a
+      tool whose hook has no implementation is on no surface and in no session).
+    - ``validate(ctx, args)`` returns semantic `Violation`s beyond the schema.
     - ``preview(ctx, args)`` returns the change a mutating tool would make.
-    - ``resolve_target(ctx, args)`` makes this a proxy (``use_capability``):
-      it returns a `Target` to run in its place, a `ToolResult` to answer
-      directly, or ``None`` to run this tool's own ``execute``.
+    - ``resolve_target(ctx, args)`` makes this a proxy: it returns a `Target`
+      to run in its place, a `ToolResult` to answer directly, or ``None`` to
+      run this tool's own ``execute``; ``route`` says how it reaches hidden tools.
     - ``describe(registered, visible)`` rewrites ``description`` once at boot,
       when every tool is registered and the surface is chosen (both are sets of
       tool names): a description may point to other tools only where they
       exist, and say how a hidden one is reached.
-    - ``misplaced(args, ctx)`` is asked only for arguments the schema refused:
+    - ``misplaced(ctx, args)`` is asked only for arguments the schema refused:
       a value-free line saying where the parameters belong when that is not the
       tool's root (a proxy's target parameters sent beside its envelope), or
       ``None`` for the usual line.
+    - ``groups`` are the permission groups the tool belongs to (``"Edit"``,
+      ``"Bash"``: a rule naming the group names the tool).
+    - ``surface_order`` places the tool on the surface: tools with an order
+      come first, lowest first; the others follow by name.
     """
 
     name: str
@@ -60,18 +91,22 @@ class ToolSpec:
     destructive: bool | None = None
     mutates_paths: tuple[PathRole, ...] = attrs.field(default=(), converter=_roles)
     exclusive: bool = False
+    blocking: bool = True
     visibility: Literal["surface", "hidden", "alias"] = "hidden"
+    surface_order: int | None = None
     alias_of: str | None = None
     alias_args: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     platforms: frozenset[str] = attrs.field(default=PLATFORMS, converter=frozenset)
     available: Callable[[Any], bool] | None = None
+    requires_hooks: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     preview: Callable[..., Any] | None = None
-    validate: Callable[[dict[str, Any], ToolContext], Iterable[Violation]] | None = None
+    validate: Callable[[ToolContext, dict[str, Any]], Iterable[Violation]] | None = None
     permission_subject: PermissionSubject | None = None
     groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     resolve_target: Callable[..., Any] | None = None
-    misplaced: Callable[[dict[str, Any], ToolContext], str | None] | None = None
+    misplaced: Callable[[ToolContext, dict[str, Any]], str | None] | None = None
     describe: Callable[[frozenset[str], frozenset[str]], str] | None = None
+    route: ProxyRoute | None = None
     plugin: str | None = None
 
     @property
@@ -99,7 +134,7 @@ class ToolSpec:
 
 @attrs.frozen(kw_only=True)
 class Target:
-    """What a proxy call (``use_capability`` ``call``) resolved to.
+    """What a proxy call (a ``resolve_target`` answer) resolved to.
 
     The pipeline validates ``arguments`` against ``tool.schema`` (unless
     ``validate`` is false: a deferred target validates itself once it can),

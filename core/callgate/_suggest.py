@@ -2,10 +2,11 @@
 
 A suggestion the model follows must work. So the pool is the tools this session
 can call by name (its visible surface and the aliases), and, when the session
-has ``use_capability``, the hidden tools it reaches through it, suggested in
-that form. Matching is stricter than difflib's default: a case-insensitive
-equal name, a close spelling (ratio 0.75 or more), or one name extending the
-other (``grep_search`` → ``grep``); ``nope_tool`` suggests nothing.
+has a proxy (a tool with a `ProxyRoute`), the hidden tools it reaches through
+it, suggested in the proxy's own words. Matching is stricter than difflib's
+default: a case-insensitive equal name, a close spelling (ratio 0.75 or more),
+or one name extending the other (``grep_search`` → ``grep``); ``nope_tool``
+suggests nothing.
 """
 
 from __future__ import annotations
@@ -34,15 +35,16 @@ def close_names(word: str, pool: Iterable[str]) -> list[str]:
 
 
 def did_you_mean(word: str, callable_names: Iterable[str],
-                 reachable_names: Iterable[str] = ()) -> str:
-    """``"; did you mean …?"`` naming callable tools, then hidden ones as ``use_capability``
-    calls; ``""`` when nothing is close enough."""
+                 reachable_names: Iterable[str] = (), via: str | None = None) -> str:
+    """``"; did you mean …?"`` naming callable tools, then hidden ones as calls through the
+    proxy (``via``: `ProxyRoute.hidden_tool`, a template of ``{name}``); ``""`` when nothing
+    is close enough."""
     direct = close_names(word, callable_names)
-    hidden = [] if direct and direct[0].lower() == word.lower() else \
+    hidden = [] if via is None or (direct and direct[0].lower() == word.lower()) else \
         close_names(word, set(reachable_names) - set(direct))
     parts = list(direct[:MAX_SUGGESTIONS])
-    parts += [f'use_capability with capability_id "tool:{n}"'
-              for n in hidden[: MAX_SUGGESTIONS - len(parts)]]
+    parts += [via.format(name=n) for n in hidden[: MAX_SUGGESTIONS - len(parts)]
+              if via is not None]
     if not parts:
         return ""
     return "; did you mean " + (parts[0] if len(parts) == 1 else

@@ -341,16 +341,17 @@ def bounded(text: str, limit: int = FEEDBACK_LIMIT) -> str:
     return cut + marker
 
 
-def placement_line(tool: str, inside_capability: bool, json_problem: bool) -> str:
-    """Where the parameters belong (host.md §4): the line the feedback always keeps."""
+def placement_line(tool: str, inside: str | None, json_problem: bool) -> str:
+    """Where the parameters belong (host.md §4): the line the feedback always keeps.
+    ``inside`` says where a proxy's call holds them (``ProxyRoute.arguments``, e.g.
+    ``inside use_capability.arguments``); ``None``: at the root of the tool's input."""
     if json_problem:
-        where = (f"inside use_capability.arguments (the input of {tool})" if inside_capability
-                 else f"{tool}'s input")
+        where = f"{inside} (the input of {tool})" if inside else f"{tool}'s input"
         return (f"Send {where} as one JSON object whose keys are the parameters; fix it and "
                 "call again.")
-    if inside_capability:
-        return (f"These parameters belong inside use_capability.arguments (the input of "
-                f"{tool}); fix them there and call again.")
+    if inside:
+        return (f"These parameters belong {inside} (the input of {tool}); fix them there and "
+                "call again.")
     return f"These parameters belong at the root of {tool}'s input; fix them and call again."
 
 
@@ -386,7 +387,7 @@ def invalid_result(
     violations: list[Violation],
     hint_lines: list[str],
     *,
-    inside_capability: bool = False,
+    inside: str | None = None,
     placement: str | None = None,
 ) -> ToolResult:
     """The unexecuted ``invalid_arguments`` result for a call (``placement`` replaces the
@@ -399,7 +400,7 @@ def invalid_result(
     if len(violations) > MAX_LISTED:
         body.append(f"- ... and {len(violations) - MAX_LISTED} more")
     if placement is None:
-        placement = placement_line(tool, inside_capability, category == "json")
+        placement = placement_line(tool, inside, category == "json")
     text = feedback_text(head, body, placement, [_clip(h, 800) for h in hint_lines],
                          f"signature: {sig}")
     meta = {
@@ -499,7 +500,7 @@ def check_call(
     *,
     plugin_violations: Callable[[dict[str, Any]], list[Violation]],
     count: Callable[[str], None],
-    inside_capability: bool = False,
+    inside: str | None = None,
     misplaced: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> tuple[dict[str, Any] | None, ToolResult | None]:
     """Validate one call's raw arguments (host.md §4): ``(arguments, None)`` when valid,
@@ -520,7 +521,7 @@ def check_call(
     except NotAnObject as exc:
         count("argument_failures")
         return None, invalid_result(spec.name, fp, [json_violation(exc.what)], [],
-                                    inside_capability=inside_capability)
+                                    inside=inside)
     violations: list[Violation] = []
     with pattern_budget():
         try:
@@ -557,7 +558,7 @@ def check_call(
                 log.exception("misplaced() of tool %s raised", spec.name)
     count("argument_failures")
     return None, invalid_result(spec.name, fp, violations, hint_lines,
-                                inside_capability=inside_capability, placement=placement)
+                                inside=inside, placement=placement)
 
 
 def canonical_of(compiled: Compiled) -> Any:

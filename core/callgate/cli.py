@@ -24,7 +24,7 @@ import anyio
 
 from . import _contract, _replay, hookspecs
 from ._errors import BootError
-from ._host import Host
+from ._host import NO_TOOLS, Host
 from ._model import Decision
 from ._state import HOME_VARIABLE
 
@@ -59,9 +59,20 @@ class _ApproveAll:
 
 def _boot(args: argparse.Namespace, workspace: str | None = None,
           extra_plugins: Sequence[Any] = ()) -> Host:
-    return Host.boot(getattr(args, "config", None), os=getattr(args, "os", None) or "auto",
+    host = Host.boot(getattr(args, "config", None), os=getattr(args, "os", None) or "auto",
                      surface=getattr(args, "surface", None), workspace=workspace,
                      plugins=list(extra_plugins))
+    _say_forced(host)
+    return host
+
+
+def _say_forced(host: Host) -> None:
+    """Print, with or without ``-v``, what boot could not do as configured (a lean surface
+    forced to full, no tool plugin installed)."""
+    if logging.getLogger("callgate").isEnabledFor(logging.WARNING):
+        return  # -v: the log has printed them already
+    for message in host.forced:
+        print(f"callgate: warning: {message}", file=sys.stderr)
 
 
 def _fail(message: str) -> int:
@@ -132,7 +143,15 @@ def cmd_tools(args: argparse.Namespace) -> int:
         assert spec is not None
         flag = "read-only" if spec.contract_read_only else "writes"
         print(f"{name:<16} {flag:<9} {first_sentence(spec.description)}")
+    _say_unhooked(host)
     return EXIT_OK
+
+
+def _say_unhooked(host: Host) -> None:
+    """The registered tools no session can have, and the integrator hooks they wait for."""
+    for name, hooks in sorted(host.unhooked().items()):
+        print(f"callgate: not listed: {name} (needs an implementation of {', '.join(hooks)}, "
+              "an integrator hook)", file=sys.stderr)
 
 
 def first_sentence(text: str) -> str:
@@ -271,6 +290,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             host = Host.boot(config if config.is_file() else None, workspace=workspace)
         except BootError as exc:
             return _fail(str(exc))
+        if not host.registry.names():
+            return _fail(f"{NO_TOOLS}; the demo needs the built-in tools")
+        _say_forced(host)
         print(f"callgate demo: replaying {len(lines)} lines of examples/tour.jsonl in a "
               f"temporary copy of examples/workspace ({workspace})\n")
 

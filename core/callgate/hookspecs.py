@@ -1,14 +1,33 @@
 """The hook specifications of callgate's pipeline (host.md §5), and nothing else.
 
-Plugins implement these with ``@callgate.hookimpl``. Hooks that only one
-plugin family needs from the integrator (a conversation, a subagent runner,
-an image describer, a command wrapper) live in that plugin's package and are
-added with ``registry.add_hookspecs(module)``.
+Plugins implement these with ``@callgate.hookimpl`` (any subset of the
+arguments, in any order). The host calls every hook through ``pm.hook``, so
+``tryfirst``/``trylast``, ``wrapper=True`` (and old-style ``hookwrapper=True``)
+implementations and ``pm.add_hookcall_monitoring`` work as pluggy documents
+them; a hook that no plugin implements is not called.
+
+The hooks of one call all receive the same *effective* ``call`` and ``tool``:
+the decoded arguments and, when the call runs another tool (a proxy's
+target, an alias's primary), that tool with its name and arguments; the call
+as the model sent it is ``call.via``.
+
+Hooks that only one plugin family needs from the integrator (a conversation,
+a subagent runner, an image describer, a command wrapper) live in that
+plugin's package and are added with ``registry.add_hookspecs(module)``.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pluggy
+
+if TYPE_CHECKING:
+    from ._host import Host
+    from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
+    from ._registry import Registry
+    from ._session import Session
+    from ._spec import ToolSpec
 
 hookspec = pluggy.HookspecMarker("callgate")
 hookimpl = pluggy.HookimplMarker("callgate")
@@ -18,69 +37,101 @@ hookimpl = pluggy.HookimplMarker("callgate")
 
 
 @hookspec
-def callgate_register_tools(registry, host):
-    """Add tools with ``registry.add(ToolSpec(...))``. Called once per plugin at boot.
+def callgate_register_tools(registry: Registry, host: Host) -> None:
+    """Boot, once per plugin: add tools with ``registry.add(ToolSpec(...))``.
 
-    ``registry`` also takes config tables (``registry.add_config``), session
-    extensions (``registry.add_session_extension``) and plugin hook specs
-    (``registry.add_hookspecs``).
+    ``registry`` also claims config tables (``registry.add_config`` returns the
+    table validated, defaults applied), adds session extensions
+    (``registry.add_session_extension``), plugin hook specs
+    (``registry.add_hookspecs``) and permission names (``registry.add_rule_names``).
+    ``host.os`` is the surface's OS. Raising fails boot, naming the plugin.
     """
 
 
-# --- validation and gating (one call) ----------------------------------------
+# --- one call, in pipeline order ------------------------------------------------
 
 
 @hookspec
-def callgate_validate_arguments(call, tool, session):
-    """Return a list of `Violation`s beyond the JSON Schema (or nothing).
+def callgate_validate_arguments(call: ToolCall, tool: ToolSpec,
+                                session: Session) -> list[Violation] | None:
+    """Step 2, after the JSON Schema and the tool's own ``validate`` accepted the arguments
+    (so implementations may rely on the schema's types).
 
-    Runs only when the schema accepted the arguments, so implementations may
-    rely on the schema's types. ``call.arguments`` is the decoded object.
+    Return `Violation`s (the call is then an unexecuted ``invalid_arguments``
+    result) or nothing. Also asked while diagnosing an invalid call (whether an
+    inner object would be valid), so it must not have side effects.
     """
 
 
 @hookspec
-def callgate_pre_tool_use(call, tool, session):
-    """Return `Refuse(reason)` to block the call, `Replace(arguments)` to run it
-    with other arguments (validated again), or nothing."""
+def callgate_pre_tool_use(call: ToolCall, tool: ToolSpec,
+                          session: Session) -> Refuse | Replace | None:
+    """Step 3, when the call's turn in its batch has come, before permission.
+
+    Return `Refuse(reason)` to block the call (``blocked: <reason>``, signature
+    ``hook:<plugin>``), `Replace(arguments)` to run it with other arguments
+    (validated again; invalid ones are refused and the tool never runs), or
+    nothing. Every implementation sees the call as it came.
+    """
 
 
 @hookspec
-def callgate_check_permission(call, tool, session):
-    """Return a `Decision` (allow / ask / deny) or nothing. Deny from any
-    implementation wins over ask, ask over allow."""
+def callgate_check_permission(call: ToolCall, tool: ToolSpec,
+                              session: Session) -> Decision | None:
+    """Step 4, after Plan mode, beside the ``[permissions]`` rules.
+
+    Return a `Decision` (allow / ask / deny) or nothing. Over every answer and
+    the rules, deny wins over ask, ask over allow; no answer at all leaves the
+    fallback (allow for read-only tools, else the target's or ``[permissions] mode``).
+    """
 
 
 @hookspec(firstresult=True)
-def callgate_ask_permission(call, tool, session, preview):
-    """The integrator's approver for an ``ask``: return a `Decision`, ``True``
-    (allow) or ``False`` (deny). ``preview`` is the change a mutating tool
-    would make, or ``None``. The first answer wins."""
+def callgate_ask_permission(call: ToolCall, tool: ToolSpec, session: Session,
+                            preview: Any) -> Decision | bool | None:
+    """Step 4, when the decision is ``ask``: the integrator's approver. The first answer
+    wins.
+
+    Return a `Decision`, ``True`` (allow) or ``False`` (deny), or an awaitable of
+    one; ``None`` means "cannot answer" and ``[permissions] ask_without_approver``
+    decides. ``preview`` is the change a mutating tool would make, or ``None``.
+    """
 
 
 # --- results --------------------------------------------------------------------
 
 
 @hookspec
-def callgate_shape_result(call, tool, result, session):
-    """Return a replacement `ToolResult` (redacted, annotated, ...) or nothing.
-    Implementations run in turn, each seeing the previous replacement."""
+def callgate_shape_result(call: ToolCall, tool: ToolSpec, result: ToolResult,
+                          session: Session) -> ToolResult | None:
+    """Step 7, for every result of a call that named a tool, successful or not, in call
+    order once the whole batch has its results.
+
+    Return a replacement `ToolResult` (redacted, annotated) or nothing. Every
+    implementation sees the tool's result; the last replacement in call order is
+    used (to build on another plugin's, implement a wrapper: it sees the outcome).
+    The host's truncation and notices come after.
+    """
 
 
 # --- lifecycle ------------------------------------------------------------------
 
 
 @hookspec
-def callgate_session_start(session):
-    """A session opened (its workspace, directory and config are ready)."""
+def callgate_session_start(session: Session) -> None:
+    """A session opened: its workspace, directory and config are ready."""
 
 
 @hookspec
-def callgate_session_end(session):
-    """A session is closing: stop what it started (jobs, servers, watchers)."""
+def callgate_session_end(session: Session) -> None:
+    """A session is closing: stop what it started (jobs, servers, watchers). Runs in a worker
+    thread; an exception is logged, never raised."""
 
 
 @hookspec
-def callgate_turn_start(session, origin):
-    """The integrator declared a new turn with ``session.begin_turn(origin)``;
-    ``origin`` is ``"human"`` or ``"automatic"``."""
+def callgate_turn_start(session: Session, origin: str) -> None:
+    """The integrator declared a new turn with ``session.begin_turn(origin)``; ``origin`` is
+    ``"human"`` or ``"automatic"``."""
+
+
+__all__ = ["hookimpl", "hookspec"]

@@ -11,9 +11,12 @@
 points are not loaded unless asked), opens a session on a fresh temporary
 workspace, and closes everything at teardown.
 
-Assertions read like the contract: ``session.expect_ok("word_count", path="a.txt")``
-returns the text of a successful call; ``session.expect_error("word_count",
-{"path": "nope"}, kind="not_found")`` returns the failed result; and
+Tool arguments are one dict: ``session.call("word_count", {"path": "a.txt"})``
+(``call`` also takes them as keywords, ``session.call("word_count", path="a.txt")``,
+but never both at once). Assertions read like the contract:
+``session.expect_ok("word_count", {"path": "a.txt"})`` returns the text of a successful
+call; ``session.expect_error("word_count", {"path": "nope"}, kind="not_found")`` returns
+the failed result (their keywords are the assertion's, never the tool's); and
 ``before = session.snapshot()`` ... ``session.assert_unchanged(before)`` proves a
 refusal changed nothing (bytes, mode, mtime, no stray files). `run_replay` runs
 ``callgate replay`` in a subprocess, the way a model's transcript would reach an
@@ -117,25 +120,32 @@ class CallgateSession:
         """Run the calls as one batch; returns their results in call order."""
         return self.sync.run_batch([as_call(c) for c in calls])
 
-    def call(self, name: str, arguments: Any = None, **kwargs: Any) -> ToolResult:
-        """Run one call: ``call("read_file", {"path": "a.txt"})`` or ``call("ls", path=".")``."""
+    def call(self, name: str, arguments: Any = None, /, **kwargs: Any) -> ToolResult:
+        """Run one call: ``call("read_file", {"path": "a.txt"})`` or ``call("ls", path=".")``.
+
+        ``arguments`` is sent as given (a dict, the JSON text a provider sends, or anything
+        else, to test what the host answers); the keywords are the tool's arguments. Giving
+        both is a `TypeError`: one would silently hide the other."""
+        if arguments is not None and kwargs:
+            raise TypeError(f"give {name}'s arguments as one dict or as keywords, not both "
+                            f"(keywords: {', '.join(sorted(kwargs))})")
         [result] = self.run(ToolCall(f"t{next(_ids)}", name,
                                      arguments if arguments is not None else kwargs))
         return result
 
-    def expect_ok(self, name: str, arguments: Any = None, *, text: str | None = None,
-                  contains: str | None = None, **kwargs: Any) -> str:
-        """Run one call and fail unless it succeeds; returns its text."""
+    def expect_ok(self, name: str, arguments: Any = None, /, *, text: str | None = None,
+                  contains: str | None = None) -> str:
+        """Run one call (its arguments in one dict) and fail unless it succeeds; returns its
+        text (which must be ``text`` or contain ``contains``, when given)."""
         __tracebackhide__ = True
-        return assert_ok(self.call(name, arguments, **kwargs), text, contains=contains)
+        return assert_ok(self.call(name, arguments), text, contains=contains)
 
-    def expect_error(self, name: str, arguments: Any = None, *, kind: str,
-                     signature: str | None = None, contains: str | None = None,
-                     **kwargs: Any) -> ToolResult:
-        """Run one call and fail unless it is an error of ``kind``; returns the result."""
+    def expect_error(self, name: str, arguments: Any = None, /, *, kind: str,
+                     signature: str | None = None, contains: str | None = None) -> ToolResult:
+        """Run one call (its arguments in one dict) and fail unless it is an error of
+        ``kind`` (and ``signature``, and text containing ``contains``); returns the result."""
         __tracebackhide__ = True
-        return assert_error(self.call(name, arguments, **kwargs), kind, signature,
-                            contains=contains)
+        return assert_error(self.call(name, arguments), kind, signature, contains=contains)
 
     def snapshot(self) -> dict[str, tuple[bytes | str, int, int]]:
         """Every entry under the workspace: ``{relative path: (bytes or link target, mode,

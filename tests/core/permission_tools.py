@@ -39,7 +39,7 @@ class GateTools:
 
     def _read(self, ctx: Any, args: dict[str, Any]) -> str:
         self.executed.append(("read_file", args))
-        return ctx.files.read_text(args["path"])
+        return ctx.files.read_text(args["path"], observe=True)  # it shows the model the file
 
     def _write(self, ctx: Any, args: dict[str, Any]) -> str:
         self.executed.append(("write_file", args))

@@ -9,7 +9,7 @@ import sys
 import threading
 
 import pytest
-from callgate import (
+from callgate.files import (
     WriterLease,
     create_file,
     held_paths,

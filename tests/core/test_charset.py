@@ -5,15 +5,9 @@ of diffs and stale details."""
 from __future__ import annotations
 
 import pytest
-from callgate import (
-    Declaration,
-    change_diff,
-    coding_declaration,
-    decode_text,
-    detect,
-    usable_codec,
-)
 from callgate._declared import declared_in, encoding_rules
+from callgate.files import change_diff
+from callgate.text import Declaration, coding_declaration, decode_text, detect, usable_codec
 
 
 @pytest.mark.parametrize("head,name", [

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from callgate import HeldDir, PathChanged, Workspace, confinement_mechanism, root_path
 from callgate import _confine as confine
+from callgate.paths import HeldDir, PathChanged, Workspace, confinement_mechanism, root_path
 
 posix_only = pytest.mark.skipif(not confine.HELD, reason="no directory descriptors here")
 

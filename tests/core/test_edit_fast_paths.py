@@ -18,7 +18,8 @@ from typing import Any
 import attrs
 import callgate._observations as obs
 import callgate_files
-from callgate import ObservationLedger, Present, ToolSpec, hookimpl, matches, version_of
+from callgate import ToolSpec, hookimpl
+from callgate.files import ObservationLedger, Present, matches, version_of
 
 
 def test_young_version_keeps_its_bytes_and_compares_them(tmp_path):
@@ -110,7 +111,7 @@ class Probe:
 
 
 def test_gate_and_plain_tool_share_one_worker_thread_hop(callgate_session, monkeypatch):
-    import callgate._session as session_mod
+    import callgate._pipeline as session_mod
 
     probe = Probe()
     real = session_mod.check_paths

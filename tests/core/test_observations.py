@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from callgate import Absent, ObservationLedger, Present, matches, needs_digest, version_of
+from callgate.files import Absent, ObservationLedger, Present, matches, needs_digest, version_of
 
 
 def test_version_covers_metadata_and_identity(tmp_path):

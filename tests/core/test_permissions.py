@@ -402,17 +402,32 @@ def test_malformed_rule_in_a_file_names_file_key_and_line(tmp_path: Path) -> Non
 
 
 def test_unknown_tool_names_warn_with_close_matches() -> None:
-    host = Host.boot({"permissions": {"allow": ["raed_file", "Bsh(ls:*)",
-                                                "mcp__github__create_issue"]},
-                      "mcp_servers": {}}, plugins=[GateTools()], entrypoints=False)
+    host = Host.boot({"permissions": {"allow": ["raed_file", "Bsh(ls:*)", "Eddit(src/**)"]}},
+                     plugins=[GateTools()], entrypoints=False)
     warnings = "\n".join(host.warnings)
     assert '"raed_file"' in warnings and "did you mean read_file" in warnings
     assert '"Bsh(ls:*)"' in warnings and "Bash" in warnings
+    assert '"Eddit(src/**)"' in warnings and "did you mean Edit" in warnings  # a group
+
+
+def test_names_no_tool_carries_are_answered_by_their_plugin() -> None:
+    """The core knows no MCP or shell names: the plugin that owns them says what they are."""
+    pytest.importorskip("callgate_capability")
+    pytest.importorskip("callgate_shell")
+    rules = {"allow": ["mcp__github__create_issue", "mcp_connect__time", "mcp__time__now"],
+             "deny": ["pwsh(Remove-Item:*)"]}
+    servers = {"time": {"command": "python"}}
+    host = Host.boot({"permissions": rules, "mcp_servers": servers}, os="posix",
+                     entrypoints=["capability", "shell"])
+    warnings = "\n".join(host.warnings)
     assert "mcp__github__create_issue" in warnings and "'github'" in warnings
+    assert "not configured in [mcp_servers]" in warnings
+    assert "mcp_connect__time" not in warnings and "mcp__time__now" not in warnings
     # the other OS's shell is not registered here, yet a shared config may name it
-    quiet = Host.boot({"permissions": {"deny": ["pwsh(Remove-Item:*)"]}},
-                      plugins=[GateTools()], entrypoints=False)
-    assert not [w for w in quiet.warnings if "pwsh" in w]
+    assert "pwsh" not in warnings
+    # without the plugins that own them, the names are plain unknown tools
+    bare = Host.boot({"permissions": rules}, plugins=[GateTools()], entrypoints=False)
+    assert sum("which is not a registered tool" in w for w in bare.warnings) == 4
 
 
 def test_a_spec_on_a_tool_without_a_subject_is_a_boot_error() -> None:

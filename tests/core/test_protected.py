@@ -10,7 +10,8 @@ from typing import Any
 
 import callgate_files
 import pytest
-from callgate import Decision, ToolSpec, hookimpl, protected_paths, sync
+from callgate import Decision, ToolSpec, hookimpl, sync
+from callgate.files import protected_paths
 
 
 class ApiWriter:

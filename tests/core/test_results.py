@@ -10,12 +10,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import ResultStore, ToolError, ToolSpec, hookimpl, page_text
+from callgate import ProxyRoute, ToolError, ToolSpec, hookimpl
+from callgate._results import ResultStore, page_text
 
 MARKER = re.compile(
     r"…\[truncated tool=(?P<tool>\S+) call_id=(?P<call_id>\S+) result_ref=(?P<ref>tr-[0-9a-f]{24}) "
     r"original_bytes=(?P<n>\d+) kept_bytes=(?P<k>\d+) missing_bytes=(?P<a>\d+)-(?P<b>\d+) — "
     r"(?P<how>.*)\]…")
+
+
+def _page(call_id: str, ref: str, offset: int) -> str:
+    call = json.dumps({"action": "call", "capability_id": "session:tool_result",
+                       "arguments": {"tool_call_id": call_id, "result_ref": ref,
+                                     "offset": offset}}, separators=(",", ":"))
+    return f"the full result is kept; read the rest with use_capability {call}"
+
+
+ROUTE = ProxyRoute(hidden_tool='call it through use_capability with capability_id "tool:{name}"',
+                   arguments="inside use_capability.arguments", result_page=_page)
 
 
 def long_text(chars: int) -> str:
@@ -46,10 +58,10 @@ class Producer:
                                   "text": {"type": "string"}, "notice": {"type": "string"}},
                                   "required": ["text"], "additionalProperties": False},
                               execute=self._emit))
-        if self.capability:  # stands in for the capability plugin's proxy
+        if self.capability:  # stands in for the capability plugin's proxy and its route
             registry.add(ToolSpec(name="use_capability", description="Proxy.", read_only=True,
                                   schema={"type": "object"}, execute=lambda ctx, args: "ok",
-                                  visibility="surface"))
+                                  visibility="surface", route=ROUTE))
 
 
 def page_all(store: ResultStore, call_id: str, ref: str | None = None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from callgate import (
+from callgate.text import (
     decode_text,
     detect_encoding,
     display,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import jsonschema
-from callgate import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
 from callgate._fastcheck import compile_fast
 from callgate._validation import (
     NotAnObject,
@@ -14,6 +13,7 @@ from callgate._validation import (
     hints,
     schema_violations,
 )
+from callgate.schema import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from callgate import ToolError, Workspace, within
+from callgate import ToolError
+from callgate.paths import Workspace, within
 
 
 def test_component_boundary_not_string_prefix(tmp_path):

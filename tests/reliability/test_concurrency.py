@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from callgate import ToolCall, held_paths, sync
+from callgate import ToolCall, sync
+from callgate.files import held_paths
 
 LINES = [f"line {i}" for i in range(8)]
 BUILT_IN = ["files", "shell", "search"]

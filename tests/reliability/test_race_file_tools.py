@@ -126,7 +126,7 @@ def test_the_component_walk_holds_the_line_too(race: Callable[..., dict[str, int
     """Where openat2 is missing (older kernels, seccomp filters, macOS) the component walk
     with O_NOFOLLOW does the job: the same attacks, the same result."""
     from callgate import _confine as confine
-    from callgate import confinement_mechanism
+    from callgate.paths import confinement_mechanism
 
     confine.use_openat2(False)
     try:

@@ -19,12 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
-from callgate import BootError, hookimpl, protected_paths
+from callgate import BootError, Host, Registry, hookimpl
+from callgate.files import protected_paths
 
 from . import hookspecs
 from ._backend import Backend, Policy, Probe
 from ._bwrap import BwrapBackend
-from ._config import AUTO, CONFIG_SCHEMA, NONE, TABLE, SandboxConfig, config_error, read_config
+from ._config import AUTO, CONFIG_SCHEMA, NONE, TABLE, ErrorFactory, SandboxConfig, read_config
 from ._hints import refusal_hint
 
 log = logging.getLogger("callgate.sandbox")
@@ -154,7 +155,8 @@ def _backends(host: Any) -> list[Backend]:
     return backends
 
 
-def choose(config: SandboxConfig, backends: Sequence[Backend], source: Any) -> ActiveSandbox:
+def choose(config: SandboxConfig, backends: Sequence[Backend],
+           error: ErrorFactory) -> ActiveSandbox:
     """The backend to use, probing only what the config asks for. When nothing asked for
     works: a `ConfigError` for ``enabled = true``, an unconfined sandbox that says why for
     ``"auto"``."""
@@ -174,29 +176,24 @@ def choose(config: SandboxConfig, backends: Sequence[Backend], source: Any) -> A
     if config.enabled == AUTO:
         return ActiveSandbox(config, unavailable="; ".join(reasons) or "no backend")
     key = "enabled" if config.backend == AUTO else "backend"
-    raise config_error(source, "the sandbox is enabled but no backend works on this machine ("
-                       + "; ".join(reasons) + '); fix that, or set [sandbox] enabled = false to '
-                       "run shell commands unconfined", (TABLE, key))
+    raise error("the sandbox is enabled but no backend works on this machine ("
+                + "; ".join(reasons) + '); fix that, or set [sandbox] enabled = false to '
+                "run shell commands unconfined", (TABLE, key))
 
 
 @hookimpl
-def callgate_register_tools(registry: Any, host: Any) -> None:
+def callgate_register_tools(registry: Registry, host: Host) -> None:
     """Claim ``[sandbox]``, check it, choose the backend, and add ``session.sandbox``."""
     registry.add_hookspecs(hookspecs)
-    registry.add_config(TABLE, CONFIG_SCHEMA)
-    source = getattr(host, "config_source", None)
+    table = registry.add_config(TABLE, CONFIG_SCHEMA)  # validated, layers merged
     backends = _backends(host)
-    config = read_config(source, [b.name for b in backends])
-    if config is None:  # breaks the schema: the core reports it after registration
-        return
-    active = choose(config, backends, source)
+    config = read_config(table, [b.name for b in backends], registry.config_error)
+    active = choose(config, backends, registry.config_error)
     registry.add_info(active.describe())
     notice = active.notice()
     if notice is not None:
         log.warning(notice)
-        warnings = getattr(host, "warnings", None)
-        if isinstance(warnings, list):
-            warnings.append(notice)
+        host.warnings.append(notice)
     registry.add_session_extension(EXTENSION, lambda session: SessionSandbox(session, active))
 
 

@@ -28,11 +28,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from callgate import Decision, ToolCall, ToolSpec, hookimpl
+from callgate import Decision, Registry, ToolCall, ToolSpec, hookimpl
 
 from . import _policy
 from ._config import CAPABILITY_SCHEMA, MCP_SERVERS_SCHEMA
-from ._names import connect_permission_name, norm, server_of_permission_name, tool_permission_name
+from ._names import (
+    connect_permission_name,
+    norm,
+    rule_name_check,
+    server_of_permission_name,
+    tool_permission_name,
+)
 from ._proxy import SPEC as USE_CAPABILITY
 from ._servers import McpServers, mcp_installed
 from ._targets import plan_of
@@ -54,10 +60,11 @@ __all__ = [
 
 
 @hookimpl
-def callgate_register_tools(registry: Any, host: Any) -> None:
+def callgate_register_tools(registry: Registry) -> None:
     registry.add_config("capability", CAPABILITY_SCHEMA)
-    registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
+    servers = registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
     registry.add(USE_CAPABILITY)
+    registry.add_rule_names(rule_name_check(servers))
     registry.add_session_extension("mcp_servers", McpServers)
     registry.add_session_extension("capability_declines", lambda session: [])
 

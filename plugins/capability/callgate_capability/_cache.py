@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from callgate import ToolSpec, canonical_bytes, replace_file, short_fingerprint
+from callgate import ToolSpec
+from callgate.files import replace_file
+from callgate.schema import canonical_bytes, short_fingerprint
 
 VERSION = 1
 

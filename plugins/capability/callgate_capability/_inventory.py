@@ -12,7 +12,8 @@ import re
 from typing import Any
 
 import attrs
-from callgate import ToolResult, ToolSpec, canonical_schema, short_fingerprint
+from callgate import ToolResult, ToolSpec
+from callgate.schema import canonical_schema, short_fingerprint
 
 from . import _policy
 from ._cache import McpToolInfo

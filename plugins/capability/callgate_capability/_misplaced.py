@@ -26,7 +26,7 @@ MAX_NAME_CHARS = 60
 def misplaced_advice(envelope_keys: frozenset[str]) -> Any:
     """The ``misplaced`` callable of a proxy whose own keys are ``envelope_keys``."""
 
-    def misplaced(args: dict[str, Any], ctx: ToolContext) -> str | None:
+    def misplaced(ctx: ToolContext, args: dict[str, Any]) -> str | None:
         if args.get("action") != "call" or not isinstance(args.get("capability_id"), str):
             return None
         cap = parse(args["capability_id"])

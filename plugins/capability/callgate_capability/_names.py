@@ -8,6 +8,7 @@ names that would otherwise collapse onto the same text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
 _OUTSIDE = re.compile(r"[^A-Za-z0-9_-]+")
 SERVER_NAME = re.compile(r"^(?!.*__)[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9-])?$")
@@ -42,6 +43,32 @@ def tool_permission_name(server: str, tool: str) -> str:
 
 def connect_permission_name(server: str) -> str:
     return f"mcp_connect__{server}"
+
+
+def server_of_connect_name(name: str) -> str | None:
+    """The server of an ``mcp_connect__<s>`` name."""
+    prefix = "mcp_connect__"
+    server = name[len(prefix):] if name.startswith(prefix) else ""
+    return server if SERVER_NAME.match(server) else None
+
+
+def rule_name_check(configured: Iterable[str]) -> Callable[[str], bool | str]:
+    """What the permission rules hear about an MCP name (``registry.add_rule_names``): a
+    name of a configured server is fine; one of another server warns (it can match nothing).
+    """
+    servers = set(configured)
+
+    def check(name: str) -> bool | str:
+        server = server_of_permission_name(name) or server_of_connect_name(name)
+        if server is None:
+            return False
+        if server in servers:
+            return True
+        if servers:
+            return f"names MCP server {server!r}, which is not configured in [mcp_servers]"
+        return f"names MCP server {server!r}, but no [mcp_servers] are configured"
+
+    return check
 
 
 def server_of_permission_name(name: str) -> str | None:

@@ -9,11 +9,12 @@ the whole session (capability.md §1-§4). ``list``/``search``/``inspect``/
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from callgate import ToolContext, ToolResult, ToolSpec, Violation
+from callgate import ProxyRoute, ToolContext, ToolResult, ToolSpec, Violation
 
-from ._ids import FORMS, parse
+from ._ids import FORMS, TOOL_RESULT_ID, parse
 from ._inventory import PROXY_NAME, Inventory
 from ._misplaced import misplaced_advice
 from ._targets import resolve
@@ -61,7 +62,7 @@ def read_only(args: Any) -> bool:
     return isinstance(args, dict) and args.get("action") in READ_ONLY_ACTIONS
 
 
-def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     """What the schema cannot say: per-action requirements and the id forms."""
     action = args.get("action")
     out: list[Violation] = []
@@ -110,6 +111,20 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                               "resolved", "unresolved_call")
 
 
+def result_page(call_id: str, result_ref: str, offset: int) -> str:
+    """How to read the rest of a truncated result (the core's truncation marker says it)."""
+    call = json.dumps({"action": "call", "capability_id": TOOL_RESULT_ID,
+                       "arguments": {"tool_call_id": call_id, "result_ref": result_ref,
+                                     "offset": offset}}, separators=(",", ":"))
+    return f"the full result is kept; read the rest with {PROXY_NAME} {call}"
+
+
+ROUTE = ProxyRoute(
+    hidden_tool=f'{PROXY_NAME} with capability_id "tool:{{name}}"',
+    arguments=f"inside {PROXY_NAME}.arguments",
+    result_page=result_page,
+)
+
 SPEC = ToolSpec(
     name=PROXY_NAME,
     description=DESCRIPTION,
@@ -117,7 +132,9 @@ SPEC = ToolSpec(
     execute=execute,
     read_only=read_only,
     visibility="surface",
+    surface_order=90,
     validate=validate,
     resolve_target=resolve,
     misplaced=misplaced_advice(frozenset(SCHEMA["properties"])),
+    route=ROUTE,
 )

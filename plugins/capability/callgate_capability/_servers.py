@@ -51,11 +51,9 @@ class McpServers:
         root = session.workspace.root
         self._root = root
         tables = host.config("mcp_servers") or {}
-        source = getattr(host, "config_source", None)
-        flagged = getattr(source, "from_untrusted_workspace", None)
         self._configs: dict[str, ServerConfig] = {
-            name: server_config(name, table, root, from_untrusted_workspace=bool(
-                callable(flagged) and flagged(("mcp_servers", name))))
+            name: server_config(name, table, root, from_untrusted_workspace=(
+                host.from_untrusted_workspace("mcp_servers", name)))
             for name, table in sorted(tables.items())}
         self.cache = SchemaCache(cache_dir(host.config("capability") or {}))
         self._runtime: McpRuntime | None = None

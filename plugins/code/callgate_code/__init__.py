@@ -4,7 +4,7 @@
   TypeScript, Rust and Java files. Each grammar is its own PyPI wheel
   (``tree-sitter-python``, ``tree-sitter-go``, ...): nothing is downloaded at
   run time, and a missing wheel only makes its files unindexable. Directory
-  walks skip what grep skips (the ``search`` plugin's walker).
+  walks skip what grep skips (the core's walker, ``callgate.paths``).
 - ``delete_symbol`` removes one Go or Python definition with its doc comment
   or decorators, behind the host's observation gate, and returns a diff.
 

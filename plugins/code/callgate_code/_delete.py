@@ -15,16 +15,8 @@ import difflib
 from typing import Any
 
 import attrs
-from callgate import (
-    GatedPath,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    Violation,
-    replace_file,
-    stale,
-    version_of,
-)
+from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate.files import GatedPath, replace_file, stale, version_of
 
 from ._languages import BY_EXTENSION, extension_of, parser
 from ._ranges import Lines, SharedLine, preamble_start, symbol_rows, with_seam
@@ -65,7 +57,7 @@ DESCRIPTION = (
 )
 
 
-def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     ext = extension_of(args["path"])
     if ext not in EXTENSIONS:
         return [Violation("/path", "file_type", f"a .go, .py or .pyi file: delete_symbol "

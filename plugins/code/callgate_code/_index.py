@@ -7,8 +7,8 @@ import stat as stat_mod
 import time
 from typing import Any
 
-from callgate import ResolvedPath, ToolContext, ToolError, ToolResult, Violation, within
-from callgate_search import IgnoreRules, walk_files
+from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate.paths import IgnoreRules, ResolvedPath, walk_files, within
 
 from ._languages import BY_EXTENSION, SUPPORTED, Grammar, extension_of, parser
 from ._source import max_file_bytes, read_source
@@ -67,7 +67,7 @@ def describe(registered: frozenset[str], visible: frozenset[str]) -> str:
 DESCRIPTION = describe(frozenset({"read_file", "grep"}), frozenset())
 
 
-def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     if args["action"] == "search" and "query" not in args:
         return [Violation("/query", "required", "query is required for action=search")]
     return []

@@ -14,7 +14,8 @@ import os
 import stat as stat_mod
 from typing import Any
 
-from callgate import READ_FLAGS, ResolvedPath, ToolContext, ToolError
+from callgate import ToolContext, ToolError
+from callgate.paths import READ_FLAGS, ResolvedPath
 
 DEFAULT_MAX_FILE_BYTES = 1 << 20
 CONFIG_SCHEMA: dict[str, Any] = {

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from callgate import PRUNE, ToolError
+from callgate import ToolError
+from callgate.paths import PRUNE
 
 from ._host_docs import host_docs_dir
 

@@ -11,16 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from callgate import (
-    ChangeDiff,
-    FilePreview,
-    GatedPath,
-    SourceFile,
-    ToolContext,
-    ToolError,
-    change_diff,
-    version_of,
-)
+from callgate import ToolContext, ToolError
+from callgate.files import ChangeDiff, FilePreview, GatedPath, SourceFile, change_diff, version_of
 
 #: The files plugin's config table (files.md, "Config").
 CONFIG_SCHEMA: dict[str, Any] = {

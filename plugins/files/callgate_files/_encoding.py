@@ -18,12 +18,12 @@ import codecs
 import unicodedata
 from collections.abc import Iterable
 
-from callgate import (
+from callgate import ToolError
+from callgate.files import SourceFile
+from callgate.text import (
     Declaration,
     DecodedText,
     Detection,
-    SourceFile,
-    ToolError,
     codec_of,
     coding_declaration,
     declared_kind,

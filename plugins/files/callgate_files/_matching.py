@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from callgate import display, display_line, line_style, split_lines, to_crlf
+from callgate.text import display, display_line, line_style, split_lines, to_crlf
 
 PREFIX = re.compile(r"^ *\d+→")
 ROW_MAX = 80

@@ -13,7 +13,8 @@ import os
 import threading
 from typing import Any
 
-from callgate import PRUNE, Present, sweep_tree, version_of
+from callgate.files import Present, sweep_tree, version_of
+from callgate.paths import PRUNE
 
 log = logging.getLogger("callgate.files")
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from callgate import DETECT_BYTES, bom_of, newline_bytes, unit_of
+from callgate.text import DETECT_BYTES, bom_of, newline_bytes, unit_of
 
 SAMPLE_BYTES = DETECT_BYTES  # the encoding sample: the same one edits decide by
 LINE_MAX = 1 << 20          # a window line (without terminator) may be this long

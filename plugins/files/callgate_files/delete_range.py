@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import (
-    PathRole,
-    PermissionSubject,
-    ToolContext,
-    ToolSpec,
-    display_line,
-    split_lines,
-)
+from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec
+from callgate.text import display_line, split_lines
 
 from ._braces import cut_block, guarded
 from ._common import Planned, fail, path_schema, preview, publish

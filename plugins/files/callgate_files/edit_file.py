@@ -5,15 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import (
-    PathRole,
-    PermissionSubject,
-    ToolContext,
-    ToolSpec,
-    Violation,
-    bom_of,
-    change_diff,
-)
+from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation
+from callgate.files import change_diff
+from callgate.text import bom_of
 
 from ._common import Planned, fail, path_schema, preview, publish
 from ._encoding import DECLARATION_CHARS, check_declaration, check_inserted
@@ -75,14 +69,14 @@ MULTI_DESCRIPTION = (
 )
 
 
-def validate_edit(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate_edit(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     if args.get("old_string") == args.get("new_string"):
         return [Violation("/new_string", "not", "new_string different from old_string (the "
                           "edit would change nothing)")]
     return []
 
 
-def validate_multi(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate_multi(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     out = []
     for i, edit in enumerate(args.get("edits", [])):
         if isinstance(edit, dict) and edit.get("old_string") == edit.get("new_string"):
@@ -150,7 +144,7 @@ EDIT_SPEC = ToolSpec(
     preview=lambda ctx, args: preview(plan_edit(ctx, args)),
     validate=validate_edit, mutates_paths=(PathRole("path"),),
     permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="surface",
+    groups=("Edit",), visibility="surface", surface_order=40,
 )
 
 MULTI_SPEC = ToolSpec(

@@ -5,15 +5,10 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from callgate import (
+from callgate import PathRole, PermissionSubject, ToolContext, ToolError, ToolSpec
+from callgate.files import (
     FilePreview,
     GatedPath,
-    PathRole,
-    PermissionSubject,
-    ResolvedPath,
-    ToolContext,
-    ToolError,
-    ToolSpec,
     changed_while_applying,
     copy_noreplace,
     io_error,
@@ -23,6 +18,7 @@ from callgate import (
     temp_basename,
     version_of,
 )
+from callgate.paths import ResolvedPath
 
 from ._common import fail, path_schema
 
@@ -36,6 +32,9 @@ SCHEMA: dict[str, Any] = {
                                         "created. An existing file there is never replaced."),
     },
 }
+
+#: what the host gate advises when a path is a directory or not a regular file
+REGULAR = "move_file moves regular files; use the shell"
 
 DESCRIPTION = (
     "Move or rename a file from source_path to destination_path, creating the destination's "
@@ -149,8 +148,9 @@ def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
 
 SPEC = ToolSpec(
     name="move_file", description=DESCRIPTION, schema=SCHEMA, execute=execute, preview=preview,
-    mutates_paths=(PathRole("source_path", "modify", follow_symlinks=False),
-                   PathRole("destination_path", "create", follow_symlinks=False)),
+    mutates_paths=(PathRole("source_path", "modify", follow_symlinks=False, recovery=REGULAR),
+                   PathRole("destination_path", "create", follow_symlinks=False,
+                            recovery=REGULAR)),
     permission_subject=PermissionSubject("path", ("source_path", "destination_path")),
     groups=("Edit",), visibility="hidden",
 )

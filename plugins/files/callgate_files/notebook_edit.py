@@ -7,7 +7,8 @@ import json
 import secrets
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation, to_crlf
+from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation
+from callgate.text import to_crlf
 
 from ._common import Planned, fail, path_schema, preview, publish
 from ._encoding import check_inserted
@@ -42,7 +43,7 @@ DESCRIPTION = (
 )
 
 
-def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     mode = args.get("edit_mode", "replace")
     number = args.get("cell_number")
     out: list[Violation] = []

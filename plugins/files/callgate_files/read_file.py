@@ -8,15 +8,19 @@ import os
 import stat as stat_mod
 from typing import Any
 
-from callgate import (
-    READ_FLAGS,
-    PermissionSubject,
-    ResolvedPath,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    ToolSpec,
+from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate.files import (
     binary_error,
+    io_error,
+    is_directory,
+    kind_of,
+    needs_digest,
+    not_found,
+    not_regular,
+    version_of,
+)
+from callgate.paths import READ_FLAGS, ResolvedPath
+from callgate.text import (
     bom_of,
     decode_bytes,
     decode_text,
@@ -24,14 +28,7 @@ from callgate import (
     display,
     display_line,
     has_escapes,
-    io_error,
     is_binary,
-    is_directory,
-    kind_of,
-    needs_digest,
-    not_found,
-    not_regular,
-    version_of,
 )
 
 from ._common import fail, path_schema
@@ -121,7 +118,7 @@ def _open(ctx: ToolContext, rp: ResolvedPath) -> tuple[int, os.stat_result]:
         if stat_mod.S_ISDIR(st.st_mode):
             raise is_directory(rp.display)
         if not stat_mod.S_ISREG(st.st_mode):
-            raise not_regular(rp.display, "read_file", kind_of(st))
+            raise not_regular(rp.display, what=kind_of(st))
         try:
             return parent.open(name, READ_FLAGS), st
         except FileNotFoundError:
@@ -135,7 +132,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
           limit: int) -> ToolResult:
     fst = os.fstat(fd)
     if not stat_mod.S_ISREG(fst.st_mode):
-        raise not_regular(rp.display, "read_file", kind_of(fst))
+        raise not_regular(rp.display, what=kind_of(fst))
     size = fst.st_size
     small = size <= SMALL_FILE
     head = _read_all(fd, size) if small else os.pread(fd, SAMPLE_BYTES, 0)
@@ -164,7 +161,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
 
     if is_binary(head, encoding):
         record()
-        raise binary_error(rp.display, "read_file")
+        raise binary_error(rp.display, "read_file", "use view_image for images or the shell")
     bom = bom_of(encoding)
     if size == 0 or (size == len(bom) and head.startswith(bom)):
         recorded = record()
@@ -218,5 +215,5 @@ def _result(body: str, notes: list[str], rp: ResolvedPath, recorded: bool, reade
 
 
 SPEC = ToolSpec(name="read_file", description=DESCRIPTION, schema=SCHEMA, execute=execute,
-                read_only=True, visibility="surface",
+                read_only=True, visibility="surface", surface_order=50,
                 permission_subject=PermissionSubject("path", ("path",)))

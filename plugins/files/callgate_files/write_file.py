@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, encode_text, too_large
+from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec
+from callgate.files import too_large
+from callgate.text import encode_text
 
 from ._common import Planned, path_schema, preview, publish
 from ._encoding import create_encoding, write_encoding
@@ -63,5 +65,5 @@ SPEC = ToolSpec(
     preview=lambda ctx, args: preview(plan(ctx, args)),
     mutates_paths=(PathRole("path", "create_or_modify"),),
     permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="surface",
+    groups=("Edit",), visibility="surface", surface_order=70,
 )

@@ -2,13 +2,13 @@
 
 A ``status`` field or ``action: "continue"`` fails the closed schema before any
 plugin validator runs, so the hint is added to that ``invalid_arguments``
-result while it is shaped. It is advice only: nothing is coerced or run. The
-call may come directly or through ``use_capability`` (``tool:update_goal``).
+result while it is shaped. It is advice only: nothing is coerced or run. A call
+through a proxy reaches the hook as the call of ``update_goal`` itself (the
+host hands every hook the effective call and tool).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import attrs
@@ -19,25 +19,11 @@ STATUS_HINT = ("hint: the status protocol is retired; call get_goal, then pass g
 CONTINUE_HINT = ("hint: there is no continue action; leaving the goal unchanged continues it")
 
 
-def _object(value: Any) -> dict[str, Any] | None:
-    if isinstance(value, str | bytes):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return None
-    return value if isinstance(value, dict) else None
-
-
 def update_goal_arguments(call: Any, tool: Any) -> dict[str, Any] | None:
-    """The arguments meant for update_goal, whether called directly or through the proxy."""
-    args = _object(call.arguments)
-    if args is None:
+    """The (decoded) arguments of an update_goal call, else ``None``."""
+    if tool.name != "update_goal" or not isinstance(call.arguments, dict):
         return None
-    if tool.name == "update_goal":
-        return args
-    if tool.name == "use_capability" and args.get("capability_id") == "tool:update_goal":
-        return _object(args.get("arguments"))
-    return None
+    return call.arguments
 
 
 def with_retired_protocol_hints(call: Any, tool: Any, result: ToolResult) -> ToolResult | None:

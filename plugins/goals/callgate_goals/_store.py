@@ -11,7 +11,7 @@ import json
 import os
 
 import attrs
-from callgate import replace_file
+from callgate.files import replace_file
 
 from ._goal import Goal, MalformedGoal
 

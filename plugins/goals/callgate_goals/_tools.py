@@ -89,7 +89,7 @@ def run_update(ctx: ToolContext, args: dict[str, Any]) -> str:
     return _render(ctx.session.goals.update(args))
 
 
-def check_create(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def check_create(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     if not args["objective"].strip():
         return [Violation("/objective", "blank", "an objective with non-space characters")]
     return []

@@ -16,18 +16,17 @@ from typing import Any
 import anyio
 import attrs
 from callgate import (
-    READ_FLAGS,
     ImageBlock,
     PermissionSubject,
-    ResolvedPath,
+    Registry,
     TextBlock,
     ToolContext,
     ToolError,
     ToolResult,
     ToolSpec,
-    Workspace,
     hookimpl,
 )
+from callgate.paths import READ_FLAGS, ResolvedPath, Workspace
 
 from . import hookspecs
 from ._probe import Corrupt, HeaderMismatch, TooManyPixels, probe
@@ -69,9 +68,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
 
 
 @hookimpl
-def callgate_register_tools(registry: Any, host: Any) -> None:
+def callgate_register_tools(registry: Registry) -> None:
     registry.add_hookspecs(hookspecs)
-    registry.add_config("media", CONFIG_SCHEMA)
+    config = registry.add_config("media", CONFIG_SCHEMA)
     registry.add(ToolSpec(
         name="view_image",
         description=DESCRIPTION,
@@ -79,7 +78,10 @@ def callgate_register_tools(registry: Any, host: Any) -> None:
         execute=execute,
         read_only=True,
         visibility="surface",
+        surface_order=60,
         available=available,
+        # without vision the tool exists only where the integrator can describe images
+        requires_hooks=() if config["vision"] else ("callgate_image_describer",),
         permission_subject=PermissionSubject("path", ("path",)),
     ))
 

@@ -18,7 +18,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
-from callgate import ToolError, create_file, rename_noreplace, replace_file
+from callgate import ToolError
+from callgate.files import create_file, rename_noreplace, replace_file
 
 from ._fact import (
     ID_PATTERN,

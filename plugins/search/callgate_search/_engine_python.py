@@ -19,14 +19,15 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from callgate import READ_FLAGS, ResolvedPath
+from callgate.paths import READ_FLAGS, ResolvedPath
 
 if TYPE_CHECKING:  # regex (~10 ms) is imported when this engine first searches
     import regex
 
+from callgate.paths import walk_files
+
 from ._grep_model import FileHits, GrepRequest
 from ._patterns import analyse
-from ._walk import walk_files
 
 HEAD_BYTES = 64 * 1024
 BOM_UTF8 = b"\xef\xbb\xbf"

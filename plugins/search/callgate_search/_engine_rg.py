@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from callgate import DENIED_NAMES
+from callgate.files import DENIED_NAMES
 
 from ._engine_python import open_file
 from ._grep_model import FileHits, GrepRequest

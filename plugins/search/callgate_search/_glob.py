@@ -7,10 +7,10 @@ import time
 from typing import Any
 
 from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate.paths import GLOB_META as META
+from callgate.paths import GlobError, compile_glob, join_rel, walk_files
 
-from ._globs import META, GlobError, compile_glob
 from ._locate import deadline, locate, not_a_directory, timed_out_line
-from ._walk import join_rel, walk_files
 
 MAX_FILES = 1000
 
@@ -39,7 +39,7 @@ DESCRIPTION = (
 )
 
 
-def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     """Unbalanced brackets and ``..`` segments are refused before anything is read."""
     pattern = args["pattern"]
     if os.path.isabs(pattern):

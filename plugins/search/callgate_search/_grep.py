@@ -6,14 +6,13 @@ import os
 from typing import Any
 
 import attrs
-from callgate import READ_FLAGS, ResolvedPath, ToolContext, ToolError, ToolResult, Violation
+from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate.paths import READ_FLAGS, GlobError, IgnoreRules, ResolvedPath, compile_glob
 
 from . import _engine_python, _engine_rg
-from ._globs import GlobError, compile_glob
 from ._grep_model import GrepRequest, render
 from ._locate import deadline, locate, timed_out_line
 from ._patterns import pattern_problem
-from ._walk import IgnoreRules
 
 MAX_MATCHES = 200
 MAX_CONTEXT = 10
@@ -53,7 +52,7 @@ DESCRIPTION = (
 )
 
 
-def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     """Refuse, before anything is read, patterns and globs grep cannot run."""
     out = []
     problem = pattern_problem(args["pattern"])

@@ -11,10 +11,7 @@ import threading
 from collections.abc import Callable, Iterable
 
 import attrs
-from callgate import ResolvedPath
-
-from ._globs import Glob
-from ._walk import IgnoreRules
+from callgate.paths import Glob, IgnoreRules, ResolvedPath
 
 LINE_MAX_CHARS = 500
 

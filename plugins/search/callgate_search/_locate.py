@@ -14,7 +14,8 @@ import stat as stat_mod
 import time
 
 import attrs
-from callgate import ResolvedPath, ToolContext, ToolError, within
+from callgate import ToolContext, ToolError
+from callgate.paths import ResolvedPath, within
 
 
 @attrs.frozen

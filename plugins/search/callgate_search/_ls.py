@@ -8,10 +8,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from callgate import HeldDir, ToolContext, ToolResult
+from callgate import ToolContext, ToolResult
+from callgate.paths import PRUNE, HeldDir, join_rel
 
 from ._locate import deadline, locate, not_a_directory, timed_out_line
-from ._walk import PRUNE, join_rel
 
 MAX_ENTRIES = 5000
 MAX_DEPTH = 50

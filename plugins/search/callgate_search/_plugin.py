@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import PermissionSubject, ToolSpec, hookimpl
+from callgate import PermissionSubject, Registry, ToolSpec, hookimpl
 
 from . import _glob, _grep, _ls
 from ._engine_rg import find_rg
@@ -20,22 +20,15 @@ CONFIG_SCHEMA: dict[str, Any] = {
 }
 
 
-def _check_engine(host: Any, rg: str | None) -> None:
-    """``grep_engine = "rg"`` without a binary fails boot, naming the file, key and line."""
-    source = getattr(host, "config_source", None)
-    table = getattr(source, "data", {}).get("search") if source is not None else None
-    if isinstance(table, dict) and table.get("grep_engine") == "rg" and rg is None:
-        raise source.error(
+@hookimpl
+def callgate_register_tools(registry: Registry) -> None:
+    config = registry.add_config("search", CONFIG_SCHEMA)
+    rg = find_rg()
+    if config["grep_engine"] == "rg" and rg is None:  # fails boot naming file, key and line
+        raise registry.config_error(
             'grep_engine = "rg" but no rg binary was found next to the Python interpreter or '
             'on PATH; install the PyPI package "ripgrep" or use "auto"',
             ("search", "grep_engine"))
-
-
-@hookimpl
-def callgate_register_tools(registry: Any, host: Any) -> None:
-    rg = find_rg()
-    _check_engine(host, rg)
-    registry.add_config("search", CONFIG_SCHEMA)
     grep = _grep.Grep(rg)
     registry.add(ToolSpec(
         name="grep", description=_grep.DESCRIPTION, schema=_grep.SCHEMA, execute=grep.execute,

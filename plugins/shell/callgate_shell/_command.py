@@ -65,7 +65,7 @@ def command_schema(*, description_required: bool) -> dict[str, Any]:
     }
 
 
-def blank_command(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def blank_command(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     if not args["command"].strip():
         return [Violation("/command", "not_blank",
                           "a command with something to run: command must not be blank")]

@@ -5,44 +5,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import ConfigError, hookimpl
+from callgate import Host, Registry, hookimpl
 
 from . import hookspecs
 from ._jobs import JobTable
-from ._select import CONFIG_SCHEMA, ShellNotFound, boot_config, real_os, select_shell
+from ._select import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
 from .bash import bash_tool
 from .job_tools import job_tools
 from .pwsh import pwsh_tool
 
 CONFIG_TABLE = "shell"
 EXTENSION = "jobs"
-
-
-def _config_error(host: Any, exc: ShellNotFound) -> ConfigError:
-    source = getattr(host, "config_source", None)
-    if source is not None and hasattr(source, "error"):
-        return source.error(str(exc), (CONFIG_TABLE, exc.key))
-    return ConfigError(str(exc), key=f"{CONFIG_TABLE}.{exc.key}")
+SHELLS = ("bash", "pwsh")
 
 
 @hookimpl
-def callgate_register_tools(registry: Any, host: Any) -> None:
+def callgate_register_tools(registry: Registry, host: Host) -> None:
     """``bash`` (POSIX) or ``pwsh`` (Windows or ``[shell] force``), ``job_output``,
     ``job_kill`` and the aliases ``bash_output``, ``kill_shell``, ``wait``."""
     registry.add_hookspecs(hookspecs)
-    registry.add_config(CONFIG_TABLE, CONFIG_SCHEMA)
+    config = registry.add_config(CONFIG_TABLE, CONFIG_SCHEMA)
     registry.add_session_extension(EXTENSION, JobTable)
-    source = getattr(host, "config_source", None)
-    raw = source.data.get(CONFIG_TABLE, {}) if source is not None else {}
     try:
-        choice = select_shell(host.os, real_os(), boot_config(raw))
+        choice = select_shell(host.os, real_os(), config)
     except ShellNotFound as exc:
-        raise _config_error(host, exc) from None
+        raise registry.config_error(str(exc), (CONFIG_TABLE, exc.key)) from None
     # registered for this host's OS only; [shell] force may put pwsh on POSIX
     make = bash_tool if choice.tool == "bash" else pwsh_tool
     registry.add(make(choice.executable, platforms=(host.os,)))
     for spec in job_tools():
         registry.add(spec)
+    # a config shared by both OSes may name the shell this host does not register
+    registry.add_rule_names(lambda name: name in SHELLS)
 
 
 @hookimpl

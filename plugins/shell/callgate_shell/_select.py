@@ -57,20 +57,6 @@ def real_os() -> str:
     return "windows" if sys.platform == "win32" else "posix"
 
 
-def boot_config(raw: Any) -> dict[str, Any]:
-    """The ``[shell]`` values boot needs, with defaults. An invalid table yields the
-    defaults here: the core rejects it right after registration, naming file, key and line."""
-    if not isinstance(raw, Mapping):
-        return dict(DEFAULTS)
-    if not raw:  # the schema requires no key: an empty table is valid without asking
-        return dict(DEFAULTS)  # jsonschema (~35 ms at a cold boot)
-    import jsonschema
-
-    if jsonschema.Draft202012Validator(CONFIG_SCHEMA).is_valid(dict(raw)):
-        return {**DEFAULTS, **raw}
-    return dict(DEFAULTS)
-
-
 def select_shell(host_os: str, machine_os: str, config: Mapping[str, Any],
                  which: Callable[[str], str | None] = shutil.which) -> ShellChoice:
     """``bash`` on POSIX, ``pwsh`` on Windows, or what ``force`` says.

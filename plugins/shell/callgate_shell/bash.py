@@ -50,6 +50,7 @@ def bash_tool(executable: str, platforms: Iterable[str] = ("posix",)) -> ToolSpe
         execute=make_execute(shell),
         read_only=False,
         visibility="surface",
+        surface_order=10,
         validate=blank_command,
         permission_subject=PermissionSubject("command", ("command",)),
         groups=("Bash",),

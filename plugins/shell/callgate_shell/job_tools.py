@@ -74,7 +74,7 @@ WAIT_SCHEMA: dict[str, Any] = {
 }
 
 
-def valid_filter(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def valid_filter(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     pattern = args.get("filter")
     if pattern is None:
         return []
@@ -214,10 +214,10 @@ def job_tools() -> list[ToolSpec]:
     """The two job tools and the three hidden aliases."""
     return [
         ToolSpec(name="job_output", description=JOB_OUTPUT_DESCRIPTION, schema=JOB_OUTPUT_SCHEMA,
-                 execute=job_output, read_only=True, visibility="surface",
+                 execute=job_output, read_only=True, visibility="surface", surface_order=20,
                  validate=valid_filter),
         ToolSpec(name="job_kill", description=JOB_KILL_DESCRIPTION, schema=JOB_KILL_SCHEMA,
-                 execute=job_kill, read_only=False, visibility="surface"),
+                 execute=job_kill, read_only=False, visibility="surface", surface_order=30),
         ToolSpec(name="bash_output", description=BASH_OUTPUT_DESCRIPTION,
                  schema=BASH_OUTPUT_SCHEMA, read_only=True, visibility="alias",
                  alias_of="job_output", validate=valid_filter,

@@ -48,8 +48,8 @@ def pwsh_tool(executable: str, platforms: Iterable[str] = ("windows",)) -> ToolS
     shell = Shell("pwsh", executable, lambda command: pwsh_argv(executable, command))
     legacy = is_windows_powershell(executable)
 
-    def validate(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
-        found = blank_command(args, ctx)
+    def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
+        found = blank_command(ctx, args)
         if not found and legacy and find_chain_operator(args["command"]):
             found.append(Violation("/command", "powershell_5_1",
                                    f"syntax that Windows PowerShell 5.1 parses: {CHAIN_MESSAGE}"))
@@ -63,8 +63,9 @@ def pwsh_tool(executable: str, platforms: Iterable[str] = ("windows",)) -> ToolS
         execute=make_execute(shell),
         read_only=False,
         visibility="surface",
+        surface_order=10,
         validate=validate,
-        permission_subject=PermissionSubject("command", ("command",)),
+        permission_subject=PermissionSubject("command", ("command",), dialect="pwsh"),
         groups=("Bash",),
         platforms=frozenset(platforms),
     )

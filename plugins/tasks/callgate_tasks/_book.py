@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-from callgate import ToolError, replace_file
+from callgate import ToolError
+from callgate.files import replace_file
 
 from ._model import SubagentOutcome, SubagentRecord
 

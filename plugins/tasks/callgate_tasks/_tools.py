@@ -164,11 +164,15 @@ def run_read(ctx: ToolContext, args: dict[str, Any]) -> str:
     return _text.page(record, start, end, data)
 
 
+#: the integrator hook every task tool needs (without it they are in no session)
+NEEDS = ("callgate_subagent_runner",)
+
 TOOLS = (
     ToolSpec(name="task", description=TASK_DESCRIPTION, schema=TASK_SCHEMA, execute=run_task,
-             available=available, groups=("tasks",)),
+             available=available, groups=("tasks",), requires_hooks=NEEDS),
     ToolSpec(name="parallel_tasks", description=PARALLEL_DESCRIPTION, schema=PARALLEL_SCHEMA,
-             execute=run_parallel, available=available, groups=("tasks",)),
+             execute=run_parallel, available=available, groups=("tasks",), requires_hooks=NEEDS),
     ToolSpec(name="read_subagent_result", description=READ_DESCRIPTION, schema=READ_SCHEMA,
-             execute=run_read, read_only=True, available=available, groups=("tasks",)),
+             execute=run_read, read_only=True, available=available, groups=("tasks",),
+             requires_hooks=NEEDS),
 )

@@ -89,7 +89,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
 }
 
 
-def check_url(arguments: Mapping[str, Any], ctx: ToolContext) -> list[Violation]:
+def check_url(ctx: ToolContext, arguments: Mapping[str, Any]) -> list[Violation]:
     """The plugin validator: a URL web_fetch would never fetch is an invalid argument."""
     url = arguments.get("url")
     if not isinstance(url, str):
@@ -195,14 +195,8 @@ def _decision(ctx: ToolContext, url: str) -> tuple[str, Decision] | None:
     ``None`` when none speaks (the read-only fallback: allowed)."""
     name = ctx.tool.permission_name
     call = ToolCall(ctx.call.id, name, {"url": url})
-    found = [(plugin, d) for plugin, d in ctx.host.each_hook(
-        "callgate_check_permission", call=call, tool=ctx.tool, session=ctx.session)
-        if isinstance(d, Decision)]
-    for action in ("deny", "ask", "allow"):
-        for plugin, d in found:
-            if d.action == action:
-                return plugin, d
-    return None
+    found = ctx.session.permission_decision(call, ctx.tool)
+    return (found.source or "", found) if found is not None else None
 
 
 def hop_check(ctx: ToolContext, url: str) -> Callable[[Target], None]:
@@ -248,10 +242,7 @@ def _host_of(url: str) -> str | None:
 def _config_path(value: str, host: Any) -> str:
     """A config path: relative ones are taken from the config file's directory."""
     path = os.path.expanduser(value)
-    config = getattr(host, "config_source", None)
-    locate = getattr(config, "locate", None)  # the file of the layer that set the key
-    source = locate(("web", "ca_bundle"))[0] if callable(locate) else \
-        getattr(config, "file", None)
+    source = host.config_file("web", "ca_bundle")  # the file of the layer that set it
     if not os.path.isabs(path) and source and os.path.isfile(source):
         path = os.path.join(os.path.dirname(os.path.abspath(source)), path)
     return os.path.abspath(path)

@@ -63,7 +63,7 @@ def available(session: Any) -> bool:
     return conversation is not None and summarizer is not None
 
 
-def check(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def check(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     out = []
     anchor = len(args["anchor"].strip().encode("utf-8", "surrogatepass"))
     if anchor == 0:
@@ -139,4 +139,5 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 TOOL = ToolSpec(name="compress", description=DESCRIPTION, schema=SCHEMA, execute=run,
                 validate=check, read_only=True, exclusive=True, visibility="surface",
-                available=available, groups=("workflow",))
+                surface_order=80, available=available, groups=("workflow",),
+                requires_hooks=("callgate_session_conversation", "callgate_session_summarizer"))

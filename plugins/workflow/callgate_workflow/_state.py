@@ -7,7 +7,7 @@ import logging
 import os
 from typing import Any
 
-from callgate import replace_file
+from callgate.files import replace_file
 
 log = logging.getLogger("callgate.workflow")
 

@@ -161,7 +161,7 @@ def acknowledgement(items: Sequence[Todo], dropped: Sequence[Todo]) -> str:
     return "\n".join(lines)
 
 
-def check(args: dict[str, Any], ctx: ToolContext) -> list[Violation]:
+def check(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     out = []
     first: dict[str, int] = {}
     for i, item in enumerate(args["todos"]):

@@ -46,7 +46,7 @@ class Toolkit:
     # --- tools -------------------------------------------------------------------------
 
     def peek(self, ctx: ToolContext, args: dict[str, Any]) -> str:
-        return ctx.files.read_text(args["path"])
+        return ctx.files.read_text(args["path"], observe=True)  # it shows the model the file
 
     def swap(self, ctx: ToolContext, args: dict[str, Any]) -> str:
         gated = ctx.gated["path"]

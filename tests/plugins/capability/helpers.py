@@ -73,6 +73,7 @@ class ToolsPlugin:
             execute=self._repeat, read_only=True))
         registry.add(ToolSpec(
             name="write_file", description="Write a file.", visibility="surface",
+            surface_order=70,  # where the files plugin's write_file sits
             schema={"type": "object", "properties": {
                 "path": {"type": "string"}, "content": {"type": "string"}},
                 "required": ["path", "content"], "additionalProperties": False},

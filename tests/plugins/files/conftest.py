@@ -9,7 +9,7 @@ from typing import Any
 
 import callgate_files
 import pytest
-from callgate import held_paths
+from callgate.files import held_paths
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from callgate import FilePreview, hookimpl
+from callgate import hookimpl
+from callgate.files import FilePreview
 
 from .conftest import err
 

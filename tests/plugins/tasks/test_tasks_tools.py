@@ -49,12 +49,14 @@ def read_all(s, ref: str, limit: int | None = None) -> tuple[list[str], str]:
 
 
 def test_without_a_runner_the_task_tools_do_not_exist(tasks) -> None:
-    """24. No runner hook → unavailable in the session; a direct call → unknown_tool."""
+    """24. No runner hook → unavailable in the session and, with no plugin implementing the
+    hook, off host.surface() too (listed in host.unhooked()); a direct call → unknown_tool."""
     s = tasks(None)
     for name in ("task", "parallel_tasks", "read_subagent_result"):
         assert name not in s.session.available_tools()
         assert name not in s.session.tool_names()
-        assert name in [t["name"] for t in s.host.surface()]
+        assert name not in [t["name"] for t in s.host.surface()]
+        assert s.host.unhooked()[name] == ("callgate_subagent_runner",)
         result = s.call(name, {"ref": "sa_" + "0" * 16})
         assert result.error.kind == "unknown_tool", result.text
     with_runner = tasks(ScriptedRunner())
@@ -375,7 +377,7 @@ def test_children_get_their_own_session_with_empty_observations(tasks) -> None:
         return completed("ok")
 
     s = tasks(ScriptedRunner(respond), files={"a.txt": "hello"})
-    s.session.files.read_text("a.txt")
+    s.session.files.read_text("a.txt", observe=True)
     assert s.session.observations()
     result = s.call("task", {"description": "look", "prompt": "p"})
     assert seen["observations"] == {} and seen["origin"] == "none"

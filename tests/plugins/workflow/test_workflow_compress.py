@@ -20,15 +20,18 @@ def _setup(workflow, active_turn: int = 5, **summarizer: Any):
 
 
 def test_compress_exists_only_with_both_hooks(workflow) -> None:
-    """20. No conversation hook → compress absent from the session's surface and tool list
-    (still in host.surface()); both hooks → on the session's lean surface."""
+    """20. No conversation hook → compress absent from the session's surface and tool list,
+    and with no plugin implementing the hooks from host.surface() too (what a host lists is
+    what its sessions can have); both hooks → on the session's lean surface."""
     for integration in (None, Integration(None, RecordingSummarizer()),
                         Integration(ListConversation([], 1), None)):
         s = workflow(integration, lean=True)
         assert "compress" not in s.session.tool_names()
         assert "compress" not in s.session.available_tools()
         assert "compress" not in [t["name"] for t in s.session.surface()]
-        assert "compress" in [t["name"] for t in s.host.surface()]
+        on_host = "compress" in [t["name"] for t in s.host.surface()]
+        assert on_host == (integration is not None)  # implemented, if answering None here
+        assert ("compress" in s.host.unhooked()) == (integration is None)
         refused = s.call("compress", {"direction": "before", "anchor": "x"})
         assert refused.error.kind == "unknown_tool"
     s = workflow(Integration(ListConversation([], 1), RecordingSummarizer()), lean=True)

@@ -1,15 +1,15 @@
-"""Walking a workspace the way every search tool agrees on (search.md §1).
+"""Walking a workspace the way every tool agrees on (search.md §1): public as `callgate.paths`.
 
 One walk order (path order: component by component, each by code point, the
-order ``rg --sort path`` prints), one prune list, one reading of ``.gitignore``
-files. Symlinks are never followed: a walk lists the real tree below its root.
-The ``code`` plugin walks through this module too, so grep and code_index skip
-exactly the same files.
+order ``rg --sort path`` prints), one prune list (`PRUNE`, shared with the
+stale-temp sweep), one reading of ``.gitignore`` files. Symlinks are never
+followed: a walk lists the real tree below its root. The search tools and the
+``code`` plugin walk through this module, so they skip exactly the same files.
 
 The walk is race-free: it holds each directory open and opens the next relative
-to it without following a symlink (`callgate.HeldDir`), and it yields each file as
-a `callgate.ResolvedPath` confined beneath the walk's root, so a directory swapped
-for a symlink mid-walk is skipped, or fails to open, instead of leading outside.
+to it without following a symlink (`HeldDir`), and it yields each file as a
+`ResolvedPath` confined beneath the walk's root, so a directory swapped for a
+symlink mid-walk is skipped, or fails to open, instead of leading outside.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from callgate import READ_FLAGS, HeldDir, PathChanged, ResolvedPath, root_path
-
-#: Directory names that tools never walk into unless the caller names them.
-PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox",
-                   ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+# Directory names that tools never walk into unless the caller names them (one list for
+# every walk, the stale-temp sweep's included).
+from ._atomic import PRUNE
+from ._confine import READ_FLAGS, HeldDir, PathChanged
+from ._workspace import ResolvedPath, root_path
 
 #: One ``.gitignore`` file's rules in order: (ignores, compiled pathspec regex).
 Spec = tuple[tuple[bool, re.Pattern[str]], ...]
@@ -36,7 +36,7 @@ def join_rel(parent: str, name: str) -> str:
 
 def _compile(lines: list[str]) -> Spec | None:
     """Compile a ``.gitignore`` with pathspec's git rules; unreadable lines are dropped."""
-    import pathspec  # ~13 ms: loaded when a walk first meets a .gitignore, not at registration
+    import pathspec  # ~13 ms: loaded when a walk first meets a .gitignore, not at boot
 
     rules: list[tuple[bool, re.Pattern[str]]] = []
     for line in lines:
@@ -164,6 +164,9 @@ class IgnoreRules:
         """True when the root or a directory above ``top`` has a ``.gitignore``."""
         parent = top.rpartition("/")[0] if top else None
         return parent is not None and bool(self.chain(parent))
+
+
+__all__ = ["PRUNE", "FileEntry", "IgnoreRules", "join_rel", "walk_files"]
 
 
 class FileEntry(NamedTuple):

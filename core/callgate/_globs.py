@@ -1,11 +1,14 @@
-"""Glob patterns: one syntax for ``glob``'s pattern and ``grep``'s file filter (search.md §3).
+"""Glob patterns: the one dialect of ``glob``'s pattern, ``grep``'s file filter (search.md §3)
+and ``[permissions]`` path rules (host.md §6). Public as `callgate.paths`.
 
 ``*`` is any run of characters except ``/`` (a leading ``.`` included), ``?`` one
 character except ``/``, ``[...]`` / ``[!...]`` / ``[^...]`` classes never match
 ``/``, ``**`` as a whole segment is zero or more directories (inside a segment
 it is ``*``), ``{a,b}`` alternates (nested, ``/`` allowed), ``\\`` escapes.
-Matching is case-sensitive on every OS. A pattern without ``/`` matches a file
-name at any depth; with ``/`` it matches the whole relative path.
+Matching is case-sensitive on every OS. For search, a pattern without ``/``
+matches a file name at any depth; with ``/`` it matches the whole relative
+path. A permission rule always matches the whole path, and ``dir/**`` also
+covers ``dir`` itself (a rule about a tree covers its root).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import re
 
 import attrs
+
+__all__ = ["META", "Glob", "GlobError", "compile_glob", "literal_prefix"]
 
 META = frozenset("*?[]{}\\")
 #: Deepest ``{...}`` nesting a pattern may use (real globs nest two or three levels; a
@@ -39,9 +44,15 @@ class Glob:
         return self.regex.fullmatch(subject) is not None
 
 
-def compile_glob(pattern: str) -> Glob:
-    """Compile ``pattern`` or raise `GlobError` (unbalanced ``[``/``{``, a ``..`` segment)."""
-    by_name = "/" not in pattern
+def compile_glob(pattern: str, *, by_name: bool | None = None,
+                 tree_root: bool = False) -> Glob:
+    """Compile ``pattern`` or raise `GlobError` (unbalanced ``[``/``{``, a ``..`` segment).
+
+    ``by_name``: match the file name alone (default: when the pattern has no ``/``).
+    ``tree_root``: a pattern ending in ``/**`` also matches the directory before it.
+    """
+    if by_name is None:
+        by_name = "/" not in pattern
     while pattern.startswith("./"):
         pattern = pattern[2:]
     if _DOTDOT.search(pattern):
@@ -49,6 +60,8 @@ def compile_glob(pattern: str) -> Glob:
     source, end = _sequence(pattern, 0, 0)
     if end != len(pattern):  # pragma: no cover - _sequence consumes everything at depth 0
         raise GlobError(f"unexpected {pattern[end]!r} at position {end}")
+    if tree_root and pattern.endswith("/**") and source.endswith("/.*"):
+        source = source[:-3] + "(?:/.*)?"
     try:
         regex = re.compile(source, re.DOTALL)
     except re.error as exc:

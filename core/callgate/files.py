@@ -1,0 +1,120 @@
+"""The file machinery file tools share: observed reads, atomic publishing, the gate's errors.
+
+A structured mutation declares its path arguments (``ToolSpec.mutates_paths``);
+the host gate confines, leases, stats and checks them before the tool runs and
+hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
+
+    source = ctx.files.load(ctx.gated["path"], tool="append_line")   # size, read, binary
+    changed = ctx.files.publish(source, source.encode(new_text))      # double check, replace
+
+- `FileAccess` (``ctx.files``): ``load``/``publish``/``create``/``record`` for
+  mutations, ``read_text``/``read_bytes``/``write_text``/``write_bytes`` for simple
+  tools (a plugin's read records an observation only with ``observe=True``).
+- Atomic publishing: `replace_file`, `create_file`, `rename_noreplace`,
+  `copy_noreplace`, `make_parents`, `remove_empty_dirs`, the stale-temp sweep.
+- Observations: `ObservationLedger`, `Present`, `Absent`, `version_of`, `matches`.
+- What no tool may touch: the read deny list (`ReadDenylist`, `denied_name`,
+  `DENIED_NAMES`) and the host's protected paths (`protected_paths`, `check_protected`).
+- Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
+- Change previews: `change_diff`, `ChangeDiff`, `FilePreview`.
+- Writer leases: `WriterLease`, `held_paths`.
+
+Text decoding lives in `callgate.text`, paths and walking in `callgate.paths`.
+"""
+
+from ._atomic import (
+    copy_noreplace,
+    create_file,
+    make_parents,
+    pid_alive,
+    remove_empty_dirs,
+    rename_noreplace,
+    replace_file,
+    sweep_stale_temps,
+    sweep_tree,
+    temp_basename,
+    temp_name,
+)
+from ._changes import ChangeDiff, FilePreview, change_diff
+from ._context import GatedPath
+from ._files_api import (
+    DEFAULT_MAX_EDIT_BYTES,
+    DENIED_NAMES,
+    FileAccess,
+    ReadDenylist,
+    SourceFile,
+    binary_error,
+    denied_name,
+    too_large,
+)
+from ._gate import (
+    changed_while_applying,
+    io_error,
+    is_directory,
+    kind_of,
+    not_found,
+    not_observed,
+    not_regular,
+    removed_after_read,
+    stale,
+    stale_detail,
+)
+from ._lease import WriterLease, held_paths
+from ._observations import (
+    Absent,
+    ObservationLedger,
+    Present,
+    identity_of,
+    matches,
+    needs_digest,
+    version_of,
+)
+from ._protected import check_write as check_protected
+from ._protected import protected_paths
+
+__all__ = [
+    "DEFAULT_MAX_EDIT_BYTES",
+    "DENIED_NAMES",
+    "Absent",
+    "ChangeDiff",
+    "FileAccess",
+    "FilePreview",
+    "GatedPath",
+    "ObservationLedger",
+    "Present",
+    "ReadDenylist",
+    "SourceFile",
+    "WriterLease",
+    "binary_error",
+    "change_diff",
+    "changed_while_applying",
+    "check_protected",
+    "copy_noreplace",
+    "create_file",
+    "denied_name",
+    "held_paths",
+    "identity_of",
+    "io_error",
+    "is_directory",
+    "kind_of",
+    "make_parents",
+    "matches",
+    "needs_digest",
+    "not_found",
+    "not_observed",
+    "not_regular",
+    "pid_alive",
+    "protected_paths",
+    "remove_empty_dirs",
+    "removed_after_read",
+    "rename_noreplace",
+    "replace_file",
+    "stale",
+    "stale_detail",
+    "sweep_stale_temps",
+    "sweep_tree",
+    "temp_basename",
+    "temp_name",
+    "too_large",
+    "version_of",
+]

@@ -1,0 +1,69 @@
+"""Text as file tools read and write it: encodings, BOMs, line endings, display forms.
+
+`decode_text` settles a file's encoding (a `Declaration` from ``[files] encodings``
+or the file's own coding line, else detection: BOMs, UTF-8, UTF-16, a guess among
+legacy encodings, else UTF-8 with undecodable bytes escaped; `detect` says on what
+basis) and keeps what is needed to write the text back byte-for-byte
+(`DecodedText.encode`);
+`encode_text` writes in a named encoding. `display`/`display_line(s)` show
+control characters the way every file tool shows them; `split_lines`,
+`line_style` and `to_crlf` keep a file's line endings.
+"""
+
+from ._charset import declaration as coding_declaration
+from ._charset import usable_codec
+from ._textio import (
+    DETECT_BYTES,
+    ENCODINGS,
+    Declaration,
+    DecodedText,
+    Detection,
+    bom_of,
+    codec_of,
+    declared_kind,
+    decode_bytes,
+    decode_text,
+    detect,
+    detect_encoding,
+    display,
+    display_line,
+    display_lines,
+    encode_text,
+    has_escapes,
+    is_binary,
+    line_style,
+    newline_bytes,
+    split_lines,
+    to_crlf,
+    unencodable,
+    unit_of,
+)
+
+__all__ = [
+    "DETECT_BYTES",
+    "ENCODINGS",
+    "Declaration",
+    "DecodedText",
+    "Detection",
+    "bom_of",
+    "codec_of",
+    "coding_declaration",
+    "declared_kind",
+    "decode_bytes",
+    "decode_text",
+    "detect",
+    "detect_encoding",
+    "display",
+    "display_line",
+    "display_lines",
+    "encode_text",
+    "has_escapes",
+    "is_binary",
+    "line_style",
+    "newline_bytes",
+    "split_lines",
+    "to_crlf",
+    "unencodable",
+    "unit_of",
+    "usable_codec",
+]
