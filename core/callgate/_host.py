@@ -212,7 +212,8 @@ class Host:
         """Register the installed plugins the arguments, ``[plugins]`` and the environment
         select. A name that matches no installed plugin fails boot (with close matches)."""
         eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-        installed = sorted({ep.name for ep in eps} | {ep.dist.name for ep in eps if ep.dist})
+        installed = sorted({ep.name for ep in eps} | {ep.dist.name for ep in eps if ep.dist},
+                           key=lambda n: (n not in {ep.name for ep in eps}, n))
         only = _env_list("CALLGATE_LOAD_PLUGINS")
         env_off = _env_list("CALLGATE_DISABLE_PLUGINS") or []
         if wanted is not True:
@@ -245,21 +246,21 @@ class Host:
 
     def _check_names(self, names: Sequence[str], installed: list[str],
                      where: str | tuple[str, str]) -> None:
+        """Each name must be an installed plugin's entry-point or distribution name."""
         for name in names:
             if name in installed:
                 continue
             close = difflib.get_close_matches(name, installed, n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            known = ", ".join(installed) or "none"
-            message = (f"{name!r} is not an installed plugin{hint} (installed plugins: "
-                       f"{known})")
+            known = ", ".join(n for n in installed if not n.startswith("callgate-")) or "none"
+            message = f"is not an installed plugin{hint} (installed plugins: {known})"
             if isinstance(where, tuple):
                 source = self.config_source
-                error = source.error(message, where)
+                error = source.error(f"{name!r} {message}", where)
                 line = source.line_of_value(where, name)
                 raise ConfigError(error.reason, file=error.file, key=error.key,
                                   line=line or error.line)
-            raise BootError(f"{where} names {message}")
+            raise BootError(f"{where} names {name!r}, which {message}")
 
     def _register_tools(self) -> None:
         """``callgate_register_tools`` through ``pm.hook``, the registry knowing whose

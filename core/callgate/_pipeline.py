@@ -200,9 +200,9 @@ def validate(session: Session, step: Step) -> None:
 
 
 def valid_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
-                    inside: bool = False) -> dict[str, Any]:
+                    inside: bool = False, via: ToolCall | None = None) -> dict[str, Any]:
     """`check_arguments`, raising `Answered` with the error result."""
-    arguments, error = check_arguments(session, tool, raw, call_id, inside=inside)
+    arguments, error = check_arguments(session, tool, raw, call_id, inside=inside, via=via)
     if error is not None:
         raise Answered(error)
     assert arguments is not None
@@ -230,12 +230,12 @@ def check_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
 
 
 def semantic_violations(session: Session, tool: ToolSpec, arguments: dict[str, Any],
-                        call_id: str) -> list[Violation]:
+                        call_id: str, via: ToolCall | None = None) -> list[Violation]:
     """What the schema cannot say: the tool's ``validate``, then the plugins' hooks."""
     hooks = session.host.hooks
     if tool.validate is None and not hooks.implemented("callgate_validate_arguments"):
         return []
-    call = ToolCall(call_id, tool.name, arguments)
+    call = ToolCall(call_id, tool.name, arguments, via=via)
     out: list[Violation] = []
     if tool.validate is not None:
         out.extend(tool.validate(ToolContext(session, call, tool), arguments))
@@ -264,7 +264,7 @@ async def proxied(session: Session, step: Step) -> None:
     step.exclusive = resolved.tool.exclusive
     if resolved.validate:
         step.call = attrs.evolve(step.call, arguments=valid_arguments(
-            session, resolved.tool, resolved.arguments, call.id, inside=True))
+            session, resolved.tool, resolved.arguments, call.id, inside=True, via=call))
 
 
 def unaliased(session: Session, step: Step) -> None:
@@ -296,7 +296,8 @@ def pre_tool_use(session: Session, step: Step) -> None:
             raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
         if isinstance(answer, Replace):
             step.call = attrs.evolve(step.call, arguments=valid_arguments(
-                session, tool, answer.arguments, step.call.id, inside=step.inside))
+                session, tool, answer.arguments, step.call.id, inside=step.inside,
+                via=step.call.via))
 
 
 def blocked(message: str, signature: str) -> ToolResult:
