@@ -151,6 +151,7 @@ class Host:
         #: forced to full, no tool plugin at all); the CLI always prints them
         self.forced: list[str] = []
         self._compiled: dict[bytes, Compiled] = {}
+        self._registered: dict[str, tuple[ToolSpec, Compiled]] = {}
         self._visible: list[str] = []
         self._unhooked: dict[str, tuple[str, ...]] = {}
         self._plugin_sources: dict[str, tuple[str | None, str]] = {}
@@ -437,8 +438,13 @@ class Host:
 
     def compiled(self, spec: ToolSpec) -> Compiled:
         """The compiled validator of a tool's schema, cached by its canonical bytes."""
+        known = self._registered.get(spec.name)
+        if known is not None and known[0] is spec:  # every call of a registered tool
+            return known[1]
         if self.registry.get(spec.name) is spec:
-            return self.registry.compiled(spec.name)
+            found = self.registry.compiled(spec.name)
+            self._registered[spec.name] = (spec, found)
+            return found
         key = canonical_bytes(spec.schema) if isinstance(spec.schema, dict) else \
             repr(spec.schema).encode()
         found = self._compiled.get(key)

@@ -106,7 +106,7 @@ class ToolResult:
     @classmethod
     def ok(cls, text: str, meta: Mapping[str, Any] | None = None) -> ToolResult:
         """A successful text result."""
-        return cls(content=[TextBlock(text)], meta=dict(meta or {}))
+        return cls(content=[TextBlock(text)], meta=dict(meta) if meta else {})
 
     @classmethod
     def failure(
