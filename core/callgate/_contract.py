@@ -11,6 +11,8 @@ fingerprint, so that any schema change is a visible, reviewed diff.
 from __future__ import annotations
 
 import difflib
+import importlib.metadata as metadata
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,12 +24,26 @@ if TYPE_CHECKING:
 
 DOC_PATH = "docs/TOOL_CONTRACT.md"
 
-#: The entry points of the built-in tool families: the contract documents these
-#: (example and third-party plugins are not part of callgate's contract).
-BUILTIN_FAMILIES = ("files", "shell", "search", "code", "web", "media", "goals", "workflow",
-                    "capability", "tasks", "memory", "docs", "lsp")
+ALL_EXTRA = "all"
 ALIAS_PREFIX = "Hidden compatibility alias"
 _OS_NAMES = {"posix": "POSIX", "windows": "Windows"}
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def builtin_families() -> list[str]:
+    """The entry points of the built-in tool families: those of the distributions
+    ``callgate[all]`` installs. The contract documents these (example and third-party
+    plugins are not part of callgate's contract); the core names none of them itself."""
+    wanted = set()
+    for requirement in metadata.requires("callgate") or []:
+        name, _, marker = requirement.partition(";")
+        if re.search(rf"""extra\s*==\s*["']{ALL_EXTRA}["']""", marker):
+            wanted.add(_canonical(re.split(r"[\s\[<>=!~]", name.strip(), maxsplit=1)[0]))
+    return sorted(ep.name for ep in metadata.entry_points(group="callgate")
+                  if ep.dist is not None and _canonical(ep.dist.name) in wanted)
 
 
 def _cell(text: str) -> str:
@@ -151,4 +167,4 @@ def drift(path: str | Path, expected: str) -> list[str]:
                                      lineterm=""))
 
 
-__all__ = ["DOC_PATH", "alias_description", "drift", "generate"]
+__all__ = ["DOC_PATH", "alias_description", "builtin_families", "drift", "generate"]

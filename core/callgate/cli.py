@@ -171,7 +171,7 @@ def first_sentence(text: str) -> str:
 
 def _contract_text() -> str:
     """The contract of the built-in tool families (``CALLGATE_LOAD_PLUGINS`` overrides)."""
-    chosen = True if os.environ.get("CALLGATE_LOAD_PLUGINS") else _contract.BUILTIN_FAMILIES
+    chosen = True if os.environ.get("CALLGATE_LOAD_PLUGINS") else _contract.builtin_families()
     posix = Host.boot({}, os="posix", surface="lean", entrypoints=chosen)
     windows = Host.boot({}, os="windows", surface="lean", entrypoints=chosen)
     return _contract.generate(posix, windows)

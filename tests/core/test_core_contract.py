@@ -30,9 +30,11 @@ def builtin_tools() -> set[str]:
 
 
 def callgate_families() -> list[str]:
-    from callgate._contract import BUILTIN_FAMILIES
+    from callgate._contract import builtin_families
 
-    return list(BUILTIN_FAMILIES)
+    families = builtin_families()
+    assert {"files", "shell", "capability"} <= set(families) and "word_count" not in families
+    return families
 
 
 # --- the public API ----------------------------------------------------------------------
