@@ -151,7 +151,7 @@ class Host:
         #: forced to full, no tool plugin at all); the CLI always prints them
         self.forced: list[str] = []
         self._compiled: dict[bytes, Compiled] = {}
-        self._registered: dict[str, tuple[ToolSpec, Compiled]] = {}
+        self._registered: dict[str, tuple[ToolSpec, Compiled, Callable[[Any], bool] | None]] = {}
         self._visible: list[str] = []
         self._unhooked: dict[str, tuple[str, ...]] = {}
         self._plugin_sources: dict[str, tuple[str | None, str]] = {}
@@ -443,7 +443,9 @@ class Host:
             return known[1]
         if self.registry.get(spec.name) is spec:
             found = self.registry.compiled(spec.name)
-            self._registered[spec.name] = (spec, found)
+            certain = found.fast if found.error is None and not _has_pattern(spec.schema) \
+                else None
+            self._registered[spec.name] = (spec, found, certain)
             return found
         key = canonical_bytes(spec.schema) if isinstance(spec.schema, dict) else \
             repr(spec.schema).encode()
@@ -452,6 +454,15 @@ class Host:
             fp = short_fingerprint(spec.schema) if isinstance(spec.schema, dict) else "0" * 16
             found = self._compiled[key] = compile_schema(spec.schema, fp)
         return found
+
+    def certainly_valid(self, spec: ToolSpec) -> Callable[[Any], bool] | None:
+        """For a registered tool whose schema holds no ``pattern``: its fast check, whose
+        ``True`` needs no full validation (patterns run under a time budget, in it)."""
+        known = self._registered.get(spec.name)
+        if known is None or known[0] is not spec:
+            self.compiled(spec)
+            known = self._registered.get(spec.name)
+        return known[2] if known is not None and known[0] is spec else None
 
     # --- sessions ---------------------------------------------------
 
@@ -477,6 +488,16 @@ class Host:
             out.append(PluginInfo(name, version, tuple(sorted(by_plugin.get(name, []))), source,
                                   self.registry.info(name)))
         return sorted(out, key=lambda p: p.name)
+
+
+def _has_pattern(schema: Any) -> bool:
+    """Whether a ``pattern`` keyword appears anywhere in ``schema``."""
+    if isinstance(schema, dict):
+        return isinstance(schema.get("pattern"), str) or any(
+            _has_pattern(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_pattern(v) for v in schema)
+    return False
 
 
 def _pick_os(value: str) -> str:

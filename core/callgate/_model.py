@@ -97,7 +97,10 @@ class ToolResult:
     @property
     def text(self) -> str:
         """All text blocks joined by a newline."""
-        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+        content = self.content
+        if len(content) == 1 and type(content[0]) is TextBlock:  # most results: one block
+            return content[0].text
+        return "\n".join(b.text for b in content if isinstance(b, TextBlock))
 
     @property
     def images(self) -> list[ImageBlock]:

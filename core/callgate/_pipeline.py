@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("callgate")
 
 RULES = "permissions"  # the source of a [permissions] rule decision (and of the fallback)
+VALIDATE = "callgate_validate_arguments"
 
 
 class Answered(Exception):
@@ -103,19 +104,19 @@ async def run_batch(session: Session, calls: Sequence[ToolCall]) -> list[ToolRes
 
 async def run_call(session: Session, call: ToolCall, slot: Slot) -> ToolResult:
     """One call through the whole pipeline; ``slot`` is its place in the batch."""
-    step = Step(call, decoded(call))
+    step = Step(call, call if isinstance(call.arguments, dict) else decoded(call))
     try:
         try:
-            resolve(session, step)                                              # 1
-            validate(session, step)                                             # 2
-            if step.tool is not None and step.tool.resolve_target is not None:
+            tool = resolve(session, step)                                       # 1
+            validate(session, step, tool)                                       # 2
+            if tool.resolve_target is not None:
                 await proxied(session, step)           # a proxy's target, validated too
-            else:
+            elif tool.alias_of:
                 unaliased(session, step)               # an alias's primary
             waiting = slot.start(step.read_only, step.exclusive)  # the batch's order
             if waiting is not None:
                 await waiting
-            if session.cancelling:
+            if session.cancel_event.is_set():
                 raise Answered(cancelled_result())
             pre_tool_use(session, step)                                         # 3
             decision = permission(session, step)                                # 4
@@ -153,7 +154,7 @@ def decoded(call: ToolCall) -> ToolCall:
 # --- 1. resolve -------------------------------------------------------------------------------
 
 
-def resolve(session: Session, step: Step) -> None:
+def resolve(session: Session, step: Step) -> ToolSpec:
     """The tool the name names in this session (aliases included), which must be on the
     session's surface unless it is an alias."""
     name = step.sent.name
@@ -168,6 +169,7 @@ def resolve(session: Session, step: Step) -> None:
             message += "; call it through " + route.hidden_tool.format(name=name)
         raise Answered(ToolResult.failure("unavailable", message, f"unavailable:{name}",
                                           {"executed": False}))
+    return tool
 
 
 def unknown_tool(session: Session, name: Any) -> ToolResult:
@@ -187,13 +189,14 @@ def unknown_tool(session: Session, name: Any) -> ToolResult:
 # --- 2. validate ------------------------------------------------------------------------------
 
 
-def validate(session: Session, step: Step) -> None:
+def validate(session: Session, step: Step, tool: ToolSpec) -> None:
     """The call's arguments must be valid for its tool (`check_arguments`); then the
     effective call is the call with its decoded arguments."""
-    tool = step.tool
-    assert tool is not None
     session.count("argument_validations")
-    arguments = valid_arguments(session, tool, step.call.arguments, step.sent.id)
+    arguments, error = check_arguments(session, tool, step.call.arguments, step.sent.id)
+    if error is not None:
+        raise Answered(error)
+    assert arguments is not None
     if arguments is not step.call.arguments:
         step.call = ToolCall(step.sent.id, step.sent.name, arguments)
     step.read_only, step.exclusive = tool.is_read_only(step.call.arguments), tool.exclusive
@@ -219,6 +222,10 @@ def check_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
     arguments sit inside a proxy's call (``via``, which the validators see as
     ``call.via``)."""
     compiled = session.host.compiled(tool)
+    certain = session.host.certainly_valid(tool)
+    if certain is not None and type(raw) is dict and certain(raw) and tool.validate is None \
+            and not session.host.hooks.implemented(VALIDATE):
+        return raw, None  # the usual call: certainly valid, and nobody else to ask
     route = session.route
     misplaced = tool.misplaced
     return check_call(
@@ -233,7 +240,7 @@ def semantic_violations(session: Session, tool: ToolSpec, arguments: dict[str, A
                         call_id: str, via: ToolCall | None = None) -> list[Violation]:
     """What the schema cannot say: the tool's ``validate``, then the plugins' hooks."""
     hooks = session.host.hooks
-    if tool.validate is None and not hooks.implemented("callgate_validate_arguments"):
+    if tool.validate is None and not hooks.implemented(VALIDATE):
         return []
     call = ToolCall(call_id, tool.name, arguments, via=via)
     out: list[Violation] = []
@@ -501,13 +508,13 @@ def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolR
         if shaped is not result:
             shaped.call_id, shaped.name = result.call_id, result.name
             result = shaped
-    result = valid_utf8(result)
+    text = result.text
+    result, text = valid_utf8(result, text)
     extra: list[str] = []
     if tail.first:
         if tail.hint:
             extra.append(tail.hint)
         extra.extend(session.notices.drain())
-    text = result.text
     name = step.sent.name or ""
     item = session.results.add(step.sent.id, name, text)
     reserve = sum(len(t) + 2 for t in extra) if extra else 0
@@ -524,16 +531,15 @@ def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolR
     return result
 
 
-def valid_utf8(result: ToolResult) -> ToolResult:
-    """The result with any lone surrogate (a file's undecodable byte that a tool let
-    through) shown as U+FFFD, as read_file shows it: what the model and the replay
-    output get is always valid UTF-8 (issue 26)."""
-    text = result.text
+def valid_utf8(result: ToolResult, text: str) -> tuple[ToolResult, str]:
+    """The result (and its ``text``) with any lone surrogate (a file's undecodable byte that
+    a tool let through) shown as U+FFFD, as read_file shows it: what the model and the
+    replay output get is always valid UTF-8 (issue 26)."""
     safe = display(text)
     error = result.error
     if error is not None and display(error.message) is not error.message:
         result = attrs.evolve(result, error=attrs.evolve(error, message=display(error.message)))
-    return result.with_text(safe) if safe is not text else result
+    return (result.with_text(safe), safe) if safe is not text else (result, text)
 
 
 __all__ = ["Answered", "Step", "check_arguments", "run_batch", "run_call"]
