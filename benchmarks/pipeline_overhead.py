@@ -45,14 +45,16 @@ def noop_sync(ctx: Any, args: dict[str, Any]) -> str:
 
 
 class Bench:
-    """``noop_async``; ``noop_sync`` (plain, declared non-blocking: inline);
-    ``noop_sync_thread`` (plain, the default: a worker thread)."""
+    """``noop_async`` (the default: awaited under the cancel guard); ``noop_async_inline``
+    (declared non-blocking: awaited as is); ``noop_sync`` (plain, declared non-blocking:
+    inline); ``noop_sync_thread`` (plain, the default: a worker thread)."""
 
     __name__ = "bench"
 
     @hookimpl
     def callgate_register_tools(self, registry: Registry) -> None:
         for name, fn, blocking in (("noop_async", noop_async, True),
+                                   ("noop_async_inline", noop_async, False),
                                    ("noop_sync", noop_sync, False),
                                    ("noop_sync_thread", noop_sync, True)):
             registry.add(ToolSpec(name=name, description="Does nothing.", schema=SCHEMA,
@@ -80,8 +82,8 @@ async def measure(calls: int) -> dict[str, Any]:
                 t = time.perf_counter_ns()
                 noop_sync(None, ARGS)
                 direct_sync.append((time.perf_counter_ns() - t) / 1000)
-            for tool, base in (("noop_async", direct), ("noop_sync", direct_sync),
-                               ("noop_sync_thread", direct_sync)):
+            for tool, base in (("noop_async", direct), ("noop_async_inline", direct),
+                               ("noop_sync", direct_sync), ("noop_sync_thread", direct_sync)):
                 for _ in range(200):  # warm-up
                     await session.run_batch([ToolCall("w", tool, ARGS)])
                 single = []

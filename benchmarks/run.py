@@ -232,11 +232,13 @@ def _rows_mcp_overhead(r: Result) -> list[dict[str, Any]]:
     """Issue 17's targets: overhead ≤ 15 µs (async) and ≤ 40 µs (plain, non-blocking),
     ≥ 1.5× faster than ``MCPServer.call_tool`` on both; the thread-hop path is reported."""
     out = []
-    for kind in ("async", "sync", "sync_thread"):
-        base = "async" if kind == "async" else "sync"
+    for kind in ("async", "async_inline", "sync", "sync_thread"):
+        base = "async" if kind.startswith("async") else "sync"
         ours, direct = r[f"callgate_{kind}"], r[f"direct_{base}"]
         overhead = r[f"overhead_{kind}_us"]
-        label = {"async": "async tool", "sync": "plain tool (non-blocking: inline)",
+        label = {"async": "async tool (cancel guard)",
+                 "async_inline": "async tool (non-blocking: no guard)",
+                 "sync": "plain tool (non-blocking: inline)",
                  "sync_thread": "plain tool (worker thread)"}[kind]
         limit = {"async": 15, "sync": 40}.get(kind)
         out.append(_row("mcp_overhead", f"pipeline overhead per trivial call, {label}",

@@ -8,7 +8,7 @@ scheduler only orders them (host.md §3):
   read after a mutation sees its effect);
 - results are shaped in call order, once every call has its result: the storm
   breaker looks at the whole batch first, and the first result carries its hint
-  and the session's notices.
+  and the session's notices (the call that finishes last shapes them all).
 
 A batch of one runs inline (`Alone`), with no task and no waiting.
 """
@@ -46,105 +46,116 @@ FIRST = Tail(True)
 LATER = Tail(False)
 
 
+#: Step 7 for one call: ``shape(step, result, tail)`` (the pipeline's `shape`).
+Shape = Callable[[Any, ToolResult, Tail], ToolResult]
+
+
 class Slot(Protocol):
-    """One call's place in its batch: the pipeline asks it when to run and when to shape."""
+    """One call's place in its batch: the pipeline asks it when to run, then hands it the
+    call's result to be shaped when the batch allows."""
 
     def start(self, read_only: bool, exclusive: bool) -> Awaitable[None] | None:
         """What to await before the call may run (steps 3-6), or ``None``: at once."""
 
-    def finish(self, result: ToolResult) -> Tail | None:
-        """The call has its (unshaped) result: its `Tail` when it may be shaped at once,
-        else ``None`` (await `shape_turn`)."""
+    async def shaped(self, step: Any, result: ToolResult) -> ToolResult:
+        """The call's result after step 7, run in call order once every call of the batch
+        has its result (the storm breaker looks at all of them first)."""
 
-    async def shape_turn(self) -> Tail:
-        """Wait until the call may be shaped: every call has its result, earlier ones are
-        shaped."""
-
-    def shaped(self) -> None:
-        """This call's result is shaped; the next one may be."""
+    def abandon(self) -> None:
+        """The call ends without a result (its task is being cancelled)."""
 
 
 class Alone:
-    """The slot of a batch of one: it runs at once and is the first result."""
+    """The slot of a batch of one: it runs at once and is shaped at once, as the first."""
 
-    def __init__(self, observe: Observe) -> None:
+    def __init__(self, observe: Observe, shape: Shape) -> None:
         self._observe = observe
+        self._shape = shape
 
     def start(self, read_only: bool, exclusive: bool) -> None:
         return None
 
-    def finish(self, result: ToolResult) -> Tail:
+    async def shaped(self, step: Any, result: ToolResult) -> ToolResult:
         hint = self._observe([result])
-        return FIRST if hint is None else Tail(True, hint)
+        return self._shape(step, result, FIRST if hint is None else Tail(True, hint))
 
-    async def shape_turn(self) -> Tail:  # pragma: no cover - finish answers at once
-        return FIRST
-
-    def shaped(self) -> None:
+    def abandon(self) -> None:
         return None
 
 
-async def _until(event: anyio.Event) -> None:
-    """Wait for ``event`` (anyio yields to the loop even for a set event: not needed here)."""
-    if not event.is_set():
-        await event.wait()
-
-
 class Batch:
-    """The shared state of one batch of several calls: what each is, what has finished."""
+    """The shared state of one batch of several calls: what each is, what has finished.
 
-    def __init__(self, size: int, observe: Observe) -> None:
+    The last call to finish shapes every result, in call order; the others wait for it.
+    """
+
+    def __init__(self, size: int, observe: Observe, shape: Shape) -> None:
         self._observe = observe
+        self._shape = shape
         self._kinds: list[str | None] = [None] * size  # "read", "write", "answered"
         self._known = [anyio.Event() for _ in range(size)]
         self._done = [anyio.Event() for _ in range(size)]
-        self._shaped = [anyio.Event() for _ in range(size)]
+        self._steps: list[Any] = [None] * size
         self._results: list[ToolResult | None] = [None] * size
-        self._all_done = anyio.Event()
+        self._shaped: list[ToolResult | None] = [None] * size
+        self._all_shaped = anyio.Event()
         self._left = size
-        self._hint: str | None = None
 
     def slot(self, index: int) -> BatchSlot:
         return BatchSlot(self, index)
 
-    async def wait_turn(self, index: int, kind: str) -> None:
-        """Record what call ``index`` is, then wait until it may start."""
-        self._kinds[index] = kind
-        self._known[index].set()
-        for earlier in range(index):  # what the earlier calls are is known in call order
-            await _until(self._known[earlier])
-        if kind == "write":
-            for earlier in range(index):
-                await _until(self._done[earlier])
-            return
-        for earlier in range(index - 1, -1, -1):  # the last mutation before it, if any
-            if self._kinds[earlier] == "write":
-                await _until(self._done[earlier])
-                return
-
-    def finish(self, index: int, result: ToolResult) -> None:
-        """Call ``index`` has its result (or was answered before its turn)."""
+    def _mark(self, index: int, kind: str) -> None:
         if self._kinds[index] is None:
-            self._kinds[index] = "answered"
+            self._kinds[index] = kind
             self._known[index].set()
-        self._results[index] = result
+
+    async def wait_turn(self, index: int, kind: str) -> None:
+        """Record what call ``index`` is, then wait until it may start: a mutation after
+        every earlier call, a read after the last mutation before it."""
+        self._mark(index, kind)
+        for earlier in range(index):  # what the earlier calls are is known in call order
+            if self._kinds[earlier] is None:
+                await self._known[earlier].wait()
+        if kind == "write":
+            waits = range(index)
+        else:
+            last = next((e for e in range(index - 1, -1, -1) if self._kinds[e] == "write"),
+                        None)
+            waits = range(last, last + 1) if last is not None else range(0)
+        for earlier in waits:
+            if not self._done[earlier].is_set():
+                await self._done[earlier].wait()
+
+    async def shaped(self, index: int, step: Any, result: ToolResult) -> ToolResult:
+        self._mark(index, "answered")
+        self._steps[index], self._results[index] = step, result
         self._done[index].set()
         self._left -= 1
         if self._left == 0:
-            final = [r for r in self._results if r is not None]
-            self._hint = self._observe(final)
-            self._all_done.set()
+            self._shape_all()
+        elif not self._all_shaped.is_set():
+            await self._all_shaped.wait()
+        shaped = self._shaped[index]
+        assert shaped is not None
+        return shaped
 
-    async def shape_turn(self, index: int) -> Tail:
-        await _until(self._all_done)
-        if index:
-            await _until(self._shaped[index - 1])
-        if index:
-            return LATER
-        return FIRST if self._hint is None else Tail(True, self._hint)
+    def _shape_all(self) -> None:
+        results = [r for r in self._results if r is not None]
+        hint = self._observe(results)
+        try:
+            for index, (step, result) in enumerate(zip(self._steps, self._results,
+                                                       strict=True)):
+                if result is None:
+                    continue
+                tail = (FIRST if hint is None else Tail(True, hint)) if index == 0 else LATER
+                self._shaped[index] = self._shape(step, result, tail)
+        finally:
+            self._all_shaped.set()
 
-    def shaped(self, index: int) -> None:
-        self._shaped[index].set()
+    def abandon(self, index: int) -> None:
+        self._mark(index, "answered")
+        self._done[index].set()
+        self._left -= 1
 
 
 class BatchSlot:
@@ -158,14 +169,11 @@ class BatchSlot:
         kind = "read" if read_only and not exclusive else "write"
         return self._batch.wait_turn(self._index, kind)
 
-    def finish(self, result: ToolResult) -> None:
-        self._batch.finish(self._index, result)
+    async def shaped(self, step: Any, result: ToolResult) -> ToolResult:
+        return await self._batch.shaped(self._index, step, result)
 
-    async def shape_turn(self) -> Tail:
-        return await self._batch.shape_turn(self._index)
-
-    def shaped(self) -> None:
-        self._batch.shaped(self._index)
+    def abandon(self) -> None:
+        self._batch.abandon(self._index)
 
 
 class FifoLock:
@@ -203,4 +211,4 @@ class FifoLock:
             self._held = False
 
 
-__all__ = ["Alone", "Batch", "FifoLock", "Slot", "Tail", "cancelled_result"]
+__all__ = ["Alone", "Batch", "FifoLock", "Shape", "Slot", "Tail", "cancelled_result"]

@@ -85,9 +85,12 @@ async def run_batch(session: Session, calls: Sequence[ToolCall]) -> list[ToolRes
             session.count("storm_hints")
         return hint
 
+    def shaping(step: Step, result: ToolResult, tail: Tail) -> ToolResult:
+        return shape(session, step, result, tail)
+
     if len(calls) == 1:
-        return [await run_call(session, calls[0], Alone(observe))]
-    batch = Batch(len(calls), observe)
+        return [await run_call(session, calls[0], Alone(observe, shaping))]
+    batch = Batch(len(calls), observe, shaping)
     results: list[ToolResult | None] = [None] * len(calls)
 
     async def one(index: int, call: ToolCall) -> None:
@@ -130,14 +133,10 @@ async def run_call(session: Session, call: ToolCall, slot: Slot) -> ToolResult:
             log.exception("call %s (%s) failed", call.id, call.name)
             result = ToolResult.failure("tool_error", f"{call.name} failed: {exc}")
     except BaseException:
-        slot.finish(ToolResult.failure("cancelled", "cancelled", "cancelled"))
+        slot.abandon()
         raise
     result.call_id, result.name = call.id, call.name
-    tail = slot.finish(result) or await slot.shape_turn()  # the whole batch has its results
-    try:
-        return shape(session, step, result, tail)                               # 7
-    finally:
-        slot.shaped()
+    return await slot.shaped(step, result)    # 7: `shape`, in call order once all have results
 
 
 def decoded(call: ToolCall) -> ToolCall:
@@ -468,10 +467,13 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
                 lease.release()
 
     try:
-        if _is_async(run):
-            out = await run_async(gate_then_await, ctx.cancelled, session.cancel_grace_s)
-        elif not tool.blocking and lease is None:  # it never blocks: no thread, no walking away
+        if not tool.blocking and lease is None:  # it never blocks: inline, nothing to walk away
             out = run(ctx, arguments)
+            if inspect.isawaitable(out):
+                out = await out
+        elif _is_async(run):
+            out = await run_async(functools.partial(run, ctx, arguments) if lease is None
+                                  else gate_then_await, ctx.cancelled, session.cancel_grace_s)
         else:  # one worker-thread hop for gate and tool: a hop costs 0.1-0.2 ms on a busy machine
             out = await run_sync(gate_then_run, ctx.cancelled, session.cancel_grace_s)
     except Abandoned as exc:

@@ -52,8 +52,10 @@ class ToolSpec:
 
     - ``execute(ctx, args)`` may be sync or ``async``; it returns a `ToolResult` or a
       ``str`` (a successful text result), or raises `ToolError`. A sync ``execute``
-      runs in a worker thread, unless ``blocking`` is false: a tool that never blocks
-      (no I/O, no waiting, microseconds of work) then runs inline on the event loop.
+      runs in a worker thread and an async one under the cancel guard (a cancelled call
+      that does not stop in time is abandoned), unless ``blocking`` is false: a tool that
+      never blocks (no I/O, no waiting, microseconds of work) then runs inline on the
+      event loop, with nothing to walk away from.
     - ``read_only`` may be a callable of the arguments (a proxy is judged by
       its target); its contract flag is then ``False``.
     - ``mutates_paths`` names the path arguments of a structured mutation:
