@@ -76,7 +76,7 @@ class Alone:
         return None
 
     async def shaped(self, step: Any, result: ToolResult) -> ToolResult:
-        hint = self._observe([result])
+        hint = self._observe([result], [step.sent.arguments])
         return self._shape(step, result, FIRST if hint is None else Tail(True, hint))
 
     def abandon(self) -> None:
@@ -140,8 +140,9 @@ class Batch:
         return shaped
 
     def _shape_all(self) -> None:
-        results = [r for r in self._results if r is not None]
-        hint = self._observe(results)
+        done = [(s, r) for s, r in zip(self._steps, self._results, strict=True)
+                if r is not None]
+        hint = self._observe([r for _s, r in done], [s.sent.arguments for s, _r in done])
         try:
             for index, (step, result) in enumerate(zip(self._steps, self._results,
                                                        strict=True)):

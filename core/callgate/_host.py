@@ -258,8 +258,8 @@ class Host:
             if isinstance(where, tuple):
                 source = self.config_source
                 error = source.error(f"{name!r} {message}", where)
-                line = source.line_of_value(where, name)
-                raise ConfigError(error.reason, file=error.file, key=error.key,
+                file, line = source.locate(where, name)
+                raise ConfigError(error.reason, file=file or error.file, key=error.key,
                                   line=line or error.line)
             raise BootError(f"{where} names {name!r}, which {message}")
 

@@ -36,7 +36,7 @@ from ._results import truncate
 from ._spec import Target, ToolSpec
 from ._suggest import did_you_mean
 from ._textio import display
-from ._validation import NotAnObject, check_call, decode_arguments
+from ._validation import NotAnObject, check_call, decode_arguments, shape_problem
 from ._worker import Abandoned, run_async, run_sync
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def check_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
     compiled = session.host.compiled(tool)
     certain = session.host.certainly_valid(tool)
     if certain is not None and type(raw) is dict and certain(raw) and tool.validate is None \
-            and not session.host.hooks.implemented(VALIDATE):
+            and not session.host.hooks.implemented(VALIDATE) and shape_problem(raw) is None:
         return raw, None  # the usual call: certainly valid, and nobody else to ask
     route = session.route
     misplaced = tool.misplaced

@@ -144,8 +144,11 @@ def test_argument_fingerprints_ignore_form_and_never_crash() -> None:
     ("edit", "; did you mean edit_file?"),
 ])
 def test_suggestions_come_from_usable_names_only(word: str, said: str) -> None:
+    via = 'use_capability with capability_id "tool:{name}"'  # the proxy's ProxyRoute.hidden_tool
     assert did_you_mean(word, ["read_file", "edit_file", "bash", "update_goal"],
-                        ["grep", "glob"]) == said
+                        ["grep", "glob"], via) == said
+    if "tool:" in said:  # without a proxy, hidden tools are not suggested
+        assert did_you_mean(word, ["read_file"], ["grep", "glob"]) == ""
 
 
 @pytest.mark.parametrize(("text", "first"), [
