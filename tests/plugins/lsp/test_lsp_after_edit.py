@@ -34,7 +34,7 @@ def ready(s, *paths: str) -> None:
     """Read each file (as the model does before an edit) and wait until its server has
     reported on it, so the bounded after-edit wait is spent on the edit alone."""
     for path in paths:
-        s.expect_ok("read_file", path=path)
+        s.expect_ok("read_file", {"path": path})
         assert fresh_diagnostics(s, path).meta.get("fresh"), f"no report on {path}"
 
 
@@ -46,7 +46,7 @@ def section(text: str) -> str:
 
 def test_off_by_default(lsp_session, tmp_path):
     s = lsp_session(scripted_config(tmp_path), files={"a.scr": "one\n"})
-    s.expect_ok("read_file", path="a.scr")
+    s.expect_ok("read_file", {"path": "a.scr"})
     r = edit(s, "a.scr", "one", "one TODO")
     assert not r.is_error and "New diagnostics" not in r.text
     assert s.session.lsp.servers() == []  # nothing was started for it
@@ -154,8 +154,8 @@ def test_the_section_is_bounded_in_lines(lsp_session, tmp_path):
 
 def test_the_wait_is_bounded(lsp_session, tmp_path):
     s = lsp_session(on(tmp_path, "silent", after_edit_wait_ms=500), files={"a.scr": "x\n"})
-    s.expect_ok("read_file", path="a.scr")
-    s.expect_ok("lsp_hover", file="a.scr", line=1, symbol="x")  # the server is warm
+    s.expect_ok("read_file", {"path": "a.scr"})
+    s.expect_ok("lsp_hover", {"file": "a.scr", "line": 1, "symbol": "x"})  # the server is warm
     t0 = time.monotonic()
     r = edit(s, "a.scr", "x", "x TODO")
     took = time.monotonic() - t0
@@ -169,8 +169,8 @@ def test_files_no_server_covers_and_missing_servers_get_nothing(lsp_session, tmp
     cfg = {"lsp": {**ON, "servers": {"python": {"command": "no-such-ls-xyz",
                                                 "install_hint": "pip install xyz"}}}}
     s = lsp_session(cfg, files={"a.txt": "one\n", "a.py": "x = 1\n"})
-    s.expect_ok("read_file", path="a.txt")
-    s.expect_ok("read_file", path="a.py")
+    s.expect_ok("read_file", {"path": "a.txt"})
+    s.expect_ok("read_file", {"path": "a.py"})
     r = edit(s, "a.txt", "one", "TODO")
     assert not r.is_error and "New diagnostics" not in r.text
     r = edit(s, "a.py", "x = 1", "x = 2")
@@ -190,9 +190,9 @@ def wait_for_server(s, timeout: float = 30.0) -> None:
 
 def test_a_read_starts_the_server_in_the_background(lsp_session, tmp_path):
     s = lsp_session(on(tmp_path), files={"a.scr": "TODO\n", "b.txt": "x\n"})
-    s.expect_ok("read_file", path="b.txt")
+    s.expect_ok("read_file", {"path": "b.txt"})
     assert s.session.lsp.servers() == []
-    s.expect_ok("read_file", path="a.scr")
+    s.expect_ok("read_file", {"path": "a.scr"})
     wait_for_server(s)
     t0 = time.monotonic()
     r = edit(s, "a.scr", "TODO\n", "TODO\nfine\n")

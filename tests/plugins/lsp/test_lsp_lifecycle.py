@@ -144,7 +144,7 @@ def test_initialize_has_a_timeout_and_a_failed_start_is_not_retried_at_once(
 
 def test_content_modified_is_retried_then_reported_as_still_indexing(lsp_session, tmp_path):
     s = lsp_session(scripted_config(tmp_path, "modified:2"), files={"a.scr": "alpha\n"})
-    assert s.expect_ok("lsp_definition", file="a.scr", line=1, symbol="alpha") == \
+    assert s.expect_ok("lsp_definition", {"file": "a.scr", "line": 1, "symbol": "alpha"}) == \
         "1 definition(s):\na.scr:1  alpha"
     other = tmp_path / "other"
     other.mkdir()
@@ -172,7 +172,7 @@ def test_a_cancelled_batch_stops_waiting_for_the_server(lsp_session, tmp_path):
     s.session.cancel()
     r = join()
     assert r.is_error and r.error.kind == "cancelled"
-    assert s.expect_ok("lsp_definition", file="a.scr", line=1, symbol="alpha")
+    assert s.expect_ok("lsp_definition", {"file": "a.scr", "line": 1, "symbol": "alpha"})
 
 
 @pytest.mark.parametrize("close", ["session", "host"])

@@ -195,7 +195,7 @@ def test_an_edit_made_through_bash_is_seen_by_the_next_query(lsp_session, no_lea
     s = lsp_session(python_config("basedpyright"), files={"mod.py": "def f() -> int:\n"
                                                                     "    return 1\n"})
     assert fresh_diagnostics(s, "mod.py").text == "no diagnostics for mod.py"
-    s.expect_ok("bash", command="printf 'bad: str = f()\\n' >> mod.py")
+    s.expect_ok("bash", {"command": "printf 'bad: str = f()\\n' >> mod.py"})
     r = fresh_diagnostics(s, "mod.py")
     assert r.text.startswith("1 diagnostic(s) in mod.py:\n3:12 error [basedpyright] Type "
                              '"int" is not assignable'), r.text
@@ -210,10 +210,10 @@ def test_an_edit_made_through_bash_is_seen_by_the_next_query(lsp_session, no_lea
 def test_a_changed_definition_is_found_where_it_moved(lsp_session, no_leaks):
     s = lsp_session(python_config("jedi"), files={
         "lib.py": "def helper():\n    return 1\n", "use.py": "from lib import helper\nhelper()\n"})
-    assert s.expect_ok("lsp_definition", file="use.py", line=2, symbol="helper") == \
+    assert s.expect_ok("lsp_definition", {"file": "use.py", "line": 2, "symbol": "helper"}) == \
         "1 definition(s):\nlib.py:1  def helper():"
-    s.expect_ok("bash", command="printf '# moved\\n\\n' | cat - lib.py > t && mv t lib.py")
-    assert s.expect_ok("lsp_definition", file="use.py", line=2, symbol="helper") == \
+    s.expect_ok("bash", {"command": "printf '# moved\\n\\n' | cat - lib.py > t && mv t lib.py"})
+    assert s.expect_ok("lsp_definition", {"file": "use.py", "line": 2, "symbol": "helper"}) == \
         "1 definition(s):\nlib.py:3  def helper():"
 
 
