@@ -16,7 +16,6 @@ Run it: ``python examples/subagents.py``
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from pathlib import Path
@@ -98,8 +97,8 @@ async def run(workspace: Path, session_dir: Path) -> dict[str, Any]:
         whole = "".join(pages)
         print(f"\nreassembled {len(whole.encode())} bytes; identical to the child's answer: "
               f"{whole == survey_text()}")
-        record = json.loads((session_dir / "subagents" / f"{survey_ref}.json").read_text())
-        print(f"record subagents/{survey_ref}.json: status={record['status']} "
+        record = s.storage.get("subagents", survey_ref)  # kept in the session store
+        print(f"record {survey_ref} in the session store: status={record['status']} "
               f"attempts={record['attempts']}; parent todos: {len(s.todos)}")
         return {"refs": [c["ref"] for c in result.meta["subagents"]], "pages": len(pages),
                 "identical": whole == survey_text(), "preview_chars": len(result.text)}

@@ -76,6 +76,16 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
                                  "x-workspace": "subset"},
         },
     },
+    "sessions": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "store": {"type": "string", "default": ""},
+            "record": {"enum": ["all", "calls", "off"], "default": "all"},
+            "keep_days": {"type": "integer", "minimum": 0, "default": 90},
+            "max_store_mb": {"type": "integer", "minimum": 0, "default": 2048},
+            "allow_global_history": {"type": "boolean", "default": False},
+        },
+    },
     "permissions": PERMISSIONS_SCHEMA,
     # read only from the user config (`_layers.is_trusted`); claimed so it validates there
     "trust": {
@@ -468,11 +478,39 @@ class Host:
 
     def open_session(self, workspace: str | os.PathLike[str],
                      session_dir: str | os.PathLike[str] | None = None,
-                     origin: str | None = None) -> Session:
-        """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``)."""
+                     origin: str | None = None, *, resume: str | None = None,
+                     name: str | None = None) -> Session:
+        """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
+
+        ``resume`` continues a stored session (its id, name or a unique id prefix; an
+        unknown one raises `callgate.store.UnknownSession`); ``name`` joins the session of
+        that name, creating it on first use. See docs/sessions.md for what comes back."""
         if not os.path.isdir(workspace):
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
-        return Session(self, workspace, session_dir, origin)
+        if resume is not None and name is not None:
+            raise ValueError("pass resume or name, not both")
+        return Session(self, workspace, session_dir, origin, resume=resume, name=name)
+
+    # --- the session store ---------------------------------------------------
+
+    @property
+    def store_location(self) -> str:
+        """Where this host's session store is (``[sessions] store``, else the default)."""
+        from ._stores import resolve_location
+
+        return resolve_location(self.config("sessions")["store"] or None, self.config_file)
+
+    def session_store(self) -> tuple[Any, Any]:
+        """The session store and its writer (opened on first use; `StoreError` if it
+        cannot be)."""
+        from ._stores import opened
+
+        return opened(self.store_location)
+
+    @property
+    def store(self) -> Any:
+        """The session store's read API (`callgate.store.SessionStore`), opened on first use."""
+        return self.session_store()[0]
 
     # --- introspection ---------------------------------------------------
 

@@ -14,6 +14,8 @@ import stat as stat_mod
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
@@ -105,15 +107,42 @@ class Absent:
 
 
 Entry = Present | Absent
+ABSENT = Absent()
+
+
+def entry_to_json(entry: Entry) -> dict[str, Any]:
+    """A ledger entry as the session store keeps it."""
+    if isinstance(entry, Absent):
+        return {"absent": True}
+    return {"version": list(entry.version), "identity": list(entry.identity),
+            "digest": entry.digest}
+
+
+def entry_from_json(data: Any) -> Entry | None:
+    """The entry ``entry_to_json`` made, or ``None`` for anything else."""
+    if not isinstance(data, dict):
+        return None
+    if data.get("absent") is True:
+        return ABSENT
+    version, identity, digest = data.get("version"), data.get("identity"), data.get("digest")
+    if not (isinstance(version, list) and len(version) == 9 and isinstance(identity, list)
+            and len(identity) == 2 and all(isinstance(v, int) for v in version + identity)
+            and (digest is None or isinstance(digest, str))):
+        return None
+    return Present(tuple(version), tuple(identity), digest)  # type: ignore[arg-type]
 
 
 class ObservationLedger:
     """One session's observations, keyed by file identity and by canonical path.
 
-    Thread-safe; never persisted; child sessions start with an empty one.
+    Thread-safe; child sessions start with an empty one. ``listener`` (the session's
+    journal) hears of every change, so a durable session's ledger survives the process;
+    `restore` puts stored entries back (each is checked against the file, as any entry
+    is, when a mutation is gated).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, listener: Callable[[str, Entry | None], None] | None = None) -> None:
+        self.listener = listener
         self._lock = threading.Lock()
         self._by_path: dict[str, Entry] = {}
         self._path_of_identity: dict[Identity, str] = {}
@@ -166,19 +195,41 @@ class ObservationLedger:
                 self._put_content(entry, content)
             else:
                 self._drop_content(entry.identity)
+        if self.listener is not None and old != entry:
+            self.listener(path, entry)
         return entry
 
     def record_absent(self, path: str) -> None:
         """Record that the session saw nothing at ``path``."""
         with self._lock:
             self._unlink(path)
-            self._by_path[path] = Absent()
+            old = self._by_path.get(path)
+            self._by_path[path] = ABSENT
+        if self.listener is not None and not isinstance(old, Absent):
+            self.listener(path, ABSENT)
 
     def forget(self, path: str) -> None:
         """Drop what the session knew about ``path`` (its next state is unseen)."""
         with self._lock:
             self._unlink(path)
-            self._by_path.pop(path, None)
+            old = self._by_path.pop(path, None)
+        if self.listener is not None and old is not None:
+            self.listener(path, None)
+
+    def restore(self, entries: Mapping[str, Any]) -> int:
+        """Put back entries a durable session stored (`entry_to_json` values); returns how
+        many were usable. Nothing is trusted: the gate checks each against the file."""
+        restored = 0
+        with self._lock:
+            for path, data in entries.items():
+                entry = entry_from_json(data)
+                if entry is None:
+                    continue
+                self._by_path[path] = entry
+                if isinstance(entry, Present):
+                    self._path_of_identity[entry.identity] = path
+                restored += 1
+        return restored
 
     def _unlink(self, path: str) -> None:
         old = self._by_path.get(path)

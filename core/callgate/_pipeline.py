@@ -19,12 +19,14 @@ import functools
 import inspect
 import json
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
+from . import _telemetry
 from ._batch import Alone, Batch, Slot, Tail, cancelled_result
 from ._context import ToolContext
 from ._errors import ToolError
@@ -41,6 +43,7 @@ from ._worker import Abandoned, run_async, run_sync
 
 if TYPE_CHECKING:
     from ._session import Session
+    from ._store_model import CallEnded, CallStarted
 
 log = logging.getLogger("callgate")
 
@@ -68,6 +71,17 @@ class Step:
     exclusive: bool = False
     fallback: str | None = None
     inside: bool = False  # the arguments sit inside a proxy's call (feedback wording)
+    record: CallStarted | None = None  # the call's record in the session store
+    permission: str | None = None  # allow, deny, ask:allow, ask:deny (when it was judged)
+    decided_by: str | None = None  # the rule, plugin, mode or approver that decided
+    ended: float = 0.0
+    span: Any = None  # the call's OpenTelemetry span (`_telemetry`), when the session traces
+
+
+def event(step: Step, name: str, attributes: dict[str, Any]) -> None:
+    """A pipeline stage on the call's span (nothing without one)."""
+    if step.span is not None:
+        step.span.add_event(name, attributes)
 
 
 # --- the batch ----------------------------------------------------------------------------
@@ -88,26 +102,41 @@ async def run_batch(session: Session, calls: Sequence[ToolCall]) -> list[ToolRes
     def shaping(step: Step, result: ToolResult, tail: Tail) -> ToolResult:
         return shape(session, step, result, tail)
 
-    if len(calls) == 1:
-        return [await run_call(session, calls[0], Alone(observe, shaping))]
-    batch = Batch(len(calls), observe, shaping)
-    results: list[ToolResult | None] = [None] * len(calls)
+    journal = session.journal
+    steps = [Step(call, decoded(call)) for call in calls]
+    if journal.calls:  # recorded in call order, before any of them runs
+        turn = journal.batch()
+        for position, step in enumerate(steps):
+            step.record = journal.call_started(turn, position, step.call, session.turn_origin)
+        journal.batch_ended()
+    try:
+        if len(calls) == 1:
+            return [await run_call(session, calls[0], Alone(observe, shaping), steps[0])]
+        batch = Batch(len(calls), observe, shaping)
+        results: list[ToolResult | None] = [None] * len(calls)
 
-    async def one(index: int, call: ToolCall) -> None:
-        results[index] = await run_call(session, call, batch.slot(index))
+        async def one(index: int, call: ToolCall) -> None:
+            results[index] = await run_call(session, call, batch.slot(index), steps[index])
 
-    async with anyio.create_task_group() as tg:
-        for index, call in enumerate(calls):
-            tg.start_soon(one, index, call)
-    return [r for r in results if r is not None]
+        async with anyio.create_task_group() as tg:
+            for index, call in enumerate(calls):
+                tg.start_soon(one, index, call)
+        return [r for r in results if r is not None]
+    finally:
+        if journal.calls:
+            journal.batch_ended()
 
 
 # --- one call -------------------------------------------------------------------------------
 
 
-async def run_call(session: Session, call: ToolCall, slot: Slot) -> ToolResult:
+async def run_call(session: Session, call: ToolCall, slot: Slot,
+                   step: Step | None = None) -> ToolResult:
     """One call through the whole pipeline; ``slot`` is its place in the batch."""
-    step = Step(call, call if isinstance(call.arguments, dict) else decoded(call))
+    if step is None:
+        step = Step(call, decoded(call))
+    if session.tracer is not None:
+        step.span = _telemetry.start(session.tracer, session.id, call.id, call.name)
     try:
         try:
             tool = resolve(session, step)                                       # 1
@@ -116,6 +145,7 @@ async def run_call(session: Session, call: ToolCall, slot: Slot) -> ToolResult:
                 await proxied(session, step)           # a proxy's target, validated too
             elif tool.alias_of:
                 unaliased(session, step)               # an alias's primary
+            event(step, "validation", {"valid": True, "tool": step.call.name})
             waiting = slot.start(step.read_only, step.exclusive)  # the batch's order
             if waiting is not None:
                 await waiting
@@ -127,6 +157,8 @@ async def run_call(session: Session, call: ToolCall, slot: Slot) -> ToolResult:
             result = await dispatch(session, step, expected)                    # 5-6
         except Answered as answered:
             result = answered.result
+            if result.error is not None and result.error.kind == "invalid_arguments":
+                event(step, "validation", {"valid": False})
         except ToolError as exc:
             result = exc.to_result()
         except Exception as exc:  # a plugin's bug must not take the batch down
@@ -134,7 +166,14 @@ async def run_call(session: Session, call: ToolCall, slot: Slot) -> ToolResult:
             result = ToolResult.failure("tool_error", f"{call.name} failed: {exc}")
     except BaseException:
         slot.abandon()
+        cancelled = ToolResult.failure("cancelled", "cancelled", "cancelled")
+        if step.record is not None:
+            _record(session, step, cancelled, "cancelled", None, None)
+        if step.span is not None:
+            _telemetry.end(step.span, cancelled, tool=None, permission=step.permission,
+                           decided_by=step.decided_by)
         raise
+    step.ended = time.time()
     result.call_id, result.name = call.id, call.name
     return await slot.shaped(step, result)    # 7: `shape`, in call order once all have results
 
@@ -320,6 +359,7 @@ def permission(session: Session, step: Step) -> Decision | None:
     call, tool = step.call, step.tool
     assert tool is not None
     if session.mode == "plan" and not step.read_only:
+        judged(step, "deny", "mode:plan")
         raise Answered(blocked(f"blocked: the session is in plan mode; {call.name} is not "
                                "read-only", "mode:plan"))
     engine = session.host.permissions
@@ -327,8 +367,11 @@ def permission(session: Session, step: Step) -> Decision | None:
     if decision is None:  # the fallback: allow for a read-only call, else the target's or mode
         fallback = "allow" if step.read_only else (step.fallback or engine.mode)
         if fallback == "allow":
+            judged(step, "allow", "read_only" if step.read_only else "mode:allow")
             return None
         decision = Decision(fallback, None, source=RULES)  # type: ignore[arg-type]
+    if decision.action != "ask":
+        judged(step, decision.action, _signature(decision))
     if decision.action == "allow":
         return None
     if decision.action == "deny":
@@ -350,6 +393,12 @@ def decide(session: Session, call: ToolCall, tool: ToolSpec) -> Decision | None:
         return None
     return next(d for action in ("deny", "ask", "allow") for d in decisions
                 if d.action == action)
+
+
+def judged(step: Step, decision: str, decided_by: str) -> None:
+    """The permission step's verdict, kept for the call's record and span."""
+    step.permission, step.decided_by = decision, decided_by
+    event(step, "permission", {"decision": decision, "decided_by": decided_by})
 
 
 def _signature(decision: Decision) -> str:
@@ -396,7 +445,9 @@ async def ask(session: Session, step: Step, decision: Decision) -> dict[str, Any
         answer = await answer
     if answer is None:
         if session.host.permissions.ask_without_approver == "allow":
+            judged(step, "ask:allow", f"ask_without_approver ({signature})")
             return versions
+        judged(step, "ask:deny", f"no approver ({signature})")
         if decision.rule:  # an ask rule outranks every allow rule
             why = (f"blocked: {call.name} needs approval (rule {decision.rule} in "
                    "[permissions] ask) and no approver is available; nothing was run")
@@ -409,6 +460,7 @@ async def ask(session: Session, step: Step, decision: Decision) -> dict[str, Any
                    f"allow = [{_wanted(session, step)}] in [permissions] would allow it")
         raise Answered(blocked(why, signature))
     allowed = answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
+    judged(step, "ask:allow" if allowed else "ask:deny", f"approver ({signature})")
     if allowed:
         return versions
     reason = answer.reason if isinstance(answer, Decision) and answer.reason else \
@@ -446,8 +498,13 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
 
     def gate() -> None:
         if lease is not None:
-            ctx.gated = check_paths(session, tool, arguments, lease=lease,
-                                    expected_versions=expected)
+            try:
+                ctx.gated = check_paths(session, tool, arguments, lease=lease,
+                                        expected_versions=expected)
+            except ToolError as exc:
+                event(step, "gate", {"passed": False, "signature": exc.signature or ""})
+                raise
+            event(step, "gate", {"passed": True, "paths": len(ctx.gated)})
 
     def gate_then_run() -> Any:
         try:
@@ -512,6 +569,7 @@ def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolR
             result = shaped
     text = result.text
     result, text = valid_utf8(result, text)
+    complete = text
     extra: list[str] = []
     if tail.first:
         if tail.hint:
@@ -530,7 +588,31 @@ def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolR
         text = shown
     if extra:
         result = result.with_text("\n\n".join([text, *extra]))
+    if step.record is not None:
+        seen = result.text if text is not complete or extra else None
+        item.end = _record(session, step, result, complete, seen, item.seq)
+        if extra:
+            session.journal.notices(extra)
+    if step.span is not None:
+        effective = step.call.name if step.call.name != step.sent.name else None
+        _telemetry.end(step.span, result, tool=effective, permission=step.permission,
+                       decided_by=step.decided_by)
     return result
+
+
+def _record(session: Session, step: Step, result: ToolResult, complete: str,
+            shown: str | None, result_seq: int | None) -> CallEnded:
+    """The call's record: how it was judged, and its result (after shaping, so what a
+    redaction plugin removed is not stored); ``shown`` when the model saw other text."""
+    assert step.record is not None
+    error = result.error
+    effective = step.call.name if isinstance(step.call.name, str) else None
+    return session.journal.call_ended(
+        step.record, tool=effective if effective != step.sent.name else None,
+        outcome=error.kind if error is not None else "ok", is_error=result.is_error,
+        signature=error.signature if error is not None else None,
+        permission=step.permission, decided_by=step.decided_by, text=complete,
+        shown=shown, ended=step.ended or time.time(), result_seq=result_seq or 0)
 
 
 def valid_utf8(result: ToolResult, text: str) -> tuple[ToolResult, str]:

@@ -4,11 +4,16 @@ A model never loses output to a silent cut: an over-limit result is shown
 with a marker naming a stable ``result_ref`` and the missing byte range, and
 the complete text stays pageable by UTF-8 byte offset (host.md §7).
 
-On disk, a store's files are ``<directory>/<store id>-<seq>.txt``: the store id is
-random per store, so sessions sharing a session directory never meet each other's
-files. The directory is held open (its ``results`` component never through a
-symlink), each file is created exclusively without following a link, and read
-back by name in that held directory only if it is still the file written.
+With a session store, every result is recorded with its call (`_journal`): this
+process keeps the recent small ones in memory and reads the rest back from the
+store, as it does the results of the session's earlier processes (a resumed
+session pages what it produced before a restart). Without one (``[sessions] record
+= "off"``, or a store made directly), results beyond the memory budget go to spill
+files ``<directory>/<store id>-<seq>.txt``: the store id is random per store, so
+stores sharing a directory never meet each other's files; the directory is held
+open (its last component never through a symlink), each file is created
+exclusively without following a link, and read back by name in that held
+directory only if it is still the file written.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ import os
 import tempfile
 import threading
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -45,16 +51,35 @@ _FIELD_MAX = 128
 
 @attrs.define
 class StoredResult:
+    """One kept result: its bytes in memory, in a spill file, or in the session store.
+
+    ``end`` links a result to the store row its call's record holds (``row`` once it is
+    committed): the bytes in memory may then be let go and are read back from the store."""
+
     seq: int
     call_id: str
     tool: str
     total_bytes: int
     data: bytes | None = None
     file: str | None = None
+    end: Any = attrs.field(default=None, repr=False)
+    stored_row: int | None = None
     _ref: str | None = None
     _sha: str | None = None
     _held: HeldDir | None = attrs.field(default=None, repr=False)
     _identity: tuple[int, int] | None = attrs.field(default=None, repr=False)
+    _store: Any = attrs.field(default=None, repr=False)
+
+    @property
+    def row(self) -> int | None:
+        """The store row holding this result, once committed."""
+        if self.stored_row is None and self.end is not None and self.end.committed:
+            self.stored_row = self.end.start.row
+        return self.stored_row
+
+    @property
+    def durable(self) -> bool:
+        return self.row is not None
 
     def load(self) -> bytes:
         data, file = self.data, self.file  # one read each: eviction may clear them meanwhile
@@ -65,6 +90,11 @@ class StoredResult:
                 return self._read(file)
             except OSError:
                 pass
+        row = self.row
+        if row is not None and self._store is not None:
+            text = self._store.result_text(row)
+            if text is not None:
+                return text.encode("utf-8", "surrogatepass")
         raise ResultStore._gone(self._ref or f'of tool_call_id "{self.call_id}"')
 
     def _read(self, file: str) -> bytes:
@@ -81,11 +111,7 @@ class StoredResult:
     @property
     def ref(self) -> str:
         if self._ref is None:
-            h = hashlib.sha256()
-            h.update(self.call_id.encode())
-            h.update(b"\0" + str(self.seq).encode() + b"\0")
-            h.update(self.load())
-            self._ref = "tr-" + h.hexdigest()[:24]
+            self._ref = result_ref(self.call_id, self.seq, self.load())
         return self._ref
 
     @property
@@ -96,24 +122,48 @@ class StoredResult:
 
 
 class ResultStore:
-    """One session's complete results, bounded in total bytes, oldest evicted first."""
+    """One session's complete results, bounded in total bytes, oldest evicted first.
+
+    With a session store (``store`` and ``session``), every result is recorded with its
+    call; this process keeps the recent small ones in memory and reads the rest, and the
+    results of earlier processes of the session, back from the store. Without one,
+    results beyond the memory budget go to spill files in ``directory`` (by default a
+    private temporary directory), named ``<random store id>-<seq>.txt``, created
+    exclusively, never through a symlink, and read back only if still the file written.
+    """
 
     def __init__(self, directory: str | None = None,
                  max_bytes: int = DEFAULT_STORE_MAX_BYTES,
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET) -> None:
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, *, store: Any = None,
+                 session: str | None = None, first_seq: int = 0,
+                 stored_bytes: int = 0,
+                 trim: Callable[[int], None] | None = None) -> None:
         self._directory = directory
         self._own_dir: tempfile.TemporaryDirectory[str] | None = None
         self._held: HeldDir | None = None
         self._finalizer: weakref.finalize | None = None
         self._id = os.urandom(6).hex()
+        self._store = store
+        self._session = session
+        self._trim = trim
         self.max_bytes = max_bytes
         self.memory_budget = memory_budget
         self.memory_bytes = 0
         self._lock = threading.Lock()
-        self._seq = 0
+        self._seq = first_seq
         self._items: OrderedDict[int, StoredResult] = OrderedDict()
         self._evicted: dict[str, set[int]] = {}
         self._total = 0
+        #: complete texts of truncated results earlier processes left in the store
+        self._stored_bytes = stored_bytes
+        #: with a store: results whose bytes are held until committed (big) or while the
+        #: memory budget lasts (small), oldest first
+        self._big: deque[StoredResult] = deque()
+        self._small: deque[StoredResult] = deque()
+
+    @property
+    def durable(self) -> bool:
+        return self._store is not None
 
     def _dir(self) -> HeldDir:
         """The held results directory, opened (and made) at the first spill."""
@@ -162,12 +212,17 @@ class ResultStore:
         item._identity = (st.st_dev, st.st_ino)
 
     def add(self, call_id: str, tool: str, text: str) -> StoredResult:
-        """Keep ``text`` whole; returns the entry (its ``ref`` is computed on demand)."""
+        """Keep ``text`` whole; returns the entry (its ``ref`` is computed on demand). With a
+        session store, the caller links it to the call's record (``item.end``)."""
         data = text.encode("utf-8", "surrogatepass")
         with self._lock:
             self._seq += 1
-            item = StoredResult(self._seq, call_id, tool, len(data))
-            if len(data) <= _IN_MEMORY_MAX and \
+            item = StoredResult(self._seq, call_id, tool, len(data), store=self._store)
+            if self._store is not None:
+                item.data = data  # until the record is committed, then within the budget
+                self.memory_bytes += len(data)
+                (self._big if len(data) > _IN_MEMORY_MAX else self._small).append(item)
+            elif len(data) <= _IN_MEMORY_MAX and \
                     self.memory_bytes + len(data) <= self.memory_budget:
                 item.data = data
                 self.memory_bytes += len(data)
@@ -176,10 +231,30 @@ class ResultStore:
             self._items[item.seq] = item
             self._total += len(data)
             self._evict()
+            if self._store is not None:
+                self._release_memory()
             return item
 
+    def _release_memory(self) -> None:
+        """Let go of the bytes of committed results: big ones at once, small ones once the
+        memory budget is spent, oldest first. An uncommitted one stays until it is (records
+        commit in order, so the first uncommitted one ends the look)."""
+        big, small = self._big, self._small
+        while big and (big[0].data is None or big[0].durable):
+            self._drop_data(big.popleft())
+        while small and self.memory_bytes > self.memory_budget and \
+                (small[0].data is None or small[0].durable):
+            self._drop_data(small.popleft())
+
+    def _drop_data(self, item: StoredResult) -> None:
+        if item.data is not None:
+            item.data = None
+            self.memory_bytes -= item.total_bytes
+
     def _evict(self) -> None:
+        evicted = False
         while self._total > self.max_bytes and len(self._items) > 1:
+            evicted = True
             _, old = self._items.popitem(last=False)
             self._total -= old.total_bytes
             ref = old.ref  # computed before the bytes go, so later lookups can say "evicted"
@@ -191,6 +266,29 @@ class ResultStore:
                 self.memory_bytes -= old.total_bytes
             old.data = None
             old.file = None
+            old.end = None
+            old.stored_row = None
+        if self._trim is not None and (evicted or
+                                       self._total + self._stored_bytes > self.max_bytes):
+            # the store keeps the newest complete texts up to the same bound (all processes)
+            self._stored_bytes = 0
+            self._trim(self.max_bytes)
+
+    def _from_store(self, rows: list[tuple[int, str, int, str, bool]], call_id: str,
+                    known: list[StoredResult]) -> list[StoredResult]:
+        """Rows of the store this process does not hold (earlier processes, other members)."""
+        held = {i.row for i in known} | {i.ref for i in known if i.row is None and
+                                         i.data is not None}
+        out = []
+        for row, ref, size, sha, retained in rows:
+            if row in held or ref in held:
+                continue
+            if ref in self._evicted:
+                retained = False  # dropped here; the store's copy is on its way out too
+            item = StoredResult(0, call_id, "", size, stored_row=row if retained else None,
+                                ref=ref, sha=sha, store=self._store)
+            out.append(item)
+        return out
 
     def find(self, tool_call_id: str, result_ref: str | None = None) -> StoredResult:
         """The stored result a model names, or a `ToolError` that says how to name it."""
@@ -198,6 +296,11 @@ class ResultStore:
             items = [i for i in self._items.values() if i.call_id == tool_call_id]
             evicted_ref = result_ref is not None and result_ref in self._evicted
             evicted_id = tool_call_id in self._evicted
+        if self._store is not None:
+            items += self._from_store(self._store.call_results(self._session, tool_call_id),
+                                      tool_call_id, items)
+        gone = [i for i in items if i.data is None and i.file is None and i.row is None]
+        items = [i for i in items if i not in gone]
         if result_ref is not None:
             for item in items:
                 if item.ref == result_ref:
@@ -209,7 +312,14 @@ class ResultStore:
             for item in longer:
                 if item.ref == result_ref:
                     return item
-            if evicted_ref:
+            if self._store is not None:
+                found = self._store.result_by_ref(self._session, result_ref)
+                if found is not None and _field(found[1]) == tool_call_id:
+                    if not found[4]:
+                        raise self._gone(result_ref)
+                    return StoredResult(0, found[1], "", found[2], stored_row=found[0],
+                                        ref=result_ref, sha=found[3], store=self._store)
+            if evicted_ref or any(i._ref == result_ref for i in gone):
                 raise self._gone(result_ref)
             if items:
                 raise ToolError("not_found", f"result_ref {result_ref} does not belong to "
@@ -218,7 +328,7 @@ class ResultStore:
             raise ToolError("not_found", f"no stored result {result_ref} for tool_call_id "
                             f'"{tool_call_id}"', "not_found")
         if not items:
-            if evicted_id:
+            if evicted_id or gone:
                 raise self._gone(f'of tool_call_id "{tool_call_id}"')
             raise ToolError("not_found", f'no stored result for tool_call_id "{tool_call_id}"',
                             "not_found")
@@ -272,6 +382,15 @@ def _hold_results_dir(directory: str) -> HeldDir:
         except FileExistsError:
             pass
         return held_parent.sub(name)
+
+
+def result_ref(call_id: str, seq: int, data: bytes) -> str:
+    """A stored result's stable name: its call id, number and bytes, hashed."""
+    h = hashlib.sha256()
+    h.update(call_id.encode("utf-8", "surrogatepass"))
+    h.update(b"\0" + str(seq).encode() + b"\0")
+    h.update(data)
+    return "tr-" + h.hexdigest()[:24]
 
 
 def _char_start(data: bytes, pos: int) -> int:

@@ -1,5 +1,6 @@
 """A session: one conversation's state (workspace, ledger, results, notices, counters,
-children, plugin extensions).
+children, plugin extensions), recorded in the session store (`_durable`) so that it can
+be resumed, searched and read after its process ends.
 
 What happens to a call is the pipeline's (`_pipeline`); a session holds what the
 pipeline reads and writes, and runs its batches one at a time, in arrival order.
@@ -19,13 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import _pipeline
+from . import _pipeline, _telemetry
 from ._batch import FifoLock
 from ._files_api import FileAccess
 from ._model import Decision, TextBlock, ToolCall, ToolResult
 from ._notices import NoticeQueue
-from ._observations import ObservationLedger
-from ._results import ResultStore
+from ._observations import ObservationLedger, entry_to_json
 from ._spec import ProxyRoute, ToolSpec
 from ._storm import StormBreaker
 from ._worker import DEFAULT_GRACE_S, CancelEvent
@@ -38,6 +38,7 @@ log = logging.getLogger("callgate")
 
 ORIGINS = ("none", "human", "automatic")
 MODES = ("default", "plan")
+MESSAGE_ROLES = ("user", "assistant")
 COUNTERS = ("argument_validations", "argument_failures", "skipped", "remote_dispatches",
             "storm_hints")
 
@@ -52,33 +53,50 @@ class Session:
 
     def __init__(self, host: Host, workspace: str | os.PathLike[str],
                  session_dir: str | os.PathLike[str] | None = None,
-                 origin: str | None = None, parent: Session | None = None) -> None:
+                 origin: str | None = None, parent: Session | None = None, *,
+                 resume: str | None = None, name: str | None = None) -> None:
         self._extensions: dict[str, Any] = {}
         self.host = host
+        #: the session's stable id (the same when it is resumed or joined)
         self.id = uuid.uuid4().hex
+        #: the name a session was opened under (``callgate serve --session NAME``), if any
+        self.name = name
         self.parent = parent
+        origin = origin or "none"
+        if origin not in ORIGINS:
+            raise ValueError(f"origin must be one of {', '.join(ORIGINS)}")
         ws_cfg = host.config("workspace")
         self.workspace = Workspace(workspace, ws_cfg.get("extra_roots", ()),
                                    ws_cfg.get("extra_read_roots", ()))
         self.directory: str | None = None
         if session_dir is not None:
             self.directory = os.path.abspath(os.fspath(session_dir))
-            os.makedirs(self.directory, exist_ok=True)
         self._scratch: str | None = None
-        origin = origin or "none"
-        if origin not in ORIGINS:
-            raise ValueError(f"origin must be one of {', '.join(ORIGINS)}")
         self.turn_origin = origin
         self.mode = "default"
-        self.ledger = ObservationLedger()
+        # the store first: a resumed session takes its id, ledger, results and state from it
+        from . import _durable  # with the store's records: on first open, not at boot
+        from ._journal import SessionStorage
+
+        self.journal, restored = _durable.attach(self, resume=resume, name=name)
+        #: whether this session continues one the store held (resumed, joined by name or
+        #: by its session directory)
+        self.resumed = restored is not None
+        if self.directory is not None:
+            os.makedirs(self.directory, exist_ok=True)
+        self.ledger = ObservationLedger(self._ledger_changed if self.journal.durable else None)
+        if restored is not None:
+            self.ledger.restore(restored.ledger)
         self.files = FileAccess(self)
         results_cfg = host.config("results")
         self.max_chars: int = results_cfg["max_chars"]
-        self.results = ResultStore(
-            os.path.join(self.directory, "results") if self.directory else None,
-            results_cfg["store_max_bytes"],
-        )
+        self.results = _durable.result_store(self, results_cfg["store_max_bytes"], restored)
+        #: what the session's plugins keep in the store (`SessionStorage`)
+        self.storage = SessionStorage(self.journal, restored.state if restored else None,
+                                      restored.jobs if restored else ())
         self.notices = NoticeQueue()
+        #: the OpenTelemetry tracer of this session's calls (``None``: not traced)
+        self.tracer: Any = _telemetry.tracer()
         self.storm = StormBreaker()
         self._counters: Counter[str] = Counter({name: 0 for name in COUNTERS})
         self._counter_lock = threading.Lock()
@@ -155,6 +173,36 @@ class Session:
         specs = [self._tools[n] for n in self._visible]
         return self.host.render_tools(specs, provider)
 
+    def _ledger_changed(self, path: str, entry: Any) -> None:
+        from ._store_model import LedgerPut  # imported by then (the journal needs it)
+
+        self.journal.submit(LedgerPut(self.id, path, None if entry is None
+                                      else entry_to_json(entry)))
+
+    # --- the session store ---------------------------------------------------------------
+
+    @property
+    def store(self) -> Any:
+        """The session store this session records into (``None`` with ``[sessions] record =
+        "off"``): its read API (`callgate.store.SessionStore`) serves the session tools."""
+        return self.journal.store if self.journal.durable else None
+
+    def record_message(self, role: str, text: str) -> None:
+        """Record a conversation message (``role`` ``"user"`` or ``"assistant"``) in the
+        session's timeline, for ``read_session`` and ``history``. System prompts are never
+        recorded. Does nothing unless ``[sessions] record = "all"``."""
+        if role not in MESSAGE_ROLES:
+            raise ValueError('role must be "user" or "assistant" (system prompts are not '
+                             "recorded)")
+        if not isinstance(text, str):
+            raise TypeError("text must be a string")
+        self.journal.message(role, text)
+
+    def flush(self) -> None:
+        """Wait until everything this session recorded is committed to the store (a no-op
+        without one); raises `callgate.store.StoreError` if the store failed."""
+        self.journal.flush()
+
     def scratch_dir(self) -> str:
         """The session directory, or a private temp directory removed at close."""
         if self.directory:
@@ -212,6 +260,9 @@ class Session:
             self.host.hooks.session_end(self)
         except Exception:
             log.exception("a session_end hook failed")
+        from . import _durable
+
+        _durable.detach(self)
         self.results.close()
         self.workspace.close()  # the held roots go once no call is using them
         if self._scratch is not None:

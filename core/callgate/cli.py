@@ -1,4 +1,4 @@
-"""The ``callgate`` command: replay, tools, contract, call, plugins, demo (and serve).
+"""The ``callgate`` command: replay, tools, contract, call, plugins, demo, sessions (and serve).
 
 Packages add commands through the ``callgate.commands`` entry-point group: each
 entry point is a function ``register(subparsers)`` (``contrib/mcp-serve`` adds
@@ -22,11 +22,12 @@ from typing import Any
 
 import anyio
 
-from . import _contract, _replay, hookspecs
+from . import _contract, _replay, _sessions_cli, hookspecs
 from ._errors import BootError
 from ._host import NO_TOOLS, Host
 from ._model import Decision
 from ._state import HOME_VARIABLE
+from ._store_model import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -95,8 +96,9 @@ def _read_lines(path: str) -> list[str]:
 
 
 async def _replay_session(host: Host, workspace: str, lines: list[str], mode: str,
-                          session_dir: str | None, emit: Any) -> None:
-    async with host.open_session(workspace, session_dir=session_dir) as session:
+                          session_dir: str | None, emit: Any, resume: str | None = None) -> None:
+    async with host.open_session(workspace, session_dir=session_dir,
+                                 resume=resume) as session:
         if mode != "default":
             session.set_mode(mode)
         async for entry, result in _replay.replay(session, lines):
@@ -119,7 +121,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
         print(_replay.json_line(result), flush=True)
 
-    anyio.run(_replay_session, host, args.workspace, lines, args.mode, args.session_dir, emit)
+    try:
+        anyio.run(_replay_session, host, args.workspace, lines, args.mode, args.session_dir,
+                  emit, args.resume)
+    except StoreError as exc:  # an unknown session, a store this callgate cannot use
+        return _fail(str(exc))
     return EXIT_OK
 
 
@@ -225,7 +231,10 @@ def cmd_call(args: argparse.Namespace) -> int:
         errors.append(bool(result["is_error"]))
         print(_replay.json_line(result, indent=2))
 
-    anyio.run(_replay_session, host, workspace, [line], args.mode, None, emit)
+    try:
+        anyio.run(_replay_session, host, workspace, [line], args.mode, None, emit)
+    except StoreError as exc:
+        return _fail(str(exc))
     return EXIT_FAILED if any(errors) else EXIT_OK
 
 
@@ -359,7 +368,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=["default", "plan"], default="default",
                    help='start in this mode (default: default); plan allows only read-only '
                         'calls until a {"mode": "default"} line approves the plan')
-    p.add_argument("--session-dir", help="keep session state (goals, logs) in this directory")
+    p.add_argument("--session-dir", help="a scratch directory for the session (job logs); "
+                                         "reopening it continues its session")
+    p.add_argument("--resume", metavar="ID", help="continue a stored session (its id, name or "
+                                                  "a unique id prefix): its observations, "
+                                                  "results, goals, todos and jobs")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
@@ -399,6 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="replay examples/tour.jsonl in a temporary workspace")
     p.set_defaults(func=cmd_demo)
+
+    _sessions_cli.register(sub)
 
     for ep in metadata.entry_points(group="callgate.commands"):
         try:

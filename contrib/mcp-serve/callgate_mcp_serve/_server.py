@@ -14,7 +14,10 @@
   answers ``InputRequiredResult`` and resumes when the client retries with the
   user's answer and the echoed ``requestState``.
 - The connection's lifespan owns the session: when the client goes away the
-  session is closed (its jobs killed, the MCP servers it started stopped).
+  session is closed (its jobs killed, the MCP servers it started stopped) and its
+  record committed to the session store. With ``session_name`` the connection
+  joins the stored session of that name (created on first use), so a client that
+  reconnects for every call still edits what it read in an earlier connection.
 - ``plan_mode=True`` starts the session in plan mode and lists ``exit_plan_mode``,
   through which the model asks the user to approve its plan (see `_plan`).
 """
@@ -112,6 +115,7 @@ class CallgateMCP:
 
     def __init__(self, host: Host, workspace: str | os.PathLike[str], *,
                  session_dir: str | os.PathLike[str] | None = None,
+                 session_name: str | None = None,
                  approval_timeout: float = APPROVAL_TIMEOUT_S, name: str = "callgate",
                  plan_mode: bool = False) -> None:
         if not os.path.isdir(workspace):
@@ -120,6 +124,10 @@ class CallgateMCP:
         self.plan_mode = plan_mode
         self.workspace = os.fspath(workspace)
         self.session_dir = session_dir
+        #: the stored session every connection naming it joins (``serve --session NAME``)
+        self.session_name = session_name
+        # call ids stay unique within a joined session, whichever connection made them
+        self._id_prefix = f"mcp-{secrets.token_hex(3)}-" if session_name else "mcp-"
         self.approval_timeout = approval_timeout
         self.session: Session | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -137,7 +145,7 @@ class CallgateMCP:
     @asynccontextmanager
     async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[CallgateMCP]:
         session = self.host.open_session(self.workspace, session_dir=self.session_dir,
-                                         origin="human")
+                                         origin="human", name=self.session_name)
         if self.plan_mode:
             session.set_mode("plan")
         self.session = session
@@ -193,7 +201,7 @@ class CallgateMCP:
             else:
                 running.answers_in.send_nowait(("cancel", None))
         else:
-            running = _Running.new(ToolCall(f"mcp-{next(self._ids)}", params.name,
+            running = _Running.new(ToolCall(f"{self._id_prefix}{next(self._ids)}", params.name,
                                             params.arguments))
             channel = ApprovalChannel(self._live_session(), self._elicit_for(ctx, running))
             assert self._tasks is not None

@@ -1,0 +1,126 @@
+"""How a session meets the session store: which stored session it continues, what comes
+back, and what is written when it ends.
+
+A session opened with
+
+- ``resume=ID`` continues the stored session with that id (or name, or a unique id
+  prefix); an unknown one is a `callgate.store.UnknownSession` naming the store;
+- ``name=NAME`` joins the session of that name, creating it on first use (every
+  ``callgate serve --session NAME`` connection is the same session);
+- a ``session_dir`` and neither continues the session last opened on that directory
+  (so a session directory still brings its state back), else starts one;
+
+and otherwise starts a new session. A continued session must be on the same workspace.
+It gets back its observation ledger, plugin state, background jobs and, on demand, its
+stored results (`_results.ResultStore` reads them from the store).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from . import _store_model as m
+from ._journal import Journal
+from ._results import ResultStore
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+
+def attach(session: Session, *, resume: str | None, name: str | None
+           ) -> tuple[Journal, m.Restored | None]:
+    """The session's journal, and what the store gave back if it continues a session."""
+    host = session.host
+    mode = host.config("sessions")["record"]
+    if mode == "off":
+        if resume is not None or name is not None:
+            which = f"resume {resume!r}" if resume is not None else f"join session {name!r}"
+            raise m.StoreError(f'cannot {which}: [sessions] record = "off" keeps no sessions')
+        return Journal(session.id, mode), None
+    store, recorder = host.session_store()
+    run = recorder.acquire()
+    try:
+        restored = _continue(session, store, recorder, run, resume, name)
+    except BaseException:
+        recorder.release()
+        raise
+    return Journal(session.id, mode, recorder, run), restored
+
+
+def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
+              resume: str | None, name: str | None) -> m.Restored | None:
+    info: m.SessionInfo | None = None
+    if resume is not None:
+        recorder.flush()  # this process's own writes first (a session closed a moment ago)
+        info = store.session(resume)
+        if info is None:
+            raise m.UnknownSession(f"session store {store.location} holds no session "
+                                   f"{resume!r} (callgate sessions list shows them)",
+                                   store.location)
+    elif name is not None:
+        recorder.flush()
+        info = store.session(name, prefix=False)
+    elif session.directory is not None and session.parent is None:
+        recorder.flush()
+        info = store.session_for_directory(session.directory, session.workspace.root)
+    if info is None:
+        opened = _opened(session, run)
+        recorder.submit(opened)
+        if name is None:
+            recorder.kick()
+            return None
+        recorder.flush()  # a name is claimed at once: two processes must not both create it
+        info = store.session(name, prefix=False)
+        if info is None or info.id == session.id:
+            return None
+    if info.workspace != session.workspace.root:
+        raise m.StoreError(f"session {info.id} of store {store.location} works in "
+                           f"{info.workspace}, not {session.workspace.root}; open it there",
+                           store.location)
+    restored = store.restore(info.id)
+    session.id = info.id
+    session.name = info.name
+    recorder.submit(m.SessionOpened(run, info.id, info.name, info.workspace, info.parent,
+                                    info.directory, info.started, None, None, None,
+                                    info.record, resumed=True))
+    recorder.kick()
+    return restored
+
+
+def _opened(session: Session, run: m.RunStarted) -> m.SessionOpened:
+    host = session.host
+    return m.SessionOpened(
+        run, session.id, session.name, session.workspace.root,
+        session.parent.id if session.parent is not None else None, session.directory,
+        time.time(), host.surface_mode, host.os, sys.platform,
+        host.config("sessions")["record"])
+
+
+def result_store(session: Session, max_bytes: int, restored: m.Restored | None
+                 ) -> ResultStore:
+    """The session's result store: backed by the session store when it records."""
+    journal = session.journal
+    if not journal.durable:
+        return ResultStore(None, max_bytes)
+    recorder = journal.recorder
+    session_id = session.id
+
+    def trim(keep: int) -> None:
+        recorder.submit(m.ResultsTrimmed(session_id, keep))
+
+    return ResultStore(None, max_bytes, store=journal.store, session=session.id,
+                       first_seq=restored.result_seq if restored else 0,
+                       stored_bytes=restored.result_bytes if restored else 0, trim=trim)
+
+
+def detach(session: Session) -> None:
+    """The session ends: record it, commit, and let go of the store."""
+    journal = session.journal
+    if not journal.durable:
+        return
+    recorder = journal.recorder
+    recorder.submit(m.SessionClosed(session.id, time.time()))
+    recorder.release()
+
