@@ -2,22 +2,29 @@
 
 The default run is fast; ``--reliability`` runs the full counts. Nothing here may
 read or write the user's real callgate directories: every test, and every
-subprocess it starts, gets its own state directory (``$CALLGATE_HOME``) and its
-own empty user config directory (``$CALLGATE_CONFIG_HOME``; the ``user_config``
-fixture hands it to a test that wants to write a ``config.toml`` there).
-Module- and session-scoped fixtures, which run before those, see an empty user
-config directory set at import.
+subprocess it starts, gets its own state directory (``$CALLGATE_HOME``: memory
+stores, the session store) and its own empty user config directory
+(``$CALLGATE_CONFIG_HOME``; the ``user_config`` fixture hands it to a test that
+wants to write a ``config.toml`` there). Module- and session-scoped fixtures, and
+environments copied at import, which come before those, see private directories
+set at import.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ["CALLGATE_CONFIG_HOME"] = tempfile.mkdtemp(prefix="callgate-user-config-")
+_SUITE_HOME = os.environ["CALLGATE_HOME"] = tempfile.mkdtemp(prefix="callgate-suite-home-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_SUITE_HOME, ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -226,13 +226,17 @@ def test_paging_edges() -> None:
 
 # --- the store: on disk, bounded, oldest evicted first --------------------------------------------
 
-def test_large_results_live_in_the_session_directory(callgate_session, tmp_path: Path) -> None:
+def test_large_results_live_in_the_session_store_not_the_directory(callgate_session,
+                                                                     tmp_path: Path) -> None:
     session_dir = tmp_path / "session"
     s = callgate_session(plugins=[Producer()], session_dir=session_dir)
     text = long_text(100_000)
-    s.run({"id": "c1", "name": "emit", "arguments": {"text": text}})
-    files = list((session_dir / "results").iterdir())
-    assert [f.read_bytes() for f in files] == [text.encode()]
+    [r] = s.run({"id": "c1", "name": "emit", "arguments": {"text": text}})
+    s.session.flush()
+    assert not (session_dir / "results").exists()  # the old results/<seq>.txt layout is gone
+    [call] = s.session.store.calls(s.session.id)
+    assert call.text == text and call.result_ref == r.meta["result_ref"]
+    assert call.shown == r.text and call.result_bytes == len(text.encode())
 
 
 def test_eviction_drops_the_oldest_whole_and_says_so(callgate_session, tmp_path: Path) -> None:
@@ -255,7 +259,9 @@ def test_eviction_drops_the_oldest_whole_and_says_so(callgate_session, tmp_path:
         store.page("c1")
     for call_id in ("c2", "c3"):
         assert page_all(store, call_id, refs[call_id])[0] == texts[call_id].encode()
-    assert len(os.listdir(session_dir / "results")) == 2  # the evicted file is gone
+    s.session.flush()  # the session store drops the evicted complete text too
+    kept = {c.call_id: c.text for c in s.session.store.calls(s.session.id)}
+    assert kept == {"c1": None, "c2": texts["c2"], "c3": texts["c3"]}
 
 
 def test_small_results_spill_to_disk_beyond_the_memory_budget(tmp_path: Path) -> None:

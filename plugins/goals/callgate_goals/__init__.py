@@ -4,8 +4,9 @@ A goal is long-running work the host keeps for the model: an id and a revision
 the model must quote exactly, a phase (active, paused, blocked, complete), and
 automatic rounds the integrator drives while the goal is armed. Only a direct
 human turn may create a goal or use every action; an automatic round may only
-complete or block its own goal. State lives in ``goals.json`` in the session
-directory, and a restarted host restores the goal disarmed.
+complete or block its own goal. State lives in the session store (a session
+directory's old ``goals.json`` is imported once), and a resumed session restores the
+goal disarmed.
 
 The integrator declares each turn and drives the rounds::
 

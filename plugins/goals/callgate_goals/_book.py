@@ -22,10 +22,11 @@ import threading
 from typing import Any
 
 import attrs
+from callgate.store import StoreError
 
 from ._errors import goal_error
 from ._goal import UNFINISHED, Goal, utc_now
-from ._store import GoalFile
+from ._store import GoalStore
 
 log = logging.getLogger("callgate.goals")
 
@@ -59,12 +60,12 @@ class Outcome:
 
 
 class GoalBook:
-    """The goal state of one session (``session.goals``), restored from its directory."""
+    """The goal state of one session (``session.goals``), restored from the session store."""
 
     def __init__(self, session: Any) -> None:
         self._session = session
         self._lock = threading.RLock()
-        self._file = GoalFile(session.directory)
+        self._file = GoalStore(session)
         self._round: GoalRound | None = None
         loaded = self._file.load()
         self._unreadable = loaded.unreadable
@@ -75,7 +76,7 @@ class GoalBook:
                                     updated_at=utc_now())
             try:
                 self._commit(restored)
-            except OSError:
+            except (OSError, StoreError):
                 log.warning("could not record the cold restore of goal %s", restored.id,
                             exc_info=True)
                 self._goal = restored
@@ -89,7 +90,7 @@ class GoalBook:
 
     @property
     def unreadable(self) -> str | None:
-        """Why the session's ``goals.json`` could not be read (changes are refused), or None."""
+        """Why the session's goal state could not be read (changes are refused), or None."""
         return self._unreadable
 
     @property

@@ -4,6 +4,12 @@ every job when the session closes.
 
 Each running job has one supervisor thread (the same process-group code as a
 foreground command); the table is the session extension ``session.jobs``.
+
+Jobs are recorded in the session store (``session.storage``): when one starts, and
+when it ends with its status, exit code and log (the last `STORED_LOG_BYTES`). A
+resumed session lists the jobs of its earlier processes: a finished one reads like
+any finished job (``job_output`` continues from where the model last read), and one
+that was still running when its process died reads ``killed (host exited)``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+from callgate.store import JobRecord
 
 from ._capture import ByteTail, decode, dropped_marker, incomplete_utf8_suffix
 from ._process import DRAIN_S, ProcessGroup, RunOutcome, start_group
@@ -28,6 +35,8 @@ from ._process import DRAIN_S, ProcessGroup, RunOutcome, start_group
 log = logging.getLogger("callgate.shell")
 
 TAIL_BYTES = 64 * 1024
+#: How much of a finished job's log the session store keeps (the end of it).
+STORED_LOG_BYTES = 8 * 1024 * 1024
 CLOSE_TIMEOUT_S = 10.0
 LABEL_MAX = 48
 PIPE_NOTE = (f"[note: a process kept the output pipe open; stopped reading {DRAIN_S:g} s "
@@ -73,7 +82,14 @@ class Job:
         self.label = label
         self.command = command
         self.started = time.monotonic()
+        self.started_at = time.time()
         self.ended: float | None = None
+        #: called once the job has ended (the table records it in the session store)
+        self.on_end: Callable[[Job], None] | None = None
+        #: a job of an earlier process of the session: its stored log (read on demand)
+        self.stored_log: Callable[[], bytes] | None = None
+        self._stored: bytes | None = None
+        self.log_dropped = 0
         self.status = "running"
         self.reason = ""
         self.exit_code: int | None = None
@@ -170,8 +186,8 @@ class Job:
     def request_stop(self, reason: str) -> bool:
         """Mark the job ``killed (reason)`` and start ending its group; False if not running."""
         with self._lock:
-            if self.status != "running":
-                return False
+            if self.status != "running" or self.stored_log is not None:
+                return False  # not running, or run by another process of the session
             self.status, self.reason, self._stop = "killed", reason, reason
         if self._group is not None:
             self._group.wake()
@@ -184,6 +200,14 @@ class Job:
             self.final_seen = True  # the start call already said so
         self._close_log()
         self.finished.set()
+        self._ended()
+
+    def _ended(self) -> None:
+        if self.on_end is not None:
+            try:
+                self.on_end(self)
+            except Exception:
+                log.warning("could not record background job %s", self.id, exc_info=True)
 
     def finish(self, outcome: RunOutcome | None, note: NoteFn | None) -> None:
         with self._lock:
@@ -214,6 +238,7 @@ class Job:
             if line:
                 self.notes.append(f"[note: {line}]")
         self.finished.set()
+        self._ended()
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -228,12 +253,13 @@ class Job:
             before: list[str] = []
             data: bytes | None = None
             text = ""
-            if end > start and log_error is None and self.log_path is not None:
+            if end > start and log_error is None and (self.log_path is not None or
+                                                      self.stored_log is not None):
                 try:
                     if end - start > max_bytes:
                         text = self._guarded(start, end, max_bytes)
                     else:
-                        data = _pread(self.log_path, start, end - start)
+                        data = self._pread(start, end - start)
                 except OSError as exc:
                     log_error = f"reading it failed: {exc.strerror or exc}"
             if end > start and log_error is not None:
@@ -254,12 +280,58 @@ class Job:
             return Read(header, text, before, final, list(self.notes) if final else [])
 
     def _guarded(self, start: int, end: int, max_bytes: int) -> str:
-        assert self.log_path is not None
         half = max_bytes // 2
-        head = _pread(self.log_path, start, half)
-        tail = _pread(self.log_path, end - (max_bytes - half), max_bytes - half)
+        head = self._pread(start, half)
+        tail = self._pread(end - (max_bytes - half), max_bytes - half)
         dropped = end - start - len(head) - len(tail)
         return f"{decode(head)}\n{dropped_marker(dropped)}\n{decode(tail)}"
+
+    def _pread(self, offset: int, length: int) -> bytes:
+        """``length`` bytes of the log at ``offset``: the file, or a restored job's stored
+        log (whose first ``log_dropped`` bytes the store did not keep)."""
+        if self.log_path is not None:
+            return _pread(self.log_path, offset, length)
+        if self._stored is None:
+            assert self.stored_log is not None
+            self._stored = self.stored_log()
+        start = max(0, offset - self.log_dropped)
+        return self._stored[start:start + length]
+
+    def stored_tail(self) -> tuple[bytes, int]:
+        """The end of the log the session store keeps, and how many bytes come before it."""
+        if self.log_path is None:
+            return b"", self.total
+        size = os.path.getsize(self.log_path)
+        keep = min(size, STORED_LOG_BYTES)
+        return _pread(self.log_path, size - keep, keep), size - keep
+
+    def record(self) -> JobRecord:
+        """The job as the session store keeps it."""
+        with self._lock:
+            ended = None if self.ended is None else self.started_at + (self.ended -
+                                                                        self.started)
+            return JobRecord("", self.id, self.command, self.label, self.status,
+                             self.reason or None, self.exit_code, self.started_at, ended,
+                             self.cursor, self.total, self.log_dropped)
+
+    @classmethod
+    def restored(cls, record: JobRecord, storage: Any) -> Job:
+        """A job of an earlier process of the session, from its record."""
+        kind = record.job_id.rsplit("-", 1)[0]
+        job = cls(record.job_id, kind, record.label or record.command, record.command)
+        job.status, job.reason, job.exit_code = record.status, record.reason or "", \
+            record.exit_code
+        job.started_at = record.started
+        job.started = time.monotonic() - max(0.0, time.time() - record.started)
+        job.ended = job.started + ((record.ended or record.started) - record.started)
+        job.total, job.cursor, job.log_dropped = record.log_bytes, record.cursor, \
+            record.log_dropped
+        job.final_seen = job.announced = True  # its end is no news to this process
+        if record.status == "running":  # another live process of the session runs it
+            job.status, job.reason = "running", "in another process of this session"
+        job.stored_log = lambda: storage.job_log(record.job_id) or b""
+        job.finished.set()
+        return job
 
 
 def _pread(path: str, offset: int, length: int) -> bytes:
@@ -285,6 +357,13 @@ class JobTable:
         self._dir_error: str | None = None
         self._closed = False
         self._results_shaped = 0
+        self._storage = session.storage
+        for record in self._storage.jobs():  # a resumed session's earlier jobs
+            job = Job.restored(record, self._storage)
+            self._jobs[job.id] = job
+            number = record.job_id.rsplit("-", 1)[-1]
+            if number.isdigit():
+                self._counter = max(self._counter, int(number))
         _LIVE.add(self)
 
     def __call__(self) -> list[dict[str, Any]]:
@@ -321,6 +400,7 @@ class JobTable:
             self._counter += 1
             job = Job(f"{kind}-{self._counter}", kind, label, command)
             job.start_call_id = call_id
+            job.on_end = self._record_end
             self._jobs[job.id] = job
             if self._dir is None and self._dir_error is None:
                 try:
@@ -330,7 +410,23 @@ class JobTable:
                 except OSError as exc:
                     self._dir_error = f"creating the job directory failed: {exc.strerror or exc}"
         job.open_log(self._dir, self._dir_error)
+        self._storage.put_job(job.record())
         return job
+
+    def _record_end(self, job: Job) -> None:
+        """A job ended: its final state and the end of its log go to the session store."""
+        if not self._storage.durable:
+            return
+        data, dropped = job.stored_tail()
+        job.log_dropped = dropped
+        self._storage.put_job(job.record(), data)
+
+    def read(self, job: Job, max_bytes: int) -> Read:
+        """``job.read_new``, the cursor recorded (a resumed session continues from it)."""
+        read = job.read_new(max_bytes)
+        if job.finished.is_set():
+            self._storage.job_read(job.id, job.cursor)
+        return read
 
     def launch(self, job: Job, launch: Launch, *, reap_leftovers: bool,
                lifetime_ms: int) -> None:

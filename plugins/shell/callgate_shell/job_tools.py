@@ -117,7 +117,7 @@ def report(ctx: ToolContext, job: Job, *, wait: bool, timeout_ms: int,
     waited_out = False
     if wait and not job.finished.is_set():
         waited_out = not _wait(job.finished, timeout_ms / 1000, ctx.cancelled)
-    read = job.read_new(ctx.config["max_capture_bytes"])
+    read = _table(ctx).read(job, ctx.config["max_capture_bytes"])
     notes = []
     body = read.text
     filtered_all = False

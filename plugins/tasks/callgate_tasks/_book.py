@@ -1,11 +1,12 @@
 """`SubagentBook` (``session.subagents``): this conversation's child records.
 
-Records live in ``<session_dir>/subagents/<ref>.json`` (written atomically when a
-child starts and when it ends), or only in memory without a session directory.
-A reference is honoured only by the session that holds it (its directory) and
-only for the same workspace. A record found ``running`` on disk that this
-session did not start belongs to a host that stopped mid-run: it reads as
-cancelled, ``interrupted`` and retryable (and is rewritten so).
+Records live in the session store (``session.storage``, namespace ``subagents``, one
+value per ref), committed when a child starts and when it ends; a session directory
+from before the store may hold them as ``subagents/<ref>.json``, imported once when
+first asked for. A reference is honoured only by the session that holds it and
+only for the same workspace. A record found ``running`` that this session did not
+start belongs to a host that stopped mid-run: it reads as cancelled, ``interrupted``
+and retryable (and is rewritten so).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import threading
 from datetime import UTC, datetime
@@ -20,11 +22,14 @@ from typing import Any
 
 import attrs
 from callgate import ToolError
-from callgate.files import replace_file
+from callgate.store import StoreError
 
 from ._model import SubagentOutcome, SubagentRecord
 
 log = logging.getLogger("callgate.tasks")
+
+NAMESPACE = "subagents"
+_REF = re.compile(r"sa_[0-9a-f]{1,64}")
 
 
 def utc_now() -> str:
@@ -40,6 +45,7 @@ class SubagentBook:
 
     def __init__(self, session: Any) -> None:
         self._workspace = session.workspace.root
+        self._storage = session.storage
         self._dir = os.path.join(session.directory, "subagents") if session.directory else None
         self._lock = threading.Lock()
         self._records: dict[str, SubagentRecord] = {}
@@ -113,24 +119,21 @@ class SubagentBook:
         return os.path.join(self._dir, f"{ref}.json") if self._dir else None
 
     def _store(self, record: SubagentRecord) -> None:
-        path = self._path(record.ref)
-        if path is not None:
-            os.makedirs(self._dir or "", exist_ok=True)
-            replace_file(path, _encode(record), mode=0o600)
+        """Commit the record (raises `callgate.store.StoreError` if the store cannot)."""
+        self._storage.put(NAMESPACE, record.ref, _encoded(record))
         with self._lock:
             self._records[record.ref] = record
 
     def _load(self, ref: str) -> SubagentRecord | None:
-        path = self._path(ref)
-        if path is None:
+        data = self._storage.get(NAMESPACE, ref)
+        if data is None:
+            data = self._import(ref)
+        if data is None:
             return None
         try:
-            with open(path, "rb") as fh:
-                record = SubagentRecord.from_json(json.loads(fh.read()))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, TypeError):
-            log.warning("ignoring unreadable subagent record %s", path, exc_info=True)
+            record = SubagentRecord.from_json(data)
+        except (ValueError, TypeError):
+            log.warning("ignoring unreadable subagent record %s", ref, exc_info=True)
             return None
         if record.ref != ref:
             return None
@@ -141,18 +144,37 @@ class SubagentBook:
                                   finished_at=record.finished_at or utc_now())
             try:
                 self._store(record)
-            except OSError:
-                log.warning("could not rewrite the interrupted record %s", path, exc_info=True)
+            except (OSError, StoreError):
+                log.warning("could not rewrite the interrupted record %s", ref, exc_info=True)
         with self._lock:
             self._records.setdefault(ref, record)
             return self._records[ref]
 
+    def _import(self, ref: str) -> Any:
+        """``subagents/<ref>.json`` of an old session directory, copied into the store."""
+        path = self._path(ref)
+        if path is None or not _REF.fullmatch(ref):
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = json.loads(fh.read())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            log.warning("ignoring unreadable subagent record %s", path, exc_info=True)
+            return None
+        try:
+            self._storage.put(NAMESPACE, ref, data)
+        except (OSError, StoreError, TypeError, ValueError):
+            log.warning("could not import the subagent record %s", path, exc_info=True)
+        return data
 
-def _encode(record: SubagentRecord) -> bytes:
+
+def _encoded(record: SubagentRecord) -> dict[str, Any]:
     body = record.to_json()
     try:
-        text = json.dumps(body, ensure_ascii=False, indent=2)
+        json.dumps(body)
     except (TypeError, ValueError):
         # A state the runner cannot serialize survives in memory only.
-        text = json.dumps({**body, "state": None}, ensure_ascii=False, indent=2)
-    return (text + "\n").encode("utf-8", "surrogatepass")
+        body = {**body, "state": None}
+    return body

@@ -53,7 +53,7 @@ class PresentedFiles:
 
     def __init__(self, session: Any) -> None:
         self._lock = threading.Lock()
-        self._file = StateFile(session.directory, "presented.json")
+        self._file = StateFile(session, "presented", "presented.json")
         self._entries: list[dict[str, Any]] = []
         data = self._file.load()
         if data is not None and isinstance(data.get("files"), list):

@@ -85,11 +85,11 @@ class Todo:
 
 
 class TodoList:
-    """``session.todos``: the current list, persisted in ``todos.json`` and restored on reopen."""
+    """``session.todos``: the current list, kept in the session store and restored on resume."""
 
     def __init__(self, session: Any) -> None:
         self._lock = threading.Lock()
-        self._file = StateFile(session.directory, "todos.json")
+        self._file = StateFile(session, "todos", "todos.json")
         self._items: tuple[Todo, ...] = ()
         self._issued = 0
         data = self._file.load()

@@ -22,6 +22,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from .test_server import run, text_of
+from .toolkit import child_env
 
 NEEDED = {"read_file", "edit_file", "bash", "job_output", "use_capability"}
 
@@ -58,7 +59,7 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path, user_config: Path
     async def scenario() -> None:
         params = StdioServerParameters(command=sys.executable,
                                        args=["-m", "callgate.cli", "serve", "--workspace", str(ws)],
-                                       env={"CALLGATE_CONFIG_HOME": str(user_config)})
+                                       env=child_env())
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             init = await client.initialize()
             assert init.server_info.name == "callgate"

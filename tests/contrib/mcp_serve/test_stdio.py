@@ -22,7 +22,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from .test_server import Elicitor, run, text_of
-from .toolkit import alive
+from .toolkit import alive, child_env
 
 HERE = Path(__file__).parent
 LAUNCHER = HERE / "serve_toolkit.py"
@@ -53,8 +53,7 @@ def toolkit_server(ws: Path, marker: Path, config: dict[str, Any] | None = None
     return StdioServerParameters(command=sys.executable,
                                  args=[str(LAUNCHER), str(ws), str(marker),
                                        json.dumps(config or {})],
-                                 env={"PYTHONPATH": os.pathsep.join(sys.path),
-                                      "CALLGATE_CONFIG_HOME": os.environ["CALLGATE_CONFIG_HOME"]})
+                                 env=child_env(PYTHONPATH=os.pathsep.join(sys.path)))
 
 
 def test_over_stdio_the_session_lives_for_the_connection_and_dies_with_it(
@@ -171,8 +170,7 @@ def test_serve_answers_initialize_and_lists_the_installed_surface(ws: Path) -> N
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "callgate.cli", "serve", "--workspace", str(ws), "--surface", "full"],
-            env={"CALLGATE_LOAD_PLUGINS": "word_count",
-                 "CALLGATE_CONFIG_HOME": os.environ["CALLGATE_CONFIG_HOME"]})
+            env=child_env(CALLGATE_LOAD_PLUGINS="word_count"))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
             tools = (await client.list_tools()).tools

@@ -25,6 +25,14 @@ PNG = bytes.fromhex(
     "1f15c4890000000d49444154789c63000100000500010d0a2db40000000049454e44ae426082")
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """What a served subprocess must inherit beyond the MCP client's minimal environment:
+    the test's private ``$CALLGATE_HOME`` (its session store) and ``$CALLGATE_CONFIG_HOME``,
+    never the user's real ones."""
+    return {"CALLGATE_HOME": os.environ["CALLGATE_HOME"],
+            "CALLGATE_CONFIG_HOME": os.environ["CALLGATE_CONFIG_HOME"], **extra}
+
+
 def _object(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required,
             "additionalProperties": False}

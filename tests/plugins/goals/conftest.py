@@ -33,6 +33,29 @@ def dir_state(directory: Path) -> dict[str, tuple[bytes, int, int]]:
     return out
 
 
+def stored(s: Any) -> dict[str, Any] | None:
+    """The goal state the session store holds for the session (committed, not memory)."""
+    s.session.flush()
+    return s.session.store.state(s.session.id).get(("goals", "goal"))
+
+
+def state_of(s: Any) -> tuple[Any, ...]:
+    """Everything a refused change must leave as it was: the store's value, the files."""
+    return stored(s), dir_state(Path(s.session.directory))
+
+
+def break_store(s: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every later write of the session's store fail, as a full disk would."""
+    import sqlite3
+
+    store = s.session.store
+
+    def fail(ops: Any) -> None:
+        raise store._error(sqlite3.OperationalError("database or disk is full"), "write")
+
+    monkeypatch.setattr(store, "write", fail)
+
+
 @pytest.fixture
 def goals(callgate_session: Callable[..., Any], tmp_path: Path) -> Callable[..., Any]:
     """``goals(origin="human", lean=False, config=None, session_dir=..., host=None)``."""

@@ -5,14 +5,13 @@ Numbers in test docstrings are the spec's acceptance statements (§4).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import body, create, dir_state, goal, update
+from .conftest import body, create, goal, state_of, stored, update
 
 
 def _error(result, code: str, kind: str = "tool_error") -> str:
@@ -43,12 +42,12 @@ def test_second_create_names_the_unfinished_goal(goals) -> None:
     """1. A second create → GOAL_ALREADY_EXISTS naming its id and phase; nothing changes."""
     s = goals()
     g = create(s)
-    before = dir_state(Path(s.session.directory))
+    before = state_of(s)
     text = _error(s.call("create_goal", {"objective": "Other"}), "ALREADY_EXISTS",
                   "already_exists")
     assert g["id"] in text and "active" in text
     assert s.session.goals.current() == g
-    assert dir_state(Path(s.session.directory)) == before
+    assert state_of(s) == before
 
 
 def test_paused_and_blocked_goals_also_block_create_but_a_complete_one_is_replaced(goals):
@@ -69,7 +68,7 @@ def test_paused_and_blocked_goals_also_block_create_but_a_complete_one_is_replac
 
 @pytest.mark.parametrize("origin", [None, "automatic"])
 def test_create_needs_a_direct_human_turn(goals, tmp_path: Path, origin) -> None:
-    """2. Origin none or automatic → GOAL_USER_AUTHORITY_REQUIRED; no goal, no goals.json."""
+    """2. Origin none or automatic → GOAL_USER_AUTHORITY_REQUIRED; no goal, none stored."""
     s = goals(origin=None)
     if origin == "automatic":
         s.sync.begin_turn("automatic")
@@ -77,7 +76,7 @@ def test_create_needs_a_direct_human_turn(goals, tmp_path: Path, origin) -> None
     text = _error(s.call("create_goal", {"objective": "Ship v1"}), "USER_AUTHORITY_REQUIRED")
     assert "needs a direct human turn; no goal state was changed" in text
     assert s.session.goals.current() is None
-    assert not (Path(s.session.directory) / "goals.json").exists()
+    assert stored(s) is None
     assert body(s.call("get_goal", {})) == {"goal": None}
 
 
@@ -85,13 +84,12 @@ def test_stale_revision_changes_nothing(goals) -> None:
     """3. Stale revision on pause → GOAL_STALE_REVISION, `current revision is 1`; bytes same."""
     s = goals()
     g = create(s)
-    directory = Path(s.session.directory)
-    before = dir_state(directory)
+    before = state_of(s)
     result = s.call("update_goal", {"goal_id": g["id"], "revision": 3, "action": "pause"})
     text = _error(result, "STALE_REVISION", "stale_version")
     assert "revision 3 is stale; current revision is 1; call get_goal and retry" in text
     assert s.session.goals.current() == g
-    assert dir_state(directory) == before
+    assert state_of(s) == before
 
 
 def test_revision_sequence_edit_pause_resume_complete(goals) -> None:
@@ -113,7 +111,7 @@ def test_revision_sequence_edit_pause_resume_complete(goals) -> None:
                                                                           "complete")
     assert "no further automatic goal round" in body(result)["instruction"]
     assert "Fields not applied" not in body(result)["instruction"]
-    on_disk = json.loads((Path(s.session.directory) / "goals.json").read_text())
+    on_disk = stored(s)
     assert on_disk == {"version": 1, "goal": g}
 
 
@@ -173,10 +171,10 @@ def test_edit_field_rules(goals) -> None:
     s.sync.begin_turn("human")
     g = s.session.goals.current()
     assert g["rounds_started"] == 3 and g["max_goal_rounds"] is None
-    before = dir_state(Path(s.session.directory))
+    before = state_of(s)
     text = _error(update(s, g, "edit", max_goal_rounds=2), "INVALID_MAX_ROUNDS")
     assert "3 rounds already started" in text
-    assert dir_state(Path(s.session.directory)) == before
+    assert state_of(s) == before
     g = goal(update(s, g, "edit", max_goal_rounds=3))
     assert g["max_goal_rounds"] == 3 and g["revision"] == 2
     g = goal(update(s, g, "edit", max_goal_rounds=None))
@@ -254,7 +252,7 @@ def test_round_limit_disarms_the_goal(goals) -> None:
     g = book.current()
     assert (g["phase"], g["armed"], g["stop_reason"]) == ("active", False, "round-limit")
     assert book.start_round() is None
-    on_disk = json.loads((Path(s.session.directory) / "goals.json").read_text())
+    on_disk = stored(s)
     assert on_disk["goal"] == g
     s.sync.begin_turn("human")
     text = _error(update(s, g, "resume"), "ROUND_LIMIT")

@@ -1,5 +1,6 @@
-"""goals.json: written atomically after every change, restored disarmed, never overwritten
-when unreadable (goals-and-workflow.md §1 Persistence; statements 12, 13)."""
+"""Goal state in the session store: committed after every change, restored disarmed, an old
+session directory's goals.json imported once, never overwritten when unreadable
+(goals-and-workflow.md §1 Persistence; statements 12, 13)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import body, create, dir_state, goal, update
-
-
-def _file(s) -> Path:
-    return Path(s.session.directory) / "goals.json"
+from .conftest import body, break_store, create, dir_state, goal, stored, update
 
 
 def test_every_change_round_and_disarm_is_written(goals) -> None:
     s = goals()
     g = create(s, max_goal_rounds=1)
-    assert json.loads(_file(s).read_text()) == {"version": 1, "goal": g}
+    assert stored(s) == {"version": 1, "goal": g}
     s.session.goals.start_round()
-    assert json.loads(_file(s).read_text())["goal"]["rounds_started"] == 1
+    assert stored(s)["goal"]["rounds_started"] == 1
     assert s.session.goals.should_continue() is False
-    assert json.loads(_file(s).read_text())["goal"]["stop_reason"] == "round-limit"
-    assert [n for n in os.listdir(s.session.directory) if n.endswith(".tmp")] == []
+    assert stored(s)["goal"]["stop_reason"] == "round-limit"
+    assert os.listdir(s.session.directory) == []  # nothing is written beside the store
 
 
 def test_reopen_restores_an_armed_goal_disarmed(goals, tmp_path: Path) -> None:
@@ -44,7 +41,8 @@ def test_reopen_restores_an_armed_goal_disarmed(goals, tmp_path: Path) -> None:
     assert again.session.goals.start_round() is None
     out = body(again.call("get_goal", {}))
     assert out["goal"] == restored and "restored after a restart" in out["instruction"]
-    assert json.loads(_file(again).read_text())["goal"] == restored
+    assert again.session.id == first.session.id  # the session directory's session
+    assert stored(again)["goal"] == restored
     again.sync.begin_turn("human")
     resumed = goal(update(again, restored, "resume"))
     assert resumed["armed"] and resumed["revision"] == 3 and resumed["stop_reason"] is None
@@ -84,13 +82,37 @@ def test_an_unreadable_goal_file_is_reported_and_never_overwritten(goals, tmp_pa
     assert dir_state(directory) == before
 
 
-def test_a_failed_write_changes_nothing_in_memory(goals) -> None:
+def test_a_failed_write_changes_nothing_in_memory(goals, monkeypatch) -> None:
     s = goals()
     g = create(s)
-    path = _file(s)
-    path.unlink()
-    path.mkdir()  # the rename onto it must fail
+    before = stored(s)
+    break_store(s, monkeypatch)  # the store refuses the commit, as a full disk would
     result = update(s, g, "pause")
     assert result.is_error and result.error.kind == "tool_error"
+    assert "database or disk is full" in result.text
     assert s.session.goals.current() == g
-    assert [n for n in os.listdir(s.session.directory) if n != "goals.json"] == []
+    monkeypatch.undo()
+    assert stored(s) == before
+
+
+
+
+def test_an_old_session_directory_is_imported_once_and_left_as_it_was(goals,
+                                                                       tmp_path: Path) -> None:
+    first = goals()
+    g = create(first)
+    snapshot = {"version": 1, "goal": g}
+    first.close()
+    directory = tmp_path / "old-session"  # a directory as an earlier callgate left it
+    directory.mkdir()
+    (directory / "goals.json").write_text(json.dumps(snapshot))
+    before = dir_state(directory)
+    s = goals(session_dir=directory, host=first.host, workspace=first.workspace)
+    restored = s.session.goals.current()
+    assert (restored["id"], restored["stop_reason"]) == (g["id"], "cold-restore")
+    assert stored(s)["goal"] == restored  # imported into the store
+    paused = goal(update(s, restored, "pause"))
+    s.close()
+    again = goals(session_dir=directory, host=first.host, workspace=first.workspace)
+    assert again.session.goals.current() == paused  # the store's, not the file's again
+    assert dir_state(directory) == before

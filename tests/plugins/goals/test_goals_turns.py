@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from callgate.store import open_store
+
 from .conftest import body, create, goal, update
 
 
@@ -146,5 +148,8 @@ def test_replay_demonstrates_the_lifecycle_and_authority(tmp_path: Path) -> None
     assert json.loads(out["u2"]["content"])["goal"]["phase"] == "complete"
     new = json.loads(out["h2"]["content"])["goal"]
     assert new["objective"] == "Ship v2" and new["id"] != GOAL_ID
-    saved = json.loads((session_dir / "goals.json").read_text())
-    assert saved["goal"] == new
+    store = open_store()
+    stored = store.session_for_directory(str(session_dir), str(workspace.resolve()))
+    assert stored is not None
+    assert store.state(stored.id)[("goals", "goal")]["goal"] == new
+    store.close()

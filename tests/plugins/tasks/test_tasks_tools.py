@@ -19,7 +19,9 @@ REF = re.compile(r"sa_[0-9a-f]{16}")
 
 
 def _record(s, ref: str) -> dict:
-    return json.loads((Path(s.session.directory) / "subagents" / f"{ref}.json").read_text())
+    """The record the session store holds (committed), not the book's memory."""
+    s.session.flush()
+    return s.session.store.state(s.session.id)[("subagents", ref)]
 
 
 def read_all(s, ref: str, limit: int | None = None) -> tuple[list[str], str]:
@@ -390,8 +392,7 @@ def test_records_are_written_running_before_the_child_runs(tasks) -> None:
     seen = {}
 
     def respond(request):
-        path = Path(s.session.directory) / "subagents" / f"{request.ref}.json"
-        seen.update(json.loads(path.read_text()))
+        seen.update(_record(s, request.ref))
         try:
             s.session.subagents.readable(request.ref)
         except Exception as exc:
@@ -409,19 +410,37 @@ def test_records_are_written_running_before_the_child_runs(tasks) -> None:
 def test_a_running_record_left_by_a_stopped_host_reads_as_interrupted(tasks, tmp_path) -> None:
     s = tasks(ScriptedRunner())
     ref = refs(s.call("task", {"description": "d", "prompt": "p"}))[0]
-    path = Path(s.session.directory) / "subagents" / f"{ref}.json"
-    record = json.loads(path.read_text())
-    path.write_text(json.dumps({**record, "status": "running", "finished_at": None,
-                                "answer": "partial text so far"}))
+    record = _record(s, ref)
+    # what a host killed while the child ran leaves in the store
+    s.session.storage.put("subagents", ref, {**record, "status": "running",
+                                             "finished_at": None,
+                                             "answer": "partial text so far"})
     s.close()
     again = tasks(ScriptedRunner(), host=s.host, workspace=s.workspace)
+    assert again.session.id == s.session.id
     page = again.call("read_subagent_result", {"ref": ref})
     assert "(status=cancelled, bytes 0-19 of 19)" in page.text
-    rewritten = json.loads(path.read_text())
+    rewritten = _record(again, ref)
     assert (rewritten["status"], rewritten["error_code"], rewritten["retryable"]) == (
         "cancelled", "interrupted", True)
     resumed = again.call("task", {"description": "d", "prompt": "p", "continue_from": ref})
-    assert not resumed.is_error and json.loads(path.read_text())["attempts"] == 2
+    assert not resumed.is_error and _record(again, ref)["attempts"] == 2
+
+
+def test_an_old_session_directorys_record_is_imported_once(tasks, tmp_path) -> None:
+    first = tasks(ScriptedRunner())
+    ref = refs(first.call("task", {"description": "d", "prompt": "hello"}))[0]
+    record = _record(first, ref)
+    first.close()
+    old = tmp_path / "old-session"
+    (old / "subagents").mkdir(parents=True)
+    (old / "subagents" / f"{ref}.json").write_text(json.dumps(record))
+    before = (old / "subagents" / f"{ref}.json").read_bytes()
+    s = tasks(ScriptedRunner(), host=first.host, workspace=first.workspace, session_dir=old)
+    assert s.session.id != first.session.id
+    assert "answer to hello" in s.call("read_subagent_result", {"ref": ref}).text
+    assert _record(s, ref) == record
+    assert (old / "subagents" / f"{ref}.json").read_bytes() == before
 
 
 def test_records_stay_in_memory_without_a_session_directory(callgate_session) -> None:

@@ -76,6 +76,12 @@ def five_turns() -> list[Message]:
     ]
 
 
+def stored(s: Any, key: str) -> Any:
+    """The workflow value the session store holds for the session (committed), or None."""
+    s.session.flush()
+    return s.session.store.state(s.session.id).get(("workflow", key))
+
+
 @pytest.fixture
 def workflow(callgate_session: Callable[..., Any], tmp_path: Path) -> Callable[..., Any]:
     """``workflow(integration=None, lean=False, session_dir=..., files=None, ...)``."""

@@ -6,19 +6,22 @@ import builtins
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from .conftest import stored
 
 FILES = {"out/report.md": "SECRET-123 report", "out/chart.png": b"\x89PNG SECRET-123",
          "notes.txt": "n"}
 
 
-def _state(s) -> Path:
-    return Path(s.session.directory) / "presented.json"
+def _state(s) -> Any:
+    return stored(s, "presented")
 
 
 def test_present_records_only_paths_and_descriptions(workflow, monkeypatch) -> None:
-    """18. Two files → `Presented 2 files:`; presented.json holds only paths and
+    """18. Two files → `Presented 2 files:`; the stored state holds only paths and
     descriptions; the content is in neither, and the files are never opened."""
     s = workflow(files=FILES)
     opened: list[str] = []
@@ -39,7 +42,7 @@ def test_present_records_only_paths_and_descriptions(workflow, monkeypatch) -> N
     monkeypatch.undo()
     assert not result.is_error, result.text
     assert result.text == "Presented 2 files:\n- out/report.md — Final report\n- out/chart.png"
-    raw = _state(s).read_text()
+    raw = json.dumps(_state(s))
     assert json.loads(raw) == {"version": 1, "files": [
         {"path": "out/report.md", "description": "Final report"},
         {"path": "out/chart.png", "description": None}]}
@@ -70,7 +73,7 @@ def test_a_missing_file_among_several_rejects_all(workflow) -> None:
     assert result.text == ("present: 1 of 2 files were rejected; nothing was recorded\n"
                            '- files/1 "gone.md": does not exist')
     assert s.session.presented_files.entries() == []
-    assert not _state(s).exists()
+    assert _state(s) is None
 
 
 def test_each_rejection_reason(workflow, tmp_path: Path) -> None:
@@ -81,7 +84,7 @@ def test_each_rejection_reason(workflow, tmp_path: Path) -> None:
     os.symlink("out/report.md", s.path("link.md"))
     os.symlink(tmp_path / "x.txt", s.path("escape.txt"))
     s.call("present", {"files": [{"path": "notes.txt"}]})
-    before = _state(s).read_bytes()
+    before = _state(s)
     result = s.call("present", {"files": [
         {"path": "out/report.md"}, {"path": "../x.txt"}, {"path": "out"}, {"path": "pipe"},
         {"path": "link.md"}, {"path": "escape.txt"}, {"path": "notes.txt/inner"}]})
@@ -94,7 +97,7 @@ def test_each_rejection_reason(workflow, tmp_path: Path) -> None:
     assert lines[4] == '- files/4 "link.md": duplicate of files/0'
     assert lines[5].startswith('- files/5 "escape.txt": FS_OUTSIDE_WORKSPACE: ')
     assert lines[6] == '- files/6 "notes.txt/inner": does not exist'
-    assert _state(s).read_bytes() == before
+    assert _state(s) == before
 
 
 def test_a_symlink_inside_the_workspace_is_recorded_as_its_target(workflow) -> None:
@@ -116,7 +119,7 @@ def test_bad_argument_shapes_are_validation_errors(workflow, files) -> None:
     s = workflow(files=FILES)
     result = s.call("present", {"files": files})
     assert result.error.kind == "invalid_arguments"
-    assert not _state(s).exists()
+    assert _state(s) is None
 
 
 def test_presented_files_are_restored_on_reopen(workflow) -> None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from .conftest import stored
 
 
 def _todos(*items) -> dict:
@@ -94,8 +93,7 @@ def test_invalid_lists_change_nothing(workflow) -> None:
     progress are fine."""
     s = workflow()
     s.call("todo_write", _todos(item("Keep me")))
-    state = Path(s.session.directory) / "todos.json"
-    before = state.read_bytes()
+    before = stored(s, "todos")
     bad = s.call("todo_write", _todos(item("X", "done")))
     assert bad.error.kind == "invalid_arguments" and "/todos/0/status" in bad.text
     dup = s.call("todo_write", _todos(item("X", id="a"), item("Y", id="a")))
@@ -110,7 +108,7 @@ def test_invalid_lists_change_nothing(workflow) -> None:
                  {"todos": [item(f"i{i}") for i in range(101)]}, {}):
         assert s.call("todo_write", args).error.kind == "invalid_arguments", args
     assert [t.content for t in s.session.todos.items()] == ["Keep me"]
-    assert state.read_bytes() == before
+    assert stored(s, "todos") == before
     ok = s.call("todo_write", _todos(item("A", "in_progress"), item("B", "in_progress")))
     assert "0 completed, 2 in progress, 0 pending." in ok.text
 
@@ -125,7 +123,7 @@ def test_an_empty_list_is_allowed(workflow) -> None:
 def test_todos_persist_and_are_restored_on_reopen(workflow) -> None:
     s = workflow()
     s.call("todo_write", _todos(item("A"), item("B", "completed")))
-    data = json.loads((Path(s.session.directory) / "todos.json").read_text())
+    data = stored(s, "todos")
     assert data["version"] == 1 and [t["id"] for t in data["todos"]] == ["t1", "t2"]
     s.close()
     again = workflow(host=s.host, workspace=s.workspace)
