@@ -60,6 +60,7 @@ class Recorder:
         self._users = 0
         self._warned = False
         self.run: m.RunStarted | None = None
+        self._run_queued = True
         _LIVE.add(self)
 
     # --- users ---------------------------------------------------------------------------
@@ -76,7 +77,7 @@ class Recorder:
 
                 self.run = m.RunStarted(uuid.uuid4().hex, pid, socket.gethostname(),
                                         proc_start(pid), time.time())
-                self._queue.append(self.run)
+                self._run_queued = False  # written with the first op: a failed open writes none
             return self.run
 
     def release(self) -> None:
@@ -86,7 +87,7 @@ class Recorder:
             if self._users > 0:
                 return
             run, self.run = self.run, None
-            if run is not None:
+            if run is not None and self._run_queued:
                 self._queue.append(m.RunEnded(run, time.time()))
         self.flush()
         with self._lock:
@@ -98,6 +99,11 @@ class Recorder:
 
     def submit(self, op: Any) -> None:
         """Queue ``op`` (it is written at the next commit)."""
+        if not self._run_queued:
+            with self._lock:
+                if not self._run_queued and self.run is not None:
+                    self._queue.append(self.run)
+                    self._run_queued = True
         self._queue.append(op)
 
     def kick(self) -> None:

@@ -18,15 +18,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from . import _config
 from ._errors import ConfigError
-from ._store_model import SEARCH_KINDS, CallRecord, MessageRecord, NoticeRecord, StoreError
+from ._store_names import SEARCH_KINDS, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PREVIEW = 80
 
 
 def _sessions_table(args: argparse.Namespace) -> dict[str, Any]:
+    from . import _config
     from ._host import CORE_TABLES
 
     source = _config.load(getattr(args, "config", None), getattr(args, "workspace", None))
@@ -136,6 +136,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _entry_line(entry: Any) -> str:
+    from ._store_model import CallRecord, MessageRecord, NoticeRecord
+
     if isinstance(entry, MessageRecord):
         return f"#{entry.seq} {entry.role}: {_short(entry.text, 200)}"
     if isinstance(entry, NoticeRecord):
@@ -177,10 +179,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 # --- export ----------------------------------------------------------------------------------
 
 
-def transcript_lines(calls: Sequence[CallRecord]) -> list[str]:
+def transcript_lines(calls: Sequence[Any]) -> list[str]:
     """The replay transcript of recorded calls: one line per batch, in order."""
     lines: list[str] = []
-    batch: list[CallRecord] = []
+    batch: list[Any] = []
 
     def flush() -> None:
         if not batch:
@@ -207,8 +209,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
-        with open(args.output, "x", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(args.output, "x", encoding="utf-8") as fh:
+                fh.write(text)
+        except FileExistsError:
+            return _fail(f"{args.output} exists; export writes a new file (nothing written)")
+        except OSError as exc:
+            return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
         print(f"wrote {args.output} ({text.count(chr(10))} lines) from session {info.id}",
               file=sys.stderr)
     return EXIT_OK

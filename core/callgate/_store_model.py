@@ -17,30 +17,17 @@ from typing import Any
 
 import attrs
 
-#: ``[sessions] record``: everything; calls, notices, jobs and state but not messages; nothing.
-RECORD_MODES = ("all", "calls", "off")
-#: What a history search may look at (``history kind[]``).
-SEARCH_KINDS = ("user_text", "assistant_text", "tool_input", "tool_error", "tool_output")
-#: A session's entries, in its timeline.
-ENTRY_KINDS = ("message", "call", "notice")
-#: A call's outcome while it runs, and after its process died mid-call.
-RUNNING, INTERRUPTED = "running", "interrupted"
-#: What a running job of a process that died reads as.
-HOST_EXITED = "host exited"
-
-
-class StoreError(Exception):
-    """The session store cannot be used as asked (unknown session, a newer schema, a corrupt
-    or unreadable file). The message names the store's file; nothing was changed."""
-
-    def __init__(self, message: str, location: str | None = None) -> None:
-        super().__init__(message)
-        self.location = location
-
-
-class UnknownSession(StoreError, LookupError):
-    """``resume`` named a session the store does not hold."""
-
+from ._results import result_ref  # noqa: F401  (re-exported)
+from ._store_names import (  # noqa: F401  (re-exported)
+    ENTRY_KINDS,
+    HOST_EXITED,
+    INTERRUPTED,
+    RECORD_MODES,
+    RUNNING,
+    SEARCH_KINDS,
+    StoreError,
+    UnknownSession,
+)
 
 # --- records (what readers get) ------------------------------------------------------------
 
@@ -344,13 +331,3 @@ Op = (RunStarted | RunEnded | SessionOpened | SessionClosed | BatchStarted | Cal
       | CallEnded | MessageRecorded | NoticeRecorded | StatePut | LedgerPut | JobPut | JobCursor
       | ResultsTrimmed)
 
-
-def result_ref(call_id: str, seq: int, data: bytes) -> str:
-    """A stored result's stable name: its call id, number and bytes, hashed."""
-    import hashlib
-
-    h = hashlib.sha256()
-    h.update(call_id.encode("utf-8", "surrogatepass"))
-    h.update(b"\0" + str(seq).encode() + b"\0")
-    h.update(data)
-    return "tr-" + h.hexdigest()[:24]

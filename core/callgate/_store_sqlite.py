@@ -208,6 +208,9 @@ class SqliteStore:
             raise m.StoreError(f"session store {self.path} has schema version {version}; this "
                                f"callgate reads versions up to {LATEST} (upgrade callgate); "
                                "nothing was changed", self.path)
+        if version == 0 and self._has_foreign_tables(conn):  # checked before anything changes
+            raise m.StoreError(f"session store {self.path} is an SQLite database but not "
+                               "a callgate session store; nothing was changed", self.path)
         if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
             conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # only before the first table
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -661,6 +664,7 @@ class SqliteStore:
         if tool is not None:
             filters.append("(e.tool = ? OR e.name = ?)")
             filter_params.extend([tool, tool])
+        filters.append("(e.kind <> 'call' OR e.outcome <> 'running')")  # not calls in flight
         where = "".join(f" AND {f}" for f in filters)
         text_kinds = {
             "user_text": "e.kind = 'message' AND e.role = 'user'",

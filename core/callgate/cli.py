@@ -27,7 +27,7 @@ from ._errors import BootError
 from ._host import NO_TOOLS, Host
 from ._model import Decision
 from ._state import HOME_VARIABLE
-from ._store_model import StoreError
+from ._store_names import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

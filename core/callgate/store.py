@@ -26,45 +26,73 @@ Sessions open on a host record into it automatically (``[sessions] record``);
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ._store_model import (
+from ._store_names import (
     ENTRY_KINDS,
     HOST_EXITED,
     INTERRUPTED,
     RECORD_MODES,
     RUNNING,
     SEARCH_KINDS,
-    BatchStarted,
-    CallEnded,
-    CallRecord,
-    CallStarted,
-    Entry,
-    JobCursor,
-    JobPut,
-    JobRecord,
-    LedgerPut,
-    MessageRecord,
-    MessageRecorded,
-    NoticeRecord,
-    NoticeRecorded,
-    Op,
-    PruneReport,
-    Restored,
-    ResultsTrimmed,
-    RunEnded,
-    RunStarted,
-    SearchHit,
-    SessionClosed,
-    SessionInfo,
-    SessionOpened,
-    StatePut,
     StoreError,
     UnknownSession,
-    result_ref,
 )
-from ._stores import ENTRY_POINT_GROUP, default_location, open_store, resolve_location
+
+if TYPE_CHECKING:
+    from ._store_model import (
+        BatchStarted,
+        CallEnded,
+        CallRecord,
+        CallStarted,
+        Entry,
+        JobCursor,
+        JobPut,
+        JobRecord,
+        LedgerPut,
+        MessageRecord,
+        MessageRecorded,
+        NoticeRecord,
+        NoticeRecorded,
+        Op,
+        PruneReport,
+        Restored,
+        ResultsTrimmed,
+        RunEnded,
+        RunStarted,
+        SearchHit,
+        SessionClosed,
+        SessionInfo,
+        SessionOpened,
+        StatePut,
+        result_ref,
+    )
+    from ._stores import ENTRY_POINT_GROUP, default_location, open_store, resolve_location
+
+#: Where each name not defined above lives; imported on first use, so that importing
+#: ``callgate.store`` (plugins do at boot) costs nothing on a cold start.
+_LAZY = {
+    **dict.fromkeys(("BatchStarted", "CallEnded", "CallRecord", "CallStarted", "Entry",
+                     "JobCursor", "JobPut", "JobRecord", "LedgerPut", "MessageRecord",
+                     "MessageRecorded", "NoticeRecord", "NoticeRecorded", "Op", "PruneReport",
+                     "Restored", "ResultsTrimmed", "RunEnded", "RunStarted", "SearchHit",
+                     "SessionClosed", "SessionInfo", "SessionOpened", "StatePut",
+                     "result_ref"), "._store_model"),
+    **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_store",
+                     "resolve_location"), "._stores"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'callgate.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __package__), name)
+    globals()[name] = value
+    return value
+
 
 #: The search kinds ``history`` looks at unless told otherwise.
 DEFAULT_SEARCH_KINDS = ("user_text", "assistant_text", "tool_input", "tool_error")

@@ -21,6 +21,7 @@ from callgate._fastcheck import compile_fast
 
 #: What a cold `callgate tools` used to import at registration, ~250 ms in all.
 HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PIL", "regex",
+         "opentelemetry",
          "pathspec", "ctypes", "mcp", "numpy")
 
 PROBE = """

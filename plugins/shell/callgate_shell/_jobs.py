@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from callgate.store import JobRecord
 
 from ._capture import ByteTail, decode, dropped_marker, incomplete_utf8_suffix
 from ._process import DRAIN_S, ProcessGroup, RunOutcome, start_group
@@ -305,8 +304,10 @@ class Job:
         keep = min(size, STORED_LOG_BYTES)
         return _pread(self.log_path, size - keep, keep), size - keep
 
-    def record(self) -> JobRecord:
-        """The job as the session store keeps it."""
+    def record(self) -> Any:
+        """The job as the session store keeps it (a `callgate.store.JobRecord`)."""
+        from callgate.store import JobRecord
+
         with self._lock:
             ended = None if self.ended is None else self.started_at + (self.ended -
                                                                         self.started)
@@ -315,7 +316,7 @@ class Job:
                              self.cursor, self.total, self.log_dropped)
 
     @classmethod
-    def restored(cls, record: JobRecord, storage: Any) -> Job:
+    def restored(cls, record: Any, storage: Any) -> Job:
         """A job of an earlier process of the session, from its record."""
         kind = record.job_id.rsplit("-", 1)[0]
         job = cls(record.job_id, kind, record.label or record.command, record.command)

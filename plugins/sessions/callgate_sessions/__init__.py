@@ -1,0 +1,19 @@
+"""callgate's session tools: ``list_sessions``, ``read_session``, ``history``.
+
+They read the session store (`callgate.store`): the sessions earlier processes (and
+this one) recorded, with their messages, calls and results. ``list_sessions`` lists
+them newest first; ``read_session`` shows one turn by turn; ``history`` searches them
+(ranked full-text search, bm25, with snippets) or shows the entries around a match.
+By default a session sees only the sessions of its own workspace; ``[sessions]
+allow_global_history = true`` opens every workspace's. A session outside the scope
+is refused exactly as an unknown one is: its existence is not revealed.
+
+The tools are hidden (reached through ``use_capability``) and read-only.
+
+Entry point (``pyproject.toml``): ``[project.entry-points.callgate] sessions =
+"callgate_sessions"``.
+"""
+
+from ._plugin import callgate_register_tools
+
+__all__ = ["callgate_register_tools"]
