@@ -71,7 +71,7 @@ def test_eight_processes_record_into_one_store_at_once(ws: Path) -> None:
     count = 150
     procs = [spawn("hammer", str(ws), "crowd", str(count)) for _ in range(8)]
     outs = [p.communicate(timeout=300) for p in procs]
-    for proc, (out, err) in zip(procs, outs, strict=True):
+    for proc, (_out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err
         assert "locked" not in err and "database" not in err.lower(), err
     pids = [json.loads(out.splitlines()[-1])["pid"] for out, _ in outs]

@@ -142,7 +142,7 @@ def test_search_ranks_kinds_scopes_and_snippets(store: Any, writer: Writer) -> N
     writer.message(a, "assistant", "I will look at the tokenizer tests")
     batch = writer.batch(a)
     writer.call(a, batch, "c1", "grep", {"pattern": "tokenizer"}, "src/tokenizer.py:10")
-    writer.call(a, batch, "c2", "read_file", {"path": "x"}, "tokenizer broke: unicode", 
+    writer.call(a, batch, "c2", "read_file", {"path": "x"}, "tokenizer broke: unicode",
                 error="tool_error")
     writer.message(b, "user", "tokenizer in another project")
     default = store.search("tokenizer", workspaces=["/ws/a"])
