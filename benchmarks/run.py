@@ -121,6 +121,13 @@ def _memory_docs(smoke: bool, tmp: str | None) -> Result:
     return _module("memory_docs").run(facts=10_000, repeat=7)
 
 
+def _sessions(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("sessions").run(calls=2000, repeat=1, record_calls=500,
+                                       resume_calls=1000, size_calls=500)
+    return _module("sessions").run(calls=100_000, repeat=7)
+
+
 def _reference(smoke: bool, tmp: str | None) -> Result:
     if smoke:
         return _module("reference").run(size_mb=2, line=2000, repeat=1, naive_repeat=1,
@@ -187,6 +194,8 @@ BENCHMARKS = [
           "sandbox (issue 13)", _sandbox_overhead, ("callgate_sandbox",)),
     Bench("memory_docs", "memory search over 10,000 facts and docs search, vs grep -ri",
           "memory, docs (issue 19)", _memory_docs),
+    Bench("sessions", "the session store: recording overhead, history search over 100,000 "
+          "calls, resume of 10,000, size", "sessions (issue 18)", _sessions),
     Bench("reference", "Issue 11's reference figures not re-measured above (no callgate)",
           "benchmarks (issue 11)", _reference),
 ]
@@ -382,6 +391,29 @@ def _rows_sandbox(r: Result) -> list[dict[str, Any]]:
     return out
 
 
+def _rows_sessions(r: Result) -> list[dict[str, Any]]:
+    rec, hist, res, size = r["recording"], r["history"], r["resume"], r["size"]
+    return [
+        _row("sessions", "a trivial call with [sessions] record = \"all\"",
+             _timing(rec["record_all"]), f"record = \"off\" {_timing(rec['record_off'])}",
+             f"{rec['ratio']:.2f}× (+{rec['overhead_us']:.1f} µs)",
+             f"≤ +{rec['target_us']:.0f} µs", rec["overhead_us"] <= rec["target_us"]),
+        _row("sessions", f"history search over {r['search_calls']:,} recorded calls, "
+             "default kinds", _timing(hist["search"]),
+             f"LIKE scan {_timing(hist['like_scan'])}", f"{hist['ratio']:.3f}×",
+             f"≤ {hist['target_ms']:.0f} ms", hist["search"]["median"] <= hist["target_ms"],
+             f"with tool_output {_timing(hist['search_with_outputs'])}; the history tool "
+             f"{_timing(r['history_tool'])}"),
+        _row("sessions", f"resume of a session with {res['calls']:,} calls and "
+             f"{res['observed_files']} observed files", _timing(res["resume"]),
+             f"a new session {_timing(res['new_session'])}", f"{res['ratio']:.2f}×",
+             f"≤ {res['target_ms']:.0f} ms", res["resume"]["median"] <= res["target_ms"]),
+        _row("sessions", "store size per 1,000 typical calls", f"{size['per_1000_calls_mb']} MB",
+             f"recorded text {size['recorded_text_per_1000_calls_mb']} MB", "", "report", None,
+             f"of which search index {size['search_index_per_1000_calls_mb']} MB"),
+    ]
+
+
 def _rows_memory_docs(r: Result) -> list[dict[str, Any]]:
     target = r["target_ms"]
     memory, grep = r["memory_median_ms"], r["memory_grep_median_ms"]
@@ -470,6 +502,7 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
+    "sessions": _rows_sessions,
     "reference": _rows_reference,
 }
 
@@ -827,7 +860,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.tmp:
         free = shutil.disk_usage(args.tmp).free
         print(f"free disk in {args.tmp}: {free / 2**30:.1f} GiB", file=sys.stderr)
-    report = run_all(names, args.smoke, args.tmp, args.inline)
+    home = os.environ.get("CALLGATE_HOME")
+    with tempfile.TemporaryDirectory(prefix="callgate-bench-home-") as private:
+        # every session the benchmarks open records into a store that goes away with the run
+        os.environ["CALLGATE_HOME"] = private
+        try:
+            report = run_all(names, args.smoke, args.tmp, args.inline)
+        finally:
+            if home is None:
+                os.environ.pop("CALLGATE_HOME", None)
+            else:
+                os.environ["CALLGATE_HOME"] = home
     if args.merge and (out / "results.json").exists():
         base = json.loads((out / "results.json").read_text())
         for name in names:

@@ -649,62 +649,88 @@ class SqliteStore:
                tool: str | None = None, sessions: Sequence[str] | None = None,
                limit: int = 8) -> list[m.SearchHit]:
         """Ranked matches (bm25, best first) of ``query``'s words in the timelines of
-        ``sessions`` or of the sessions of ``workspaces`` (``None``: every session)."""
+        ``sessions`` or of the sessions of ``workspaces`` (``None``: every session).
+
+        Each index is ranked on its own first (FTS5 ``ORDER BY rank`` with a limit, no
+        join), and only those candidates are joined and filtered; when too few survive the
+        filters, more candidates are ranked (the limit grows fourfold until the index has
+        no more)."""
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
-        parts, params = [], []
-        filters, filter_params = [], []
+        filters: list[str] = ["(e.kind <> 'call' OR e.outcome <> 'running')"]  # not in flight
+        params: list[Any] = []
         if workspaces is not None:
             filters.append(f"s.workspace IN ({','.join('?' * len(workspaces))})")
-            filter_params.extend(workspaces)
+            params.extend(workspaces)
         if sessions is not None:
             filters.append(f"e.session IN ({','.join('?' * len(sessions))})")
-            filter_params.extend(sessions)
+            params.extend(sessions)
         if tool is not None:
             filters.append("(e.tool = ? OR e.name = ?)")
-            filter_params.extend([tool, tool])
-        filters.append("(e.kind <> 'call' OR e.outcome <> 'running')")  # not calls in flight
-        where = "".join(f" AND {f}" for f in filters)
-        text_kinds = {
-            "user_text": "e.kind = 'message' AND e.role = 'user'",
-            "assistant_text": "e.kind = 'message' AND e.role = 'assistant'",
-            "tool_error": "e.kind = 'call' AND e.is_error = 1",
-            "tool_output": "e.kind = 'call' AND e.is_error = 0",
-        }
-        wanted_text = [f"({text_kinds[k]})" for k in kinds if k in text_kinds]
-        head = ("SELECT e.id, {kind}, {column}, bm25(search) AS score FROM search "
-                "JOIN entries e ON e.id = search.rowid JOIN sessions s ON s.id = e.session "
-                "WHERE search MATCH ?")
+            params.extend([tool, tool])
+        said = [k for k in ("user_text", "assistant_text", "tool_error") if k in kinds]
+        plans: list[tuple[str, str, list[str]]] = []  # (index, columns, row conditions)
+        talk: list[str] = []
         if "tool_input" in kinds:
-            parts.append(head.format(kind="'tool_input'", column=0) + " AND e.kind = 'call'"
-                         + where)
-            params.extend([f"{{arguments}} : ({match})", *filter_params])
-        if wanted_text:
-            kind = ("CASE WHEN e.kind = 'message' THEN e.role || '_text' WHEN e.is_error = 1 "
-                    "THEN 'tool_error' ELSE 'tool_output' END")
-            parts.append(head.format(kind=kind, column=1) + " AND (" + " OR ".join(wanted_text)
-                         + ")" + where)
-            params.extend([f"{{text}} : ({match})", *filter_params])
-        if not parts:
-            return []
-        sql = " UNION ALL ".join(parts) + " ORDER BY score, 1 LIMIT ?"
-        found = self._query(sql, [*params, limit])
-        hits = []
-        for row_id, kind, column, score in found:
-            column_name = "arguments" if column == 0 else "text"
-            detail = self._query(
-                "SELECT e.session, e.seq, e.role, COALESCE(e.tool, e.name), e.at, s.workspace, "
-                f"snippet(search, {column}, '[', ']', '…', {SNIPPET_TOKENS}) FROM search "
-                "JOIN entries e ON e.id = search.rowid JOIN sessions s ON s.id = e.session "
-                "WHERE search MATCH ? AND search.rowid = ?",
-                (f"{{{column_name}}} : ({match})", row_id))
-            if not detail:
-                continue
-            session, seq, role, name, at, workspace, snippet = detail[0]
-            hits.append(m.SearchHit(session, seq, kind, role or "", name, score,
-                                    " ".join((snippet or "").split()), at, workspace))
-        return hits
+            talk.append("e.kind = 'call'")
+        talk += [{"user_text": "(e.kind = 'message' AND e.role = 'user')",
+                  "assistant_text": "(e.kind = 'message' AND e.role = 'assistant')",
+                  "tool_error": "(e.kind = 'call' AND e.is_error = 1)"}[k] for k in said]
+        if talk:
+            columns = " ".join(c for c, wanted in (("arguments", "tool_input" in kinds),
+                                                   ("text", bool(said))) if wanted)
+            plans.append(("search_talk", columns, talk))
+        if "tool_output" in kinds:
+            plans.append(("search_output", "text", ["e.kind = 'call'"]))
+        found: list[tuple[float, int, str, tuple[Any, ...]]] = []
+        for index, columns, talk_conditions in plans:
+            expression = f"{{{columns}}} : ({match})"
+            where = " AND ".join([f"({' OR '.join(talk_conditions)})", *filters])
+            want = max(limit * 4, 32)
+            while True:
+                rows = self._query(
+                    "SELECT c.rank, e.id, e.session, e.seq, e.kind, e.role, e.is_error, "
+                    "COALESCE(e.tool, e.name), e.at, s.workspace FROM (SELECT rowid, rank "
+                    f"FROM {index} WHERE {index} MATCH ? ORDER BY rank LIMIT ?) c "
+                    "JOIN entries e ON e.id = c.rowid JOIN sessions s ON s.id = e.session "
+                    f"WHERE {where} ORDER BY c.rank LIMIT ?",
+                    [expression, want, *params, limit])
+                if len(rows) >= limit or want >= self._indexed(index):
+                    break
+                want *= 4
+            found += [(row[0], row[1], index, row) for row in rows]
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [self._hit(index, row, match, kinds) for _, _, index, row in found[:limit]]
+
+    def _indexed(self, index: str) -> int:
+        return int(self._query(f"SELECT COUNT(*) FROM {index}_docsize")[0][0])
+
+    def _hit(self, index: str, row: tuple[Any, ...], match: str,
+             kinds: Sequence[str]) -> m.SearchHit:
+        """One match: its kind (for an error call found in the talk index: ``tool_error``
+        when its text matches, else ``tool_input``) and a snippet of the matching column."""
+        score, row_id, session, seq, kind, role, is_error, name, at, workspace = row
+        if index == "search_output":
+            kind_name, number = "tool_output", 0
+        elif kind == "message":
+            kind_name, number = f"{role}_text", 1
+        elif is_error and "tool_error" in kinds and self._matches(index, "text", match,
+                                                                  row_id):
+            kind_name, number = "tool_error", 1
+        else:
+            kind_name, number = "tool_input", 0
+        column = ("arguments", "text")[number] if index == "search_talk" else "text"
+        snippet = self._query(
+            f"SELECT snippet({index}, {number}, '[', ']', '…', {SNIPPET_TOKENS}) FROM {index} "
+            f"WHERE {index} MATCH ? AND rowid = ?", (f"{{{column}}} : ({match})", row_id))
+        text = " ".join((snippet[0][0] or "").split()) if snippet else ""
+        return m.SearchHit(session, seq, kind_name, role or "", name, score, text, at,
+                           workspace)
+
+    def _matches(self, index: str, column: str, match: str, row_id: int) -> bool:
+        return bool(self._query(f"SELECT 1 FROM {index} WHERE {index} MATCH ? AND rowid = ?",
+                                (f"{{{column}}} : ({match})", row_id)))
 
     # --- maintenance --------------------------------------------------------------------------
 

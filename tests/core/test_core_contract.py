@@ -16,7 +16,8 @@ from callgate import Host
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "callgate"
-PUBLIC_SUBMODULES = ("files", "text", "paths", "schema", "hookspecs", "sync", "testing")
+PUBLIC_SUBMODULES = ("files", "text", "paths", "schema", "store", "hookspecs", "sync",
+                     "testing")
 
 
 @pytest.fixture(scope="module")

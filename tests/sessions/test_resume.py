@@ -235,3 +235,22 @@ def test_a_named_session_is_joined_by_every_host_that_names_it(ws: Path, hosts: 
     b.close()
     assert [c.call_id for c in store.calls(a.id)] == ["a1", "b1"]
     assert store.session("shared", prefix=False).calls == 2
+
+
+def test_a_subagents_session_is_recorded_as_a_child_of_its_parent(ws: Path, hosts: Any,
+                                                                  store: Any) -> None:
+    from callgate_tasks import SubagentOutcome
+
+    async def respond(request: Any) -> Any:
+        await request.session.run(ToolCall("k1", "read_file", {"path": "notes.txt"}))
+        return SubagentOutcome(status="completed", answer="read it")
+
+    parent = hosts([callgate_tasks, callgate_files,
+                    RunnerIntegration(ScriptedRunner(respond))]).open_session(ws)
+    parent.run(ToolCall("t1", "task", {"description": "look", "prompt": "read notes"}))
+    parent.close()
+    [child] = store.children(parent.id)
+    assert child.parent == parent.id and child.workspace == str(ws.resolve())
+    assert [c.call_id for c in store.calls(child.id)] == ["k1"]
+    assert [i.id for i in store.sessions()] == [parent.id]  # children are listed apart
+    assert child.id in {i.id for i in store.sessions(children=True)}
