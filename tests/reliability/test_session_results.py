@@ -3,9 +3,11 @@
 Before the fix every store wrote ``<session_dir>/results/<seq>.txt`` with ``open(.., "wb")``:
 two sessions sharing a session directory overwrote (and then paged) each other's results, and
 a symlink a model planted at ``results/00000001.txt`` (or at ``results`` itself) inside the
-workspace made the host overwrite the file it pointed to. Now each store has a random id in
-its file names, the directory is held with ``results`` never followed, files are created
-exclusively without following a link, and read back only if still the file written.
+workspace made the host overwrite the file it pointed to. Since issue 18 a session's results
+live in the session store, and nothing is written under the session directory at all; with
+``[sessions] record = "off"`` they spill to a private temporary directory, where each store
+has a random id in its file names, files are created exclusively without following a link,
+and read back only if still the file written.
 """
 
 from __future__ import annotations
@@ -53,7 +55,22 @@ def test_two_sessions_sharing_a_session_dir_keep_their_own_results(
     assert ra.meta["truncated"] and rb.meta["truncated"]
     assert page_all(a.session, "c1", ra.meta["result_ref"]) == texts["a"]
     assert page_all(b.session, "c1", rb.meta["result_ref"]) == texts["b"]
-    assert len(os.listdir(shared / "results")) == 2
+    assert os.listdir(shared) == []  # nothing of the results is kept there
+
+
+def test_unrecorded_sessions_spill_to_private_directories(
+        callgate_session: Callable[..., Any], tmp_path: Path) -> None:
+    shared = tmp_path / "session"
+    off = {"sessions": {"record": "off"}}
+    a = callgate_session(plugins=[Emit()], session_dir=shared, config=off)
+    b = callgate_session(plugins=[Emit()], session_dir=shared, host=a.host)
+    [ra] = a.run({"id": "c1", "name": "emit", "arguments": {"text": "A" * BIG}})
+    [rb] = b.run({"id": "c1", "name": "emit", "arguments": {"text": "B" * BIG}})
+    assert page_all(a.session, "c1", ra.meta["result_ref"]) == "A" * BIG
+    assert page_all(b.session, "c1", rb.meta["result_ref"]) == "B" * BIG
+    spill = a.session.results._directory
+    assert spill is not None and not spill.startswith(str(shared))
+    assert os.stat(spill).st_mode & 0o077 == 0
 
 
 def test_a_planted_symlink_in_the_results_dir_is_never_followed(
@@ -95,14 +112,14 @@ def test_a_results_dir_planted_as_a_symlink_is_not_used(
 
 def test_a_result_file_replaced_after_it_was_written_is_not_read(
         callgate_session: Callable[..., Any], tmp_path: Path) -> None:
-    """Swapping the stored file for a link to a secret (or any other file) makes the
+    """Swapping the spilled file for a link to a secret (or any other file) makes the
     result "no longer retained"; its bytes never come back as the result."""
     secret = tmp_path / "secret.txt"
     secret.write_text("SECRET-5c2e\n" * 10_000)
-    session_dir = tmp_path / "session"
-    s = callgate_session(plugins=[Emit()], session_dir=session_dir)
+    s = callgate_session(plugins=[Emit()], session_dir=tmp_path / "session",
+                         config={"sessions": {"record": "off"}})
     [big] = s.run({"id": "c1", "name": "emit", "arguments": {"text": "q" * BIG}})
-    [stored] = list((session_dir / "results").iterdir())
+    [stored] = list(Path(s.session.results._directory).iterdir())
     stored.unlink()
     stored.symlink_to(secret)
     try:
