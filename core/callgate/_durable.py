@@ -17,6 +17,7 @@ stored results (`_results.ResultStore` reads them from the store).
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ from ._results import ResultStore
 
 if TYPE_CHECKING:
     from ._session import Session
+
+log = logging.getLogger("callgate.store")
 
 
 def attach(session: Session, *, resume: str | None, name: str | None
@@ -122,5 +125,9 @@ def detach(session: Session) -> None:
         return
     recorder = journal.recorder
     recorder.submit(m.SessionClosed(session.id, time.time()))
-    recorder.release()
+    try:
+        recorder.release()
+    except Exception:  # a store that stopped answering must not keep a session from closing
+        log.warning("the session store did not take session %s's last records", session.id,
+                    exc_info=True)
 

@@ -142,8 +142,14 @@ class SessionStorage:
     def put(self, namespace: str, key: str, value: Any) -> None:
         """Store ``value`` (``None`` deletes), committed before this returns."""
         if self._journal.durable:
-            self._journal.submit(m.StatePut(self._journal.session_id, namespace, key, value))
+            op = m.StatePut(self._journal.session_id, namespace, key, value)
+            self._journal.submit(op)
             self._journal.flush()
+            if op.error is not None:
+                store = self._journal.store
+                where = store.location if store is not None else "the session store"
+                raise m.StoreError(f"session store {where} did not take {namespace}/{key}: "
+                                   f"{op.error}", where) from op.error
         with self._lock:
             if value is None:
                 self._state.pop((namespace, key), None)

@@ -4,9 +4,10 @@ The hot path only appends to a deque. The writer thread wakes when a batch start
 or ends (`kick`), waits a few milliseconds for more to arrive, and hands
 everything queued to the backend in one short transaction, so a turn of many
 calls costs one commit. `flush` waits until everything queued so far is
-committed (a plugin's state change, a session's close, an integrator who wants
-to know). A failed write is logged; the calls it would have recorded are not
-retried, and the host goes on (recording never takes a session down).
+written (a plugin's state change, a session's close, an integrator who wants
+to know). A group the store refuses is written again op by op, so one bad op costs
+only itself; what still fails is logged, and the host goes on (recording never
+takes a session down). A plugin's state change that fails is raised to it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import atexit
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -34,13 +36,12 @@ FLUSH_TIMEOUT_S = 120.0
 
 
 class _Flush:
-    """A point in the queue: set once everything before it is committed (or failed)."""
+    """A point in the queue: set once everything before it is written (or failed)."""
 
-    __slots__ = ("done", "error")
+    __slots__ = ("done",)
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.error: BaseException | None = None
 
 
 class Recorder:
@@ -114,7 +115,8 @@ class Recorder:
             self._wake.set()
 
     def flush(self, timeout: float | None = FLUSH_TIMEOUT_S) -> None:
-        """Wait until everything queued so far is committed; raises what the write raised."""
+        """Wait until everything queued so far is written (or failed: see `_write`); raises
+        `StoreError` only when the writer takes longer than ``timeout``."""
         marker = _Flush()
         self._queue.append(marker)
         self._urgent = True
@@ -125,8 +127,6 @@ class Recorder:
         if not marker.done.wait(timeout):
             raise m.StoreError(f"session store {self.store.location}: writing took longer "
                                f"than {timeout} s", self.store.location)
-        if marker.error is not None:
-            raise marker.error
 
     # --- the writer thread ---------------------------------------------------------------
 
@@ -171,19 +171,35 @@ class Recorder:
                     markers.append(op)
                     break  # everything before it goes in this commit
                 group.append(op)
-            error: BaseException | None = None
             if group:
-                try:
-                    self.store.write(group)
-                except BaseException as exc:  # recorded calls are lost; the host goes on
-                    error = exc
-                    if not self._warned:
-                        self._warned = True
-                        log.warning("the session store could not record %d change(s): %s",
-                                    len(group), exc)
+                self._write(group)
             for marker in markers:
-                marker.error = error
                 marker.done.set()
+
+    def _write(self, group: list[Any]) -> None:
+        """One transaction for the group; if it fails, each op alone, so one op the store
+        cannot take costs only itself. An op that still fails is logged (once per writer)
+        and, if it has an ``error`` field, marked (its submitter raises from it)."""
+        try:
+            self.store.write(group)
+            return
+        except Exception:
+            if len(group) == 1:
+                failures = [(group[0], sys.exc_info()[1])]
+            else:
+                failures = []
+                for op in group:
+                    try:
+                        self.store.write([op])
+                    except Exception as exc:
+                        failures.append((op, exc))
+        for op, exc in failures:
+            if hasattr(op, "error"):
+                op.error = exc
+        if failures and not self._warned:
+            self._warned = True
+            log.warning("the session store could not record %d change(s): %s", len(failures),
+                        failures[0][1])
 
     def close_now(self) -> None:
         """At interpreter exit: commit what is queued (a host that never closed its sessions

@@ -291,6 +291,7 @@ class StatePut:
     namespace: str
     key: str
     value: Any
+    error: BaseException | None = None  # set by the writer when the store refused it
 
 
 @attrs.define(slots=True, eq=False)

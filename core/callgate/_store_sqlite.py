@@ -88,7 +88,47 @@ def process_alive(pid: int, started: str | None) -> bool:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    """JSON text of ``value``; a lone surrogate (an undecodable byte a path or argument
+    carried) is kept as a ``\\udcxx`` escape, so the value comes back exactly."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=repr)
+    return text
+
+
+def storable(value: Any) -> Any:
+    """A text value SQLite can hold (UTF-8): a lone surrogate reads U+FFFD."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return value
+
+
+def _x(conn: sqlite3.Connection, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+    """``conn.execute`` with every text parameter made storable."""
+    return conn.execute(sql, tuple(storable(p) for p in params))
+
+
+#: A ledger path that is not valid UTF-8 (a file name with undecodable bytes) is kept as
+#: this prefix (which no path contains) and the path's JSON, so it comes back exactly.
+_ESCAPED_PATH = "\x00json:"
+
+
+def path_key(path: str) -> str:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ESCAPED_PATH + json.dumps(path, ensure_ascii=True)
+    return path
+
+
+def path_of(key: str) -> str:
+    return json.loads(key[len(_ESCAPED_PATH):]) if key.startswith(_ESCAPED_PATH) else key
 
 
 def _loads(text: str | None) -> Any:
@@ -341,25 +381,25 @@ class SqliteStore:
                 op.end.committed = True
 
     def _next_seq(self, conn: sqlite3.Connection, session: str) -> int | None:
-        row = conn.execute("UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? "
+        row = _x(conn, "UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? "
                            "RETURNING last_seq", (session,)).fetchone()
         return row[0] if row else None
 
     def _run_started(self, conn: sqlite3.Connection, op: m.RunStarted) -> None:
-        cur = conn.execute("INSERT INTO runs (token, pid, hostname, proc_start, started) "
+        cur = _x(conn, "INSERT INTO runs (token, pid, hostname, proc_start, started) "
                            "VALUES (?, ?, ?, ?, ?)",
                            (op.token, op.pid, op.hostname, op.proc_start, op.at))
         op.row = cur.lastrowid
 
     def _run_ended(self, conn: sqlite3.Connection, op: m.RunEnded) -> None:
-        conn.execute("UPDATE runs SET ended = ? WHERE id = ?", (op.at, op.run.row))
+        _x(conn, "UPDATE runs SET ended = ? WHERE id = ?", (op.at, op.run.row))
 
     def _session_opened(self, conn: sqlite3.Connection, op: m.SessionOpened) -> None:
         if op.resumed:
-            conn.execute("UPDATE sessions SET status = 'open', ended = NULL, run = ? "
+            _x(conn, "UPDATE sessions SET status = 'open', ended = NULL, run = ? "
                          "WHERE id = ?", (op.run.row, op.id))
             return
-        conn.execute(
+        _x(conn,
             "INSERT INTO sessions (id, name, workspace, parent, directory, started, status, "
             "surface, os, platform, record, run) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?) "
             "ON CONFLICT DO NOTHING",
@@ -367,11 +407,11 @@ class SqliteStore:
              op.os, op.platform, op.record, op.run.row))
 
     def _session_closed(self, conn: sqlite3.Connection, op: m.SessionClosed) -> None:
-        conn.execute("UPDATE sessions SET status = 'closed', ended = ? WHERE id = ?",
+        _x(conn, "UPDATE sessions SET status = 'closed', ended = ? WHERE id = ?",
                      (op.at, op.session))
 
     def _batch_started(self, conn: sqlite3.Connection, op: m.BatchStarted) -> None:
-        row = conn.execute("UPDATE sessions SET last_batch = last_batch + 1 WHERE id = ? "
+        row = _x(conn, "UPDATE sessions SET last_batch = last_batch + 1 WHERE id = ? "
                            "RETURNING last_batch", (op.session,)).fetchone()
         op.number = row[0] if row else 0
 
@@ -382,7 +422,7 @@ class SqliteStore:
         end = op.end
         arguments = _dumps(op.arguments)
         if end is None:
-            cur = conn.execute(
+            cur = _x(conn,
                 "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, "
                 "origin, call_id, name, arguments, outcome) "
                 "VALUES (?, ?, 'call', 'tool', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -390,7 +430,7 @@ class SqliteStore:
                  op.origin, op.call_id, op.name, arguments, m.RUNNING))
         else:
             ref, sha, size = _result_facts(op.call_id, end)
-            cur = conn.execute(
+            cur = _x(conn,
                 "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, "
                 "origin, call_id, name, tool, arguments, ended, outcome, is_error, signature, "
                 "permission, decided_by, text, shown, result_seq, result_ref, result_bytes, "
@@ -402,7 +442,7 @@ class SqliteStore:
                  end.shown, end.result_seq, ref, size, sha))
             end.merged = True
         op.row = cur.lastrowid
-        conn.execute("UPDATE sessions SET calls = calls + 1, preview = COALESCE(preview, ?), "
+        _x(conn, "UPDATE sessions SET calls = calls + 1, preview = COALESCE(preview, ?), "
                      "preview_from = COALESCE(preview_from, 'call') WHERE id = ?",
                      (_preview(f"{op.name} {arguments}"), op.session))
 
@@ -410,7 +450,7 @@ class SqliteStore:
         if op.merged or op.start.row is None:
             return
         ref, sha, size = _result_facts(op.start.call_id, op)
-        conn.execute(
+        _x(conn,
             "UPDATE entries SET tool = ?, ended = ?, outcome = ?, is_error = ?, signature = ?, "
             "permission = ?, decided_by = ?, text = ?, shown = ?, result_seq = ?, "
             "result_ref = ?, result_bytes = ?, result_sha256 = ? WHERE id = ?",
@@ -421,11 +461,11 @@ class SqliteStore:
         seq = self._next_seq(conn, op.session)
         if seq is None:
             return
-        conn.execute("INSERT INTO entries (session, seq, kind, role, at, text) "
+        _x(conn, "INSERT INTO entries (session, seq, kind, role, at, text) "
                      "VALUES (?, ?, 'message', ?, ?, ?)", (op.session, seq, op.role, op.at,
                                                           op.text))
         if op.role == "user":
-            conn.execute("UPDATE sessions SET preview = ?, preview_from = 'user' WHERE id = ? "
+            _x(conn, "UPDATE sessions SET preview = ?, preview_from = 'user' WHERE id = ? "
                          "AND (preview_from IS NULL OR preview_from <> 'user')",
                          (_preview(op.text), op.session))
 
@@ -433,33 +473,33 @@ class SqliteStore:
         seq = self._next_seq(conn, op.session)
         if seq is None:
             return
-        conn.execute("INSERT INTO entries (session, seq, kind, role, at, text) "
+        _x(conn, "INSERT INTO entries (session, seq, kind, role, at, text) "
                      "VALUES (?, ?, 'notice', 'host', ?, ?)", (op.session, seq, op.at, op.text))
 
     def _state(self, conn: sqlite3.Connection, op: m.StatePut) -> None:
         if op.value is None:
-            conn.execute("DELETE FROM state WHERE session = ? AND namespace = ? AND key = ?",
+            _x(conn, "DELETE FROM state WHERE session = ? AND namespace = ? AND key = ?",
                          (op.session, op.namespace, op.key))
             return
-        conn.execute("INSERT INTO state (session, namespace, key, value) VALUES (?, ?, ?, ?) "
+        _x(conn, "INSERT INTO state (session, namespace, key, value) VALUES (?, ?, ?, ?) "
                      "ON CONFLICT (session, namespace, key) DO UPDATE SET value = excluded.value",
                      (op.session, op.namespace, op.key, _dumps(op.value)))
 
     def _ledger(self, conn: sqlite3.Connection, op: m.LedgerPut) -> None:
         if op.entry is None:
-            conn.execute("DELETE FROM ledger WHERE session = ? AND path = ?",
-                         (op.session, op.path))
+            _x(conn, "DELETE FROM ledger WHERE session = ? AND path = ?",
+               (op.session, path_key(op.path)))
             return
-        conn.execute("INSERT INTO ledger (session, path, entry) VALUES (?, ?, ?) "
+        _x(conn, "INSERT INTO ledger (session, path, entry) VALUES (?, ?, ?) "
                      "ON CONFLICT (session, path) DO UPDATE SET entry = excluded.entry",
-                     (op.session, op.path, _dumps(op.entry)))
+                     (op.session, path_key(op.path), _dumps(op.entry)))
 
     def _job(self, conn: sqlite3.Connection, op: m.JobPut) -> None:
         job = op.job
         values = (job.command, job.label, job.status, job.reason, job.exit_code, job.started,
                   job.ended, job.cursor)
         if op.log is not None:
-            conn.execute(
+            _x(conn,
                 "INSERT INTO jobs (session, job_id, run, command, label, status, reason, "
                 "exit_code, started, ended, cursor, log, log_bytes, log_dropped) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -471,7 +511,7 @@ class SqliteStore:
                 (op.session, job.job_id, op.run.row, *values, op.log, job.log_bytes,
                  job.log_dropped))
             return
-        conn.execute(
+        _x(conn,
             "INSERT INTO jobs (session, job_id, run, command, label, status, reason, exit_code, "
             "started, ended, cursor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (session, job_id) DO UPDATE SET status = excluded.status, "
@@ -479,11 +519,11 @@ class SqliteStore:
             "cursor = excluded.cursor", (op.session, job.job_id, op.run.row, *values))
 
     def _job_cursor(self, conn: sqlite3.Connection, op: m.JobCursor) -> None:
-        conn.execute("UPDATE jobs SET cursor = MAX(cursor, ?) WHERE session = ? AND job_id = ?",
+        _x(conn, "UPDATE jobs SET cursor = MAX(cursor, ?) WHERE session = ? AND job_id = ?",
                      (op.cursor, op.session, op.job_id))
 
     def _trim(self, conn: sqlite3.Connection, op: m.ResultsTrimmed) -> None:
-        conn.execute(
+        _x(conn,
             "UPDATE entries SET text = NULL WHERE id IN (SELECT id FROM (SELECT id, "
             "SUM(result_bytes) OVER (ORDER BY seq DESC) AS kept FROM entries WHERE session = ? "
             "AND kind = 'call' AND shown IS NOT NULL AND text IS NOT NULL) WHERE kept > ?)",
@@ -606,7 +646,7 @@ class SqliteStore:
                                                f"{session}", self.path)
                     state = {(ns, key): _loads(value) for ns, key, value in conn.execute(
                         "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
-                    ledger = {path: _loads(entry) for path, entry in conn.execute(
+                    ledger = {path_of(path): _loads(entry) for path, entry in conn.execute(
                         "SELECT path, entry FROM ledger WHERE session = ?", (session,))}
                     jobs = [m.JobRecord(session, *r) for r in conn.execute(
                         "SELECT job_id, command, label, status, reason, exit_code, started, "
@@ -627,7 +667,7 @@ class SqliteStore:
             "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
 
     def ledger(self, session: str) -> dict[str, Any]:
-        return {p: _loads(e) for p, e in self._query(
+        return {path_of(p): _loads(e) for p, e in self._query(
             "SELECT path, entry FROM ledger WHERE session = ?", (session,))}
 
     def jobs(self, session: str) -> list[m.JobRecord]:

@@ -254,3 +254,24 @@ def test_a_subagents_session_is_recorded_as_a_child_of_its_parent(ws: Path, host
     assert [c.call_id for c in store.calls(child.id)] == ["k1"]
     assert [i.id for i in store.sessions()] == [parent.id]  # children are listed apart
     assert child.id in {i.id for i in store.sessions(children=True)}
+
+
+def test_undecodable_names_and_lone_surrogates_are_recorded_and_come_back(
+        ws: Path, hosts: Any, store: Any) -> None:
+    """A file name that is not UTF-8 (its bytes kept as surrogates) stays observed after a
+    restart, under exactly its name; arguments with a lone surrogate (refused by validation)
+    are stored as they came."""
+    raw = os.fsencode(str(ws.resolve())) + b"/caf\xe9.txt"
+    with open(raw, "wb") as fh:
+        fh.write(b"hello\n")
+    first = hosts([callgate_files]).open_session(ws)
+    first.files.read_text(os.fsdecode(b"caf\xe9.txt"), observe=True)  # as a plugin reads
+    refused = first.run(ToolCall("g1", "read_file", {"path": "no\udcffne.txt"}))
+    assert refused.error.kind == "invalid_arguments"
+    observed = first.observations()
+    sid = first.id
+    first.close()
+    assert store.calls(sid)[0].arguments == {"path": "no\udcffne.txt"}
+    again = hosts([callgate_files]).open_session(ws, resume=sid)
+    assert again.observations() == observed
+    assert os.fsdecode(raw) in again.observations()
