@@ -86,7 +86,10 @@ def test_the_mcp_quick_try_edits_a_file_through_callgate_serve(tmp_path: Path) -
     ws.mkdir()
     (ws / "notes.txt").write_text("hello world\n")
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep
-           + os.environ.get("PATH", "")}  # `callgate` as `uv run` would find it
+           + os.environ.get("PATH", ""),  # `callgate` as `uv run` would find it
+           # the MCP client hands the server only HOME, PATH and a few more: a private HOME
+           # keeps the served session's store out of the user's real state directory
+           "HOME": str(tmp_path / "home")}
     proc = subprocess.run([sys.executable, str(script), str(ws)], capture_output=True, text=True,
                           timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr

@@ -17,6 +17,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from .test_server import ERAS, Elicitor, error_kind, run, served, text_of
+from .toolkit import child_env
 
 PLAN = "1. swap hello for bye in a.txt\n2. check the file"
 
@@ -148,7 +149,8 @@ def test_callgate_serve_mode_plan_over_stdio(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         params = StdioServerParameters(command=sys.executable, args=[
-            "-m", "callgate.cli", "serve", "--workspace", str(ws), "--mode", "plan"])
+            "-m", "callgate.cli", "serve", "--workspace", str(ws), "--mode", "plan"],
+            env=child_env())
         async with stdio_client(params) as (read, write), \
                 ClientSession(read, write, elicitation_callback=approve) as client:
             init = await client.initialize()
