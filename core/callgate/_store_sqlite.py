@@ -162,7 +162,11 @@ class SqliteStore:
     def __init__(self, path: str) -> None:
         self.path = path
         self.location = path
-        self._lock = threading.Lock()  # the read connection (reads are short)
+        # the read connection's lock (reads are short), then the write connection's; taken in
+        # that order, and both by `close`, so closing never pulls a connection from under a
+        # query or a transaction of another thread
+        self._lock = threading.RLock()
+        self._write_lock = threading.RLock()
         self._reader: sqlite3.Connection | None = None
         self._writer: sqlite3.Connection | None = None
         self._closed = False
@@ -227,10 +231,11 @@ class SqliteStore:
         return conn
 
     def _writer_conn(self) -> sqlite3.Connection:
-        if self._writer is None:
-            self.reopen()
-            self._writer = self._connect()
-        return self._writer
+        with self._write_lock:
+            if self._writer is None:
+                self.reopen()
+                self._writer = self._connect()
+            return self._writer
 
     def _reader_conn(self) -> sqlite3.Connection:
         if self._reader is None:
@@ -310,7 +315,12 @@ class SqliteStore:
         conn.execute("COMMIT")
 
     def close(self) -> None:
-        """Close the connections (a later use opens them again)."""
+        """Close the connections (a later use opens them again), once no other thread is
+        reading or writing through them."""
+        with self._lock, self._write_lock:
+            self._close_connections()
+
+    def _close_connections(self) -> None:
         self._closed = True
         for conn in (self._writer, self._reader):
             if conn is not None:
@@ -321,21 +331,22 @@ class SqliteStore:
     def reopen(self) -> None:
         """Make a closed store usable again: the file made again if it went away, runs of
         processes that died meanwhile settled."""
-        if not self._closed:
-            return
-        self._closed = False
-        try:
+        with self._write_lock:
+            if not self._closed:
+                return
+            self._closed = False
             try:
-                st = os.lstat(self.path)
-            except FileNotFoundError:
-                st = None
-            if st is None or (st.st_dev, st.st_ino) != self._identity:
-                self._prepare_file()
-                self._migrate()
-            self.recover()
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise self._error(exc) from None
+                try:
+                    st = os.lstat(self.path)
+                except FileNotFoundError:
+                    st = None
+                if st is None or (st.st_dev, st.st_ino) != self._identity:
+                    self._prepare_file()
+                    self._migrate()
+                self.recover()
+            except sqlite3.DatabaseError as exc:
+                self._close_connections()
+                raise self._error(exc) from None
 
     # --- the runs of dead processes ---------------------------------------------------------
 
@@ -343,6 +354,10 @@ class SqliteStore:
         """Settle the runs of processes on this machine that died without ending them:
         running calls become ``interrupted``, running jobs ``killed (host exited)``, open
         sessions ``interrupted``. Returns how many runs were settled."""
+        with self._write_lock:
+            return self._recover()
+
+    def _recover(self) -> int:
         conn = self._writer_conn()
         here = socket.gethostname()
         live = conn.execute("SELECT id, pid, hostname, proc_start FROM runs "
@@ -366,14 +381,15 @@ class SqliteStore:
 
     def write(self, ops: Sequence[m.Op]) -> None:
         """Apply ``ops`` in order, in one transaction."""
-        conn = self._writer_conn()
         appliers = self._appliers
-        try:
-            with self._transaction(conn):
-                for op in ops:
-                    appliers[type(op)](self, conn, op)
-        except sqlite3.Error as exc:
-            raise self._error(exc, "write") from exc
+        with self._write_lock:
+            conn = self._writer_conn()
+            try:
+                with self._transaction(conn):
+                    for op in ops:
+                        appliers[type(op)](self, conn, op)
+            except sqlite3.Error as exc:
+                raise self._error(exc, "write") from exc
         for op in ops:
             if isinstance(op, m.CallEnded):
                 op.committed = True
@@ -799,6 +815,11 @@ class SqliteStore:
         """Delete sessions that ended more than ``keep_days`` ago, then the oldest ended ones
         until the store is within ``max_bytes``; open sessions are never deleted."""
         now = time.time() if now is None else now
+        with self._write_lock:
+            return self._prune(keep_days, max_bytes, now)
+
+    def _prune(self, keep_days: float | None, max_bytes: int | None,
+               now: float) -> m.PruneReport:
         before = self.size_bytes()
         conn = self._writer_conn()
         deleted = 0
