@@ -17,7 +17,29 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import platformdirs
 import pytest
+
+
+def _snapshot(root: str) -> dict[str, tuple[int, int]]:
+    """Every entry under ``root`` with its size and mtime (empty when it does not exist)."""
+    found: dict[str, tuple[int, int]] = {}
+    for directory, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(directory, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            found[path] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+# The user's real callgate directories, watched for the whole run: a test (or a subprocess it
+# starts with a hand-built environment) that reaches them fails the run at the end.
+_REAL_DIRS = (platformdirs.user_state_dir("callgate", appauthor=False),
+              platformdirs.user_config_dir("callgate", appauthor=False, roaming=True))
+_REAL_BEFORE = {root: _snapshot(root) for root in _REAL_DIRS}
 
 os.environ["CALLGATE_CONFIG_HOME"] = tempfile.mkdtemp(prefix="callgate-user-config-")
 _SUITE_HOME = os.environ["CALLGATE_HOME"] = tempfile.mkdtemp(prefix="callgate-suite-home-")
@@ -25,6 +47,21 @@ _SUITE_HOME = os.environ["CALLGATE_HOME"] = tempfile.mkdtemp(prefix="callgate-su
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_SUITE_HOME, ignore_errors=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when anything in the user's real callgate directories changed."""
+    changed = []
+    for root, before in _REAL_BEFORE.items():
+        after = _snapshot(root)
+        changed += sorted(path for path in before.keys() | after.keys()
+                          if before.get(path) != after.get(path))
+    if changed:
+        shown = "\n  ".join(changed[:20])
+        print(f"\nThe suite changed the user's real callgate directories ({len(changed)} "
+              f"entries); a test or a subprocess it started lacks CALLGATE_HOME or "
+              f"CALLGATE_CONFIG_HOME:\n  {shown}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
