@@ -1,0 +1,510 @@
+"""``callgate serve --http``: the MCP SDK's streamable-HTTP transport, one callgate session
+per MCP session.
+
+The SDK's own ``StreamableHTTPSessionManager`` runs every MCP session on ONE server
+object (one lifespan for the whole process), which would share one callgate session
+between all clients. `SessionManager` keeps the SDK's transport
+(``StreamableHTTPServerTransport``: SSE, JSON responses, Origin/Host checks, idle
+expiry) and its connection driver (``serve_connection``), but gives every MCP session
+its own `CallgateMCP`, so each has its own ledger, jobs and results:
+
+- a POST without ``Mcp-Session-Id`` (an ``initialize``) opens a session: a new id, a
+  `CallgateMCP` on the fixed workspace or on ``<workspace root>/<id>``, and a callgate
+  session recorded in the session store under the name ``mcp-http-<id>``;
+- a request naming a live session goes to its transport, if it carries the credential
+  that opened it (otherwise 404, as if the session did not exist);
+- a request naming a session this process does not hold is looked up in the store:
+  a session recorded by this or another ``serve --http`` process on the same store
+  (after a restart, or behind a load balancer) is reopened under the same id with the
+  client capabilities it declared, and the request is served — the client notices
+  nothing. Deleted sessions, other owners' sessions and unknown ids answer 404;
+- a session ends on DELETE (for good: it is marked deleted in the store and never
+  reopened), after ``idle_timeout`` seconds with no request in flight, or when the
+  server stops; ending it closes the callgate session (jobs killed, child servers
+  stopped, record committed).
+
+Requests of the 2026-07-28 protocol (no sessions, one exchange per request) are refused
+with 400: they cannot carry a per-client callgate session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import os
+import re
+import sys
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio
+import anyio.abc
+import attrs
+import mcp_types as types
+from callgate import Host
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    AuthorizationContext,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+    authorization_context,
+)
+from mcp.server.connection import Connection
+from mcp.server.runner import serve_connection
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ._auth import StaticTokenVerifier
+from ._server import CallgateMCP
+
+log = logging.getLogger("callgate.mcp_serve.http")
+
+#: The store state namespace of an HTTP session's own facts (owner, client, deleted).
+STATE_NS = "mcp_http"
+NAME_PREFIX = "mcp-http-"
+DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+PATH = "/mcp"
+_SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` reaches this machine only (``localhost``, 127/8, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_bind(value: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` (``[::1]:8080`` for IPv6) → ``(host, port)``; host defaults to 127.0.0.1."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", value
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http {value!r}: expected [HOST:]PORT with a port from 0 to 65535")
+    return host, int(port)
+
+
+@attrs.frozen
+class HttpOptions:
+    """How ``serve --http`` serves: where, in which workspace(s), for whom."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    #: every session works here ...
+    workspace: str | None = None
+    #: ... or each in its own ``<workspace_root>/<session id>``
+    workspace_root: str | None = None
+    #: bearer tokens; required unless ``host`` is loopback
+    tokens: Sequence[str] = ()
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT_S
+    #: extra ``Host`` header values (``name:port``) and ``Origin`` values accepted
+    allowed_hosts: Sequence[str] = ()
+    allowed_origins: Sequence[str] = ()
+    plan_mode: bool = False
+    max_body: int = DEFAULT_MAX_BODY
+
+    def __attrs_post_init__(self) -> None:
+        if (self.workspace is None) == (self.workspace_root is None):
+            raise ValueError("give a workspace or a workspace root, not both or neither")
+        if not self.tokens and not is_loopback(self.host):
+            raise ValueError(
+                f"binding {self.host} reaches other machines: give bearer tokens "
+                "(--token-file, or $CALLGATE_SERVE_TOKENS), or bind 127.0.0.1"
+            )
+
+    def security(self, port: int) -> TransportSecuritySettings:
+        """DNS-rebinding protection: loopback names (and the bind address) and their origins."""
+        names = ["127.0.0.1", "localhost", "[::1]"]
+        if not is_loopback(self.host) and self.host not in ("0.0.0.0", "::"):
+            names.append(f"[{self.host}]" if ":" in self.host else self.host)
+        hosts = [f"{n}:{port}" for n in names] + list(self.allowed_hosts)
+        origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=hosts,
+            allowed_origins=origins + list(self.allowed_origins),
+        )
+
+
+@attrs.define(eq=False)
+class _Live:
+    """One MCP session this process serves."""
+
+    id: str
+    app: CallgateMCP
+    transport: StreamableHTTPServerTransport
+    owner: AuthorizationContext | None
+    deleted: bool = False
+
+
+def _error(message: str, status: int) -> Response:
+    body = types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
+    )
+    return Response(
+        body.model_dump_json(by_alias=True, exclude_unset=True),
+        status_code=status,
+        media_type="application/json",
+    )
+
+
+class SessionManager:
+    """Every MCP session of one ``serve --http`` process, each with its own callgate session."""
+
+    def __init__(self, host: Host, options: HttpOptions, *, port: int | None = None) -> None:
+        self.host = host
+        self.options = options
+        self.security = options.security(options.port if port is None else port)
+        self._live: dict[str, _Live] = {}
+        self._opening = anyio.Lock()
+        self._tasks: anyio.abc.TaskGroup | None = None
+
+    @property
+    def session_ids(self) -> list[str]:
+        return list(self._live)
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        """Serve while inside; on exit every session is closed."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            try:
+                yield
+            finally:
+                for live in list(self._live.values()):
+                    with anyio.CancelScope(shield=True):
+                        await live.transport.terminate()
+                tasks.cancel_scope.cancel()
+                self._tasks = None
+
+    # --- requests ---------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._tasks is None:
+            await _error("the server is stopping", 503)(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await _error(
+                f"protocol {version} is not served over HTTP here: callgate keeps one "
+                "session per Mcp-Session-Id, which needs the initialize handshake "
+                f"(versions {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)})",
+                400,
+            )(scope, receive, send)
+            return
+        user = scope.get("user")
+        owner = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
+        sid = request.headers.get(MCP_SESSION_ID_HEADER)
+        if sid is None:
+            await self._open(None, owner, scope, receive, send)
+            return
+        live = self._live.get(sid)
+        if live is None and _SESSION_ID.match(sid):
+            live = await self._reopen(sid, owner, version)
+        if live is None or live.owner != owner:
+            if live is not None:
+                log.warning(
+                    "refused a request for session %s: not the credential that opened it", sid
+                )
+            await _error("Session not found", 404)(scope, receive, send)
+            return
+        if request.method == "DELETE":
+            live.deleted = True
+        await live.transport.handle_request(scope, receive, send)
+        if live.transport.is_terminated:
+            self._live.pop(sid, None)
+
+    # --- opening and reopening ----------------------------------------------------------
+
+    def _workspace(self, sid: str) -> str:
+        if self.options.workspace is not None:
+            return self.options.workspace
+        assert self.options.workspace_root is not None
+        path = os.path.join(self.options.workspace_root, sid)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path
+
+    def _transport(self, sid: str) -> StreamableHTTPServerTransport:
+        return StreamableHTTPServerTransport(
+            mcp_session_id=sid,
+            security_settings=self.security,
+            idle_timeout=self.options.idle_timeout,
+        )
+
+    async def _open(
+        self,
+        sid: str | None,
+        owner: AuthorizationContext | None,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A new session for an ``initialize``; discarded again if that request fails."""
+        sid = sid or os.urandom(16).hex()
+        try:
+            app = CallgateMCP(
+                self.host,
+                self._workspace(sid),
+                session_name=NAME_PREFIX + sid,
+                plan_mode=self.options.plan_mode,
+            )
+        except OSError as exc:
+            await _error(f"cannot open a session: {exc}", 500)(scope, receive, send)
+            return
+        live = _Live(sid, app, self._transport(sid), owner)
+        self._live[sid] = live
+        connection = await self._start(live, None)
+        if connection is None:
+            await _error("cannot open a callgate session (see the server log)", 500)(
+                scope, receive, send
+            )
+            return
+        status: list[int] = []
+
+        async def watch(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        try:
+            await live.transport.handle_request(scope, receive, watch)
+        finally:
+            if not status or status[0] >= 400 or connection.client_params is None:
+                self._live.pop(sid, None)
+                with anyio.CancelScope(shield=True):
+                    await live.transport.terminate()
+        if live.transport.is_terminated:
+            return
+        await anyio.to_thread.run_sync(self._remember, live, connection)
+
+    def _remember(self, live: _Live, connection: Connection) -> None:
+        """Store the session's owner and the client's declared capabilities (for reopening)."""
+        session = live.app.session
+        if session is None or session.closed or not session.storage.durable:
+            return
+        session.storage.put(STATE_NS, "owner", dict(live.owner) if live.owner else None)
+        params = connection.client_params
+        if params is not None:
+            session.storage.put(STATE_NS, "client", params.model_dump(mode="json", by_alias=True))
+
+    async def _reopen(
+        self, sid: str, owner: AuthorizationContext | None, version: str | None
+    ) -> _Live | None:
+        """The stored session ``sid`` reopened here, if the store has it for this owner."""
+        async with self._opening:
+            live = self._live.get(sid)
+            if live is not None:
+                return live
+            stored = await anyio.to_thread.run_sync(self._stored, sid)
+            if stored is None:
+                return None
+            saved_owner, client = stored
+            if saved_owner != (dict(owner) if owner else None):
+                log.warning("refused to reopen session %s: not the credential that opened it", sid)
+                return None
+            try:
+                app = CallgateMCP(
+                    self.host,
+                    self._workspace(sid),
+                    session_name=NAME_PREFIX + sid,
+                    plan_mode=self.options.plan_mode,
+                )
+            except OSError as exc:
+                log.warning("cannot reopen session %s: %s", sid, exc)
+                return None
+            live = _Live(sid, app, self._transport(sid), owner)
+            self._live[sid] = live
+            params = None
+            if client is not None:
+                try:
+                    params = types.InitializeRequestParams.model_validate(client)
+                except ValueError:
+                    params = None
+            if params is None:
+                params = types.InitializeRequestParams(
+                    protocol_version=version or LATEST_HANDSHAKE_VERSION,
+                    capabilities=types.ClientCapabilities(),
+                    client_info=types.Implementation(name="reopened", version="0"),
+                )
+            if await self._start(live, params) is None:
+                return None
+            log.info("reopened stored session %s", sid)
+            return live
+
+    def _stored(self, sid: str) -> tuple[Any, Any] | None:
+        """``(owner, client params)`` of a stored, not deleted session ``sid``, else None."""
+        try:
+            store, recorder = self.host.session_store()
+            recorder.flush()
+            info = store.session(NAME_PREFIX + sid, prefix=False)
+            if info is None:
+                return None
+            state = store.state(info.id)
+        except Exception as exc:
+            log.warning("cannot look up session %s in the session store: %s", sid, exc)
+            return None
+        if state.get((STATE_NS, "deleted")):
+            return None
+        return state.get((STATE_NS, "owner")), state.get((STATE_NS, "client"))
+
+    async def _start(
+        self, live: _Live, params: types.InitializeRequestParams | None
+    ) -> Connection | None:
+        """Start the session's server task; ``params`` makes its connection born ready."""
+        assert self._tasks is not None
+        try:
+            return await self._tasks.start(self._serve, live, params)
+        except Exception:
+            log.exception("cannot open the callgate session of %s", live.id)
+            self._live.pop(live.id, None)
+            with anyio.CancelScope(shield=True):
+                await live.transport.terminate()
+            return None
+
+    async def _serve(
+        self,
+        live: _Live,
+        params: types.InitializeRequestParams | None,
+        *,
+        task_status: anyio.abc.TaskStatus[Connection],
+    ) -> None:
+        """Run one MCP session: its callgate session's lifespan around the SDK's driver."""
+        server = live.app.server
+        try:
+            async with (
+                live.transport.connect() as (read_stream, write_stream),
+                server.lifespan(server) as state,
+            ):
+                dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
+                    read_stream, write_stream, inline_methods=frozenset({"initialize"})
+                )
+                connection = Connection.for_loop(dispatcher, session_id=live.id)
+                if params is not None:
+                    connection.client_params = params
+                    connection.protocol_version = params.protocol_version
+                    connection.initialized.set()
+                task_status.started(connection)
+                idle = live.transport.idle_scope or anyio.CancelScope()
+                try:
+                    with idle:
+                        await serve_connection(
+                            server, dispatcher, connection=connection, lifespan_state=state
+                        )
+                    if idle.cancelled_caught:
+                        log.info(
+                            "session %s ended: idle for %ss", live.id, self.options.idle_timeout
+                        )
+                finally:
+                    if live.deleted:
+                        with anyio.CancelScope(shield=True):
+                            await anyio.to_thread.run_sync(self._mark_deleted, live)
+        finally:
+            self._live.pop(live.id, None)
+            if not live.transport.is_terminated:
+                with anyio.CancelScope(shield=True):
+                    await live.transport.terminate()
+
+    def _mark_deleted(self, live: _Live) -> None:
+        session = live.app.session
+        if session is None or session.closed or not session.storage.durable:
+            return
+        try:
+            session.storage.put(STATE_NS, "deleted", True)
+        except Exception as exc:
+            log.warning("cannot mark session %s deleted: %s", live.id, exc)
+
+
+def build_app(
+    host: Host, options: HttpOptions, *, port: int | None = None
+) -> tuple[Starlette, SessionManager]:
+    """The ASGI app serving MCP on ``/mcp`` (bearer auth in front when tokens are given)."""
+    manager = SessionManager(host, options, port=port)
+    endpoint: Any = RequestBodyLimitMiddleware(manager, options.max_body)
+    middleware: list[Middleware] = []
+    if options.tokens:
+        endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
+        middleware.append(
+            Middleware(
+                AuthenticationMiddleware,
+                backend=BearerAuthBackend(StaticTokenVerifier(options.tokens)),
+            )
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    app = Starlette(
+        routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+    return app, manager
+
+
+async def serve_http(host: Host, options: HttpOptions) -> None:
+    """Serve until SIGTERM/SIGINT; prints ``callgate: serving MCP on URL`` once listening."""
+    import socket
+
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((options.host, options.port))
+    port = sock.getsockname()[1]
+    app, _manager = build_app(host, options, port=port)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=5,
+        ws="none",
+    )
+    server = uvicorn.Server(config)
+    shown = f"[{options.host}]" if ":" in options.host else options.host
+    async with anyio.create_task_group() as tasks:
+
+        async def announce() -> None:
+            while not server.started:
+                await anyio.sleep(0.01)
+            print(
+                f"callgate: serving MCP on http://{shown}:{port}{PATH}", file=sys.stderr, flush=True
+            )
+
+        tasks.start_soon(announce)
+        await server.serve(sockets=[sock])
+        tasks.cancel_scope.cancel()
+
+
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT_S",
+    "NAME_PREFIX",
+    "PATH",
+    "STATE_NS",
+    "HttpOptions",
+    "SessionManager",
+    "build_app",
+    "is_loopback",
+    "parse_bind",
+    "serve_http",
+]
