@@ -151,6 +151,8 @@ class _Live:
     transport: StreamableHTTPServerTransport
     owner: AuthorizationContext | None
     deleted: bool = False
+    #: set when its server task has ended (its callgate session is closed)
+    done: anyio.Event = attrs.field(factory=anyio.Event)
 
 
 def _error(message: str, status: int) -> Response:
@@ -172,6 +174,8 @@ class SessionManager:
         self.options = options
         self.security = options.security(options.port if port is None else port)
         self._live: dict[str, _Live] = {}
+        #: names this process as a session's holder in the store
+        self.instance = os.urandom(8).hex()
         self._opening = anyio.Lock()
         self._tasks: anyio.abc.TaskGroup | None = None
 
@@ -216,6 +220,13 @@ class SessionManager:
             await self._open(None, owner, scope, receive, send)
             return
         live = self._live.get(sid)
+        if live is not None and live.owner == owner and await self._taken_over(live):
+            # another process took the session over since: our copy is stale
+            log.info("session %s was taken over by another process: reloading it", sid)
+            with anyio.CancelScope(shield=True):
+                await live.transport.terminate()
+                await live.done.wait()
+            live = None
         if live is None and _SESSION_ID.match(sid):
             live = await self._reopen(sid, owner, version)
         if live is None or live.owner != owner:
@@ -300,6 +311,7 @@ class SessionManager:
         if session is None or session.closed or not session.storage.durable:
             return
         session.storage.put(STATE_NS, "owner", dict(live.owner) if live.owner else None)
+        session.storage.put(STATE_NS, "holder", self.instance)
         params = connection.client_params
         if params is not None:
             session.storage.put(STATE_NS, "client", params.model_dump(mode="json", by_alias=True))
@@ -345,8 +357,32 @@ class SessionManager:
                 )
             if await self._start(live, params) is None:
                 return None
+            await anyio.to_thread.run_sync(self._hold, live)
             log.info("reopened stored session %s", sid)
             return live
+
+    def _hold(self, live: _Live) -> None:
+        """Record this process as the session's holder (the one with the fresh copy)."""
+        session = live.app.session
+        if session is not None and not session.closed and session.storage.durable:
+            session.storage.put(STATE_NS, "holder", self.instance)
+
+    async def _taken_over(self, live: _Live) -> bool:
+        """Whether another process has reopened the session since this one did."""
+        session = live.app.session
+        if session is None or session.closed or not session.storage.durable:
+            return False
+        session_id = session.id
+
+        def holder() -> Any:
+            try:
+                return self.host.store.state(session_id).get((STATE_NS, "holder"))
+            except Exception as exc:
+                log.warning("cannot read the holder of session %s: %s", live.id, exc)
+                return None
+
+        found = await anyio.to_thread.run_sync(holder)
+        return found is not None and found != self.instance
 
     def _stored(self, sid: str) -> tuple[Any, Any] | None:
         """``(owner, client params)`` of a stored, not deleted session ``sid``, else None."""
@@ -416,10 +452,12 @@ class SessionManager:
                         with anyio.CancelScope(shield=True):
                             await anyio.to_thread.run_sync(self._mark_deleted, live)
         finally:
-            self._live.pop(live.id, None)
+            if self._live.get(live.id) is live:
+                del self._live[live.id]
             if not live.transport.is_terminated:
                 with anyio.CancelScope(shield=True):
                     await live.transport.terminate()
+            live.done.set()
 
     def _mark_deleted(self, live: _Live) -> None:
         session = live.app.session

@@ -265,3 +265,38 @@ def test_a_request_of_a_stored_session_is_served_without_a_new_initialize(tmp_pa
         assert (ws / "notes.txt").read_text() == "again world\n"
 
     run(scenario)
+
+
+async def alternate(url_a: str, url_b: str, ws: Path) -> str:
+    """One MCP session whose calls alternate between two servers on one store."""
+    target = ws / "notes.txt"
+    async with connect(url_a, terminate_on_close=False) as a:
+        r = await a.client.call_tool("read_file", {"path": "notes.txt"})
+        assert not r.is_error, text_of(r)
+        sid = a.session_id
+        async with connect(url_b, session_id=sid, terminate_on_close=False) as b:
+            assert b.session_id == sid
+            steps = [(b, "hello", "one"), (a, "one", "two"), (b, "two", "three")]
+            for side, old, new in steps:
+                r = await side.client.call_tool(
+                    "edit_file", {"path": "notes.txt", "old_string": old, "new_string": new}
+                )
+                assert not r.is_error, text_of(r)
+                assert target.read_text() == f"{new} world\n"
+            r = await a.client.call_tool("job_output", {})
+            assert not r.is_error, text_of(r)
+    return sid
+
+
+@needs_tools
+def test_one_session_alternates_between_two_processes_on_one_store(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+
+    async def scenario() -> None:
+        args = ["--http", "127.0.0.1:0", "--workspace", str(ws)]
+        with Served(args) as one, Served(args) as two:
+            sid = await alternate(one.url, two.url, ws)
+        info = open_store().session(f"mcp-http-{sid}", prefix=False)
+        assert info is not None and info.calls == 5
+
+    run(scenario)
