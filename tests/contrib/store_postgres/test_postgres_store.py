@@ -1,0 +1,88 @@
+"""What the PostgreSQL backend does beyond the shared contract: it is found by its URL
+scheme, keeps what PostgreSQL text cannot hold, refuses a newer schema and a server it
+cannot reach with a clear error, and takes concurrent writers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from callgate import store as st
+from callgate._stores import forget
+
+from tests.core.store.conftest import Writer
+
+
+def test_the_url_scheme_finds_the_backend(pg_url: str) -> None:
+    opened = st.open_store(pg_url)
+    try:
+        assert type(opened).__name__ == "PostgresStore"
+        assert opened.integrity_check() == "ok"
+        assert opened.sessions() == []
+    finally:
+        forget(pg_url)
+
+
+def test_surrogates_nul_and_odd_paths_are_kept(store: Any, writer: Writer) -> None:
+    sid = writer.session("s1")
+    odd_path = "/ws/caf\udce9.txt"  # a file name with an undecodable byte
+    writer.write(
+        st.LedgerPut(sid, odd_path, {"digest": "x"}),
+        st.StatePut(sid, "ns", "k", {"v": "a\x00b\udcff"}),
+    )
+    batch = writer.batch(sid)
+    writer.call(sid, batch, "c1", "read_file", {"path": odd_path}, "line\x00one \udcff end")
+    assert store.ledger(sid) == {odd_path: {"digest": "x"}}
+    assert store.state(sid)[("ns", "k")] == {"v": "a\x00b\udcff"}
+    [call] = store.calls(sid)
+    assert call.arguments == {"path": odd_path}
+    assert call.text == "line\ufffdone \ufffd end"
+    assert store.integrity_check() == "ok"
+
+
+def test_a_newer_schema_is_refused_and_nothing_changes(store: Any, pg_url: str) -> None:
+    from callgate_store_postgres import PostgresStore
+
+    store.write([st.RunStarted("r" * 16, 1, "h", None, time.time())])
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE callgate_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(st.StoreError, match="schema version 99"):
+        PostgresStore.open(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT value FROM callgate_meta").fetchone()[0] == "99"
+
+
+def test_an_unreachable_server_is_a_clear_error(tmp_path: Any) -> None:
+    from callgate_store_postgres import PostgresStore
+
+    url = f"postgresql://someone:secret@/nodb?host={tmp_path}&port=1&connect_timeout=2"
+    store = PostgresStore(url)
+    with pytest.raises(st.StoreError) as caught:
+        store._get_pool()  # opening the pool is what fails
+    assert "secret" not in str(caught.value)
+    assert "cannot connect to" in str(caught.value)
+
+
+def test_writers_in_threads_number_their_entries_without_gaps(store: Any) -> None:
+    writers = [Writer(store) for _ in range(4)]
+    sid = writers[0].session("shared")
+    errors: list[BaseException] = []
+
+    def record(w: Writer, n: int) -> None:
+        try:
+            for i in range(20):
+                w.message(sid, "user", f"writer {n} message {i}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=record, args=(w, n)) for n, w in enumerate(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert [e.seq for e in store.entries(sid)] == list(range(1, 81))
