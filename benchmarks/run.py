@@ -156,6 +156,11 @@ def _mcp_call(smoke: bool, tmp: str | None) -> Result:
     return asyncio.run(mcp_call.main(300, 3))
 
 
+def _http_sessions(smoke: bool, tmp: str | None) -> Result:
+    sizes = "3x5" if smoke else "200x50,50x50,10x50"
+    return _module("http_sessions").main(["--sizes", sizes])
+
+
 @dataclass
 class Bench:
     """One benchmark: how to run it and who owns the module it drives."""
@@ -196,6 +201,8 @@ BENCHMARKS = [
           "memory, docs (issue 19)", _memory_docs),
     Bench("sessions", "the session store: recording overhead, history search over 100,000 "
           "calls, resume of 10,000, size", "sessions (issue 18)", _sessions),
+    Bench("http_sessions", "serve --http: concurrent MCP sessions x read_file vs the SDK's "
+          "own streamable-HTTP server", "mcp-serve (issue 23)", _http_sessions, ("mcp",)),
     Bench("reference", "Issue 11's reference figures not re-measured above (no callgate)",
           "benchmarks (issue 11)", _reference),
 ]
@@ -496,13 +503,33 @@ def _rows_mcp_call(r: Result) -> list[dict[str, Any]]:
     return out
 
 
+def _rows_http_sessions(r: Result) -> list[dict[str, Any]]:
+    """Issue 23's targets: 0 errors, p99 ≤ 50 ms, ≤ 2 MiB of server RSS per idle session."""
+    out = []
+    for row in r["sizes"]:
+        c, b, size = row["callgate"], row["sdk"], f"{row['sessions']}x{row['calls']}"
+        out.append(_row("http_sessions", f"{size}: throughput",
+                        f"{c['throughput_calls_s']} calls/s", f"{b['throughput_calls_s']} calls/s",
+                        row["ratios"]["throughput"], "", None))
+        out.append(_row("http_sessions", f"{size}: p50 / p99 latency",
+                        f"{c['p50_ms']} / {c['p99_ms']} ms", f"{b['p50_ms']} / {b['p99_ms']} ms",
+                        row["ratios"]["p99"], "p99 ≤ 50 ms, 0 errors",
+                        c["p99_ms"] <= 50 and c["errors"] == 0, f"errors {c['errors']}"))
+        out.append(_row("http_sessions", f"{size}: RSS per idle session",
+                        f"{c['rss_per_idle_session_mib']} MiB",
+                        f"{b['rss_per_idle_session_mib']} MiB",
+                        row["ratios"]["rss_per_idle_session"], "≤ 2 MiB",
+                        c["rss_per_idle_session_mib"] <= 2.0))
+    return out
+
+
 ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "mcp_overhead": _rows_mcp_overhead, "pipeline_overhead": _rows_pipeline_overhead,
     "batch_io": _rows_batch_io, "read_file": _rows_read_file, "edit_sizes": _rows_edit_sizes,
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
-    "sessions": _rows_sessions,
+    "sessions": _rows_sessions, "http_sessions": _rows_http_sessions,
     "reference": _rows_reference,
 }
 

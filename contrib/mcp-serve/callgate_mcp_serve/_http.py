@@ -505,7 +505,9 @@ async def serve_http(host: Host, options: HttpOptions) -> None:
     import uvicorn
 
     family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY on accepted connections only when
+    # the listening socket says so (proto 0 meant Nagle + delayed ACK: 40 ms per response)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((options.host, options.port))
     port = sock.getsockname()[1]

@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from callgate import Host
 from callgate.store import open_store
@@ -298,5 +299,57 @@ def test_one_session_alternates_between_two_processes_on_one_store(tmp_path: Pat
             sid = await alternate(one.url, two.url, ws)
         info = open_store().session(f"mcp-http-{sid}", prefix=False)
         assert info is not None and info.calls == 5
+
+    run(scenario)
+
+
+@needs_tools
+def test_an_idle_session_is_closed_and_reopened_by_its_next_request(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    args = ["--http", "127.0.0.1:0", "--workspace", str(ws), "--idle-timeout", "1"]
+
+    async def scenario() -> None:
+        with Served(args) as served:
+            r = post(served.url, INITIALIZE)
+            assert r.status_code == 200, r.text
+            sid = r.headers["mcp-session-id"]
+            headers = {"mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"}
+            r = post(
+                served.url,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "read_file", "arguments": {"path": "notes.txt"}},
+                },
+                headers,
+            )
+            assert r.status_code == 200, r.text
+            name = f"mcp-http-{sid}"
+            for _ in range(100):  # idle for a second: closed, its record committed
+                info = open_store().session(name, prefix=False)
+                if info is not None and info.status == "closed":
+                    break
+                await anyio.sleep(0.1)
+            assert info is not None and info.status == "closed"
+            r = post(
+                served.url,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "notes.txt",
+                            "old_string": "hello",
+                            "new_string": "later",
+                        },
+                    },
+                },
+                headers,
+            )
+            assert r.status_code == 200, r.text
+            assert (ws / "notes.txt").read_text() == "later world\n"  # the read came back
 
     run(scenario)
