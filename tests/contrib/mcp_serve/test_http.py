@@ -353,3 +353,28 @@ def test_an_idle_session_is_closed_and_reopened_by_its_next_request(tmp_path: Pa
             assert (ws / "notes.txt").read_text() == "later world\n"  # the read came back
 
     run(scenario)
+
+
+def test_after_a_restart_only_the_token_that_opened_a_session_resumes_it(
+    tmp_path: Path,
+) -> None:
+    ws = _ws(tmp_path)
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{TOKEN}\n{OTHER}\n")
+    args = ["--http", "127.0.0.1:0", "--workspace", str(ws), "--token-file", str(tokens)]
+
+    async def scenario() -> None:
+        with Served(args) as served:
+            async with connect(served.url, token=TOKEN, terminate_on_close=False) as a:
+                assert (await a.client.list_tools()).tools
+                sid = a.session_id
+        with Served(args) as again:
+            call = {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
+            headers = {"mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"}
+            r = post(again.url, call, {**headers, "authorization": f"Bearer {OTHER}"})
+            assert r.status_code == 404  # not reopened for another token
+            r = post(again.url, call, {**headers, "authorization": f"Bearer {TOKEN}"})
+            assert r.status_code == 200, r.text
+            assert "read_file" in r.text or '"tools"' in r.text
+
+    run(scenario)
