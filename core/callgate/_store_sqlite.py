@@ -861,6 +861,54 @@ _TEMPLATE: bytes | None = None
 _TEMPLATE_LOCK = threading.Lock()
 
 
+class SqliteReader(SqliteStore):
+    """A store opened only to read (`callgate.store.open_reader`): the file is opened by
+    SQLite read-only (``mode=ro``), nothing is created, migrated or recovered, and every
+    write is refused. Its connections see what writers commit, as any reader does."""
+
+    @classmethod
+    def open(cls, path: str) -> SqliteReader:
+        """Open the existing store at ``path`` to read; `StoreError` if it is missing, not a
+        regular file, not a callgate store, or of another schema version."""
+        store = cls(os.path.abspath(path))
+        try:
+            st = os.lstat(store.path)
+        except OSError as exc:
+            raise m.StoreError(f"session store {store.path} cannot be read: "
+                               f"{exc.strerror or exc}", store.path) from None
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+            raise m.StoreError(f"session store {store.path} is not a regular file (a symlink "
+                               "or something else)", store.path)
+        store._identity = (st.st_dev, st.st_ino)
+        try:
+            with store._lock:
+                version = store._version(store._reader_conn())
+        except sqlite3.DatabaseError as exc:
+            store.close()
+            raise store._error(exc) from None
+        if version != LATEST:
+            store.close()
+            raise m.StoreError(f"session store {store.path} has schema version {version}; this "
+                               f"callgate reads version {LATEST} (open it once with callgate "
+                               "to migrate it)", store.path)
+        return store
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro&nofollow=1", uri=True,
+                               isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return conn
+
+    def reopen(self) -> None:
+        self._closed = False
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise m.StoreError(f"session store {self.path} is open read-only", self.path)
+
+    write = recover = prune = _refuse  # type: ignore[assignment]
+
+
 def template() -> bytes:
     """An empty store of the latest schema, as bytes (built once per process, in memory):
     creating a store is then one file write instead of a dozen synced schema changes.

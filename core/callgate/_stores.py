@@ -67,6 +67,29 @@ def open_store(location: str | None = None) -> Any:
     return opened(location)[0]
 
 
+def open_reader(location: str | None = None) -> Any:
+    """The store at ``location`` opened to read only, apart from the writing one: an SQLite
+    file is opened read-only (nothing created, migrated or settled; `StoreError` if it is
+    missing). Another backend's opener is asked with ``read_only=True`` when it takes it."""
+    import inspect
+
+    where = location or default_location()
+    found = _URL.match(where)
+    if found is None or found.group(1).lower() in ("file", "sqlite"):
+        from ._store_sqlite import SqliteReader
+
+        return SqliteReader.open(where if found is None else where[found.end():])
+    scheme = found.group(1).lower()
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == scheme:
+            opener = ep.load()
+            if "read_only" in inspect.signature(opener).parameters:
+                return opener(where, read_only=True)
+            return opener(where)
+    raise StoreError(f"session store {where}: no installed backend serves {scheme}:// "
+                     f"(backends are entry points in the {ENTRY_POINT_GROUP} group)", where)
+
+
 def opened(location: str | None = None) -> tuple[Any, Recorder]:
     """The store at ``location`` and its writer."""
     where = location or default_location()

@@ -20,6 +20,9 @@ for everyone: the session tools, ``callgate sessions``, a web page::
         ...
     hits = store.search("stale edit", workspaces=[info.workspace])
 
+``open_reader(location)`` opens it only to read (a viewer such as ``callgate ui``): the
+SQLite file read-only, nothing created or changed, writes refused.
+
 Sessions open on a host record into it automatically (``[sessions] record``);
 ``host.open_session(workspace, resume=ID)`` continues one.
 """
@@ -69,7 +72,13 @@ if TYPE_CHECKING:
         StatePut,
         result_ref,
     )
-    from ._stores import ENTRY_POINT_GROUP, default_location, open_store, resolve_location
+    from ._stores import (
+        ENTRY_POINT_GROUP,
+        default_location,
+        open_reader,
+        open_store,
+        resolve_location,
+    )
 
 #: Where each name not defined above lives; imported on first use, so that importing
 #: ``callgate.store`` (plugins do at boot) costs nothing on a cold start.
@@ -80,7 +89,7 @@ _LAZY = {
                      "Restored", "ResultsTrimmed", "RunEnded", "RunStarted", "SearchHit",
                      "SessionClosed", "SessionInfo", "SessionOpened", "StatePut",
                      "result_ref"), "._store_model"),
-    **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_store",
+    **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_reader", "open_store",
                      "resolve_location"), "._stores"),
 }
 
@@ -222,6 +231,7 @@ __all__ = [
     "StoreError",
     "UnknownSession",
     "default_location",
+    "open_reader",
     "open_store",
     "resolve_location",
     "result_ref",
