@@ -128,6 +128,12 @@ def _sessions(smoke: bool, tmp: str | None) -> Result:
     return _module("sessions").run(calls=100_000, repeat=7)
 
 
+def _ui(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("ui").run(calls=300, repeat=3)
+    return _module("ui").run(calls=10_000, repeat=15)
+
+
 def _reference(smoke: bool, tmp: str | None) -> Result:
     if smoke:
         return _module("reference").run(size_mb=2, line=2000, repeat=1, naive_repeat=1,
@@ -203,6 +209,8 @@ BENCHMARKS = [
           "calls, resume of 10,000, size", "sessions (issue 18)", _sessions),
     Bench("http_sessions", "serve --http: concurrent MCP sessions x read_file vs the SDK's "
           "own streamable-HTTP server", "mcp-serve (issue 23)", _http_sessions, ("mcp",)),
+    Bench("ui", "callgate ui: a 10,000-call session's page, and the live-update delay",
+          "contrib/ui (issue 24)", _ui),
     Bench("reference", "Issue 11's reference figures not re-measured above (no callgate)",
           "benchmarks (issue 11)", _reference),
 ]
@@ -421,6 +429,24 @@ def _rows_sessions(r: Result) -> list[dict[str, Any]]:
     ]
 
 
+def _rows_ui(r: Result) -> list[dict[str, Any]]:
+    page, live = r["page"], r["live"]
+    return [
+        _row("ui", f"session page of {r['calls']:,} calls (latest 200 entries, "
+             f"{page['page_bytes'] // 1024} KiB), whole body", _timing(page["full"]),
+             f"static file of that size {_timing(page['static_full'])}",
+             f"{page['ratio_static']:.1f}×", f"≤ {page['target_ms']:.0f} ms",
+             page["full"]["median"] <= page["target_ms"],
+             f"first byte {_timing(page['ttfb'])}; the store's entries() "
+             f"{_timing(page['entries'])}; first page {_timing(page['first_full'])}; "
+             f"sessions list {_timing(page['list_full'])}"),
+        _row("ui", "live update: a finished call to the open page's event stream",
+             _timing(live["to_page"]), f"the store's commit {_timing(live['to_store'])}",
+             f"{live['ratio']:.1f}×", f"≤ {live['target_ms']:.0f} ms",
+             live["to_page"]["median"] <= live["target_ms"]),
+    ]
+
+
 def _rows_memory_docs(r: Result) -> list[dict[str, Any]]:
     target = r["target_ms"]
     memory, grep = r["memory_median_ms"], r["memory_grep_median_ms"]
@@ -529,7 +555,7 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
-    "sessions": _rows_sessions, "http_sessions": _rows_http_sessions,
+    "sessions": _rows_sessions, "http_sessions": _rows_http_sessions, "ui": _rows_ui,
     "reference": _rows_reference,
 }
 
