@@ -103,9 +103,7 @@ class UI:
             "arguments": v.arguments_text(call.arguments),
             "shown": shown,
             "more": more,
-            "truncated": call.shown is not None
-            and call.text is not None
-            and call.shown != call.text,
+            "seen_note": v.seen_note(call),
             "diff": v.diff_lines(call.text if not call.is_error else None),
             "storm": v.storm(seen),
             "children": children.get(call.seq, []),

@@ -123,6 +123,15 @@ def arguments_text(arguments: Any) -> str:
         return repr(arguments)
 
 
+def seen_note(call: Any) -> str | None:
+    """How what the model saw differs from the complete stored result, if it does."""
+    if call.shown is None or call.shown == call.text:
+        return None
+    if call.text is None:
+        return "the complete text is no longer stored"
+    return "notices appended" if call.shown.startswith(call.text) else "truncated"
+
+
 def clip(text: str | None, limit: int = SHOWN_CHARS) -> tuple[str, int]:
     """``text`` cut to ``limit`` characters, and how many were left out."""
     text = text or ""

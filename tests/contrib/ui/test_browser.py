@@ -146,15 +146,32 @@ def test_a_recorded_session_shows_its_refusal_rule_diff_and_a_live_call(
     )
     assert not errors, errors
     assert (tmp_path / "session.png").stat().st_size > 10_000
-    shots = os.environ.get("CALLGATE_UI_SHOTS")  # docs/img: CALLGATE_UI_SHOTS=docs/img
+    shots = os.environ.get("CALLGATE_UI_SHOTS")  # CALLGATE_UI_SHOTS=docs/img: the docs'
     if shots:
-        for name in ("session.png", "live.png"):
-            shutil.copy(tmp_path / name, Path(shots) / f"ui-{name}")
-        page.goto(url)
-        page.screenshot(path=str(Path(shots) / "ui-sessions.png"))
-        page.goto(url + "search?q=notes")
-        page.screenshot(path=str(Path(shots) / "ui-search.png"))
+        save_shots(Path(shots), page, url, session.id, host, ws)
     print(f"live delay {delay * 1000:.0f} ms")
+
+
+def save_shots(where: Path, page: Any, url: str, sid: str, host: Any, ws: Path) -> None:
+    """The screenshots of docs/ui.md, from this test's real pages."""
+    for i, command in enumerate(("ls -la", "cat missing.txt", "wc -l notes.txt")):
+        other = host.open_session(ws, origin="human")
+        other.record_message("user", f"task {i + 1}: run {command}")
+        for j in range(3 + 4 * i):
+            other.run(ToolCall(f"c{j}", "bash", {"command": command if j % 3 else "true"}))
+        other.close()
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(url)
+    page.screenshot(path=str(where / "ui-sessions.png"))
+    page.goto(f"{url}s/{sid}?after=0")
+    page.screenshot(path=str(where / "ui-session.png"))
+    page.locator(".call.refused", has_text="rm -rf build").screenshot(
+        path=str(where / "ui-refused.png"))
+    page.locator(".call", has_text="edit_file").screenshot(path=str(where / "ui-diff.png"))
+    page.locator(".call.storm").screenshot(path=str(where / "ui-storm.png"))
+    page.locator(".call", has_text="task").screenshot(path=str(where / "ui-child.png"))
+    page.goto(f"{url}search?q=notes")
+    page.screenshot(path=str(where / "ui-search.png"))
 
 
 def test_a_token_is_asked_of_the_browser_and_then_kept_in_a_cookie(
