@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -166,7 +165,8 @@ def save_shots(where: Path, page: Any, url: str, sid: str, host: Any, ws: Path) 
     page.goto(f"{url}s/{sid}?after=0")
     page.screenshot(path=str(where / "ui-session.png"))
     page.locator(".call.refused", has_text="rm -rf build").screenshot(
-        path=str(where / "ui-refused.png"))
+        path=str(where / "ui-refused.png")
+    )
     page.locator(".call", has_text="edit_file").screenshot(path=str(where / "ui-diff.png"))
     page.locator(".call.storm").screenshot(path=str(where / "ui-storm.png"))
     page.locator(".call", has_text="task").screenshot(path=str(where / "ui-child.png"))
