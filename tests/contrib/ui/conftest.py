@@ -13,7 +13,7 @@ import callgate_shell
 import callgate_tasks
 import callgate_workflow
 import pytest
-from callgate import ToolCall, sync
+from callgate import Refuse, ToolCall, hookimpl, sync
 from callgate.store import default_location, open_reader, open_store
 from starlette.testclient import TestClient
 
@@ -33,7 +33,18 @@ def ws(tmp_path: Path) -> Path:
     w.mkdir()
     (w / "notes.txt").write_text("hello world\nsecond line\n")
     (w / "evil.txt").write_text(XSS + "\n")
+    (w / "unread.txt").write_text("a\n")
     return w
+
+
+class NoSecrets:
+    """A pre-tool-use hook that refuses reads of ``secret.txt``."""
+
+    @hookimpl
+    def callgate_pre_tool_use(self, call: Any, tool: Any, session: Any) -> Any:
+        if "secret" in str(call.arguments.get("path", "")):
+            return Refuse("secret files stay closed", "no-secrets")
+        return None
 
 
 @pytest.fixture
@@ -55,6 +66,7 @@ def host() -> Iterator[sync.Host]:
             callgate_workflow,
             callgate_tasks,
             RunnerIntegration(ScriptedRunner(respond)),
+            NoSecrets(),
         ],
         entrypoints=False,
         surface="full",
@@ -86,6 +98,8 @@ def record(session: Any) -> dict[str, Any]:
                 ]
             },
         ),
+        ToolCall("h1", "read_file", {"path": "secret.txt"}),
+        ToolCall("o1", "edit_file", {"path": "unread.txt", "old_string": "a", "new_string": "b"}),
         ToolCall("k0", "task", {"description": "look", "prompt": "read the notes"}),
     ]
     out = {c.id: session.run(c) for c in calls}

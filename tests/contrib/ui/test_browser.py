@@ -175,11 +175,12 @@ def save_shots(where: Path, page: Any, url: str, sid: str, host: Any, ws: Path) 
 
 
 def test_a_token_is_asked_of_the_browser_and_then_kept_in_a_cookie(
-    recorded: Any, ui: Any, browser: Any
+    recorded: Any, ui: Any, browser: Any, tmp_path: Path
 ) -> None:
     sid, _ = recorded
     token = "t0ken-" + os.urandom(8).hex()
-    url = ui("--token", token)
+    (tmp_path / "token").write_text(token + "\n")
+    url = ui("--token-file", str(tmp_path / "token"))
     page = browser.new_page()
     answer = page.goto(url)
     assert answer.status == 401 and "needs its token" in page.content()

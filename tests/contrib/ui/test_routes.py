@@ -29,7 +29,7 @@ def test_the_sessions_page_lists_each_session_with_its_counts_and_sparkline(
     assert row, page.text
     cells = re.findall(r'<td class="num[^"]*">(\d+)</td>', row.group(0))
     errors = sum(1 for c in reader.calls(sid) if c.is_error)
-    assert cells == [str(info.calls), str(errors)] and errors == 5
+    assert cells == [str(info.calls), str(errors)] and errors == 7
     assert info.workspace in row.group(0)
     assert re.search(r'<svg class="spark"[^>]*><polyline points="[\d., ]+"/></svg>', row.group(0))
     assert "&lt;script&gt;" in row.group(0) and XSS not in page.text  # the preview
@@ -73,6 +73,12 @@ def test_the_session_page_shows_stages_rule_diff_storm_children_jobs_goal_todos(
     assert 'class="stage skipped"' in box and "host gates" in box
     invalid = _call(html, calls["v1"].seq)
     assert 'class="stage stopped" title="validation: stopped (invalid_arguments)"' in invalid
+    hooked = _call(html, calls["h1"].seq)
+    assert 'class="stage stopped" title="pre-tool-use: stopped (no-secrets)"' in hooked
+    assert "secret files stay closed" in hooked and "refused" in hooked.split(">", 1)[0]
+    gated = _call(html, calls["o1"].seq)
+    assert 'class="stage stopped" title="host gates: stopped (not_observed)"' in gated
+    assert 'class="stage passed" title="permission: passed (mode:allow)"' in gated
     edit = _call(html, calls["e1"].seq)
     assert '<span class="d-del">-hello world</span>' in edit
     assert '<span class="d-add">+goodbye world</span>' in edit

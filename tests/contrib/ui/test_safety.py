@@ -122,27 +122,39 @@ def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
     assert not where.parent.exists()
 
 
-def ui(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "ui", *args],
+def ui(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``callgate ui ARGS`` through the command line's own entry point (each case here ends
+    before anything is served); its exit status and stderr."""
+    from callgate.cli import main
+
+    status = main(["ui", *args])
+    return status, capsys.readouterr().err
+
+
+def test_the_command_refuses_a_public_bind_without_a_token_and_bad_tokens(
+    recorded: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = ["--store", default_location()]
+    status, err = ui(capsys, *store, "--host", "0.0.0.0", "--port", "0")
+    assert status == 2 and "needs --token or --token-file" in err
+    status, err = ui(capsys, *store, "--host", "::", "--port", "0")
+    assert status == 2 and "needs --token" in err
+    status, err = ui(capsys, *store, "--token", "short")
+    assert status == 2 and "16 to 512" in err
+    status, err = ui(capsys, *store, "--token", "a" * 16 + ";b")
+    assert status == 2 and "16 to 512" in err
+    status, err = ui(capsys, "--token-file", str(tmp_path / "nope"), *store)
+    assert status == 2 and "token file" in err
+    status, err = ui(capsys, "--store", str(tmp_path / "nothing.sqlite3"))
+    assert status == 2 and "cannot be read" in err
+    assert not (tmp_path / "nothing.sqlite3").exists()
+
+
+def test_the_installed_command_refuses_a_public_bind_without_a_token(recorded: Any) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "callgate.cli", "ui", "--host", "0.0.0.0", "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-
-
-def test_the_command_refuses_a_public_bind_without_a_token_and_bad_tokens(
-    recorded: Any, tmp_path: Path
-) -> None:
-    store = ["--store", default_location()]
-    no_token = ui(*store, "--host", "0.0.0.0", "--port", "0")
-    assert no_token.returncode == 2 and "needs --token or --token-file" in no_token.stderr
-    short = ui(*store, "--token", "short")
-    assert short.returncode == 2 and "16 to 512" in short.stderr
-    odd = ui(*store, "--token", "a" * 16 + ";b")
-    assert odd.returncode == 2
-    missing = ui("--token-file", str(tmp_path / "nope"), *store)
-    assert missing.returncode == 2 and "token file" in missing.stderr
-    gone = ui("--store", str(tmp_path / "nothing.sqlite3"))
-    assert gone.returncode == 2 and "cannot be read" in gone.stderr
-    assert not (tmp_path / "nothing.sqlite3").exists()
+    assert done.returncode == 2 and "needs --token or --token-file" in done.stderr
