@@ -167,7 +167,7 @@ def save_shots(where: Path, page: Any, url: str, sid: str, host: Any, ws: Path) 
     page.locator(".call.refused", has_text="rm -rf build").screenshot(
         path=str(where / "ui-refused.png")
     )
-    page.locator(".call", has_text="edit_file").screenshot(path=str(where / "ui-diff.png"))
+    page.locator(".call:has(.diff)").screenshot(path=str(where / "ui-diff.png"))
     page.locator(".call.storm").screenshot(path=str(where / "ui-storm.png"))
     page.locator(".call", has_text="task").screenshot(path=str(where / "ui-child.png"))
     page.goto(f"{url}search?q=notes")
