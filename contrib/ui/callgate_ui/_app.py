@@ -7,13 +7,12 @@ opened with `callgate.store.open_reader` and has no route that changes anything.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import OrderedDict
-from importlib import resources
 from typing import Any
 
 import jinja2
+from callgate.store import StoreError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
@@ -31,12 +30,10 @@ SESSIONS_PAGE = 25
 #: Bytes of a job's log shown inline (the whole stored log is one click away).
 LOG_SHOWN = 64 * 1024
 
-_HERE = resources.files("callgate_ui")
-
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
+        loader=jinja2.PackageLoader("callgate_ui", "templates"),
         autoescape=True,  # every template, whatever its name
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -71,6 +68,10 @@ class UI:
         html = self.env.get_template(name).render(store=self.store.location, **context)
         return HTMLResponse(html, status_code=status)
 
+    def store_error(self, request: Request, exc: Exception) -> HTMLResponse:
+        """The store could not be read (a corrupt file, a backend down): said, not a 500."""
+        return self.render("error.html", 503, title="The store cannot be read", message=str(exc))
+
     def not_found(self, what: str) -> HTMLResponse:
         return self.render("error.html", 404, title="Not found", message=what)
 
@@ -104,6 +105,9 @@ class UI:
             "shown": shown,
             "more": more,
             "seen_note": v.seen_note(call),
+            "state_change": ("todos changed" if call.name == "todo_write" else "goal changed")
+            if call.name in v.STATE_TOOLS and not call.is_error
+            else None,
             "diff": v.diff_lines(call.text if not call.is_error else None),
             "storm": v.storm(seen),
             "children": children.get(call.seq, []),
@@ -203,6 +207,11 @@ class UI:
         rows, earlier, later = self.page_of(info.id, info.calls, after, before)
         children = self.store.children(info.id)
         placed, unplaced = v.nest_children((e for e in rows if e.kind == "call"), children)
+        changes = [
+            (e.seq, e.name)
+            for e in rows
+            if e.kind == "call" and not e.is_error and e.name in v.STATE_TOOLS
+        ]
         state = self.store.state(info.id)
         jobs = self.store.jobs(info.id)
         logs = {}
@@ -228,6 +237,7 @@ class UI:
             goal=state.get(("goals", "goal")),
             todos=state.get(("workflow", "todos")),
             presented=state.get(("workflow", "presented")),
+            changes=changes,
             state_keys=sorted(f"{ns}/{k}" for ns, k in state),
             jobs=jobs,
             logs=logs,
@@ -305,12 +315,12 @@ def _int(text: str | None, default: Any, *, minimum: int) -> Any:
 
 def create_app(
     store: Any, *, token: str | None = None, allowed_hosts: Any = None, poll_interval: float = 0.1
-) -> Starlette:
+) -> Guard:
     """The app over ``store``. With ``token``, every request must carry it (``Authorization:
     Bearer``, the ``callgate_ui`` cookie, or ``?token=`` once, which sets the cookie);
     ``allowed_hosts`` (host names) refuses other ``Host`` headers (DNS rebinding)."""
     ui = UI(store, poll_interval=poll_interval)
-    static = StaticFiles(directory=os.fspath(_HERE / "static"))
+    static = StaticFiles(packages=[("callgate_ui", "static")])
     app = Starlette(
         routes=[
             Route("/", ui.sessions_page),
@@ -320,7 +330,8 @@ def create_app(
             Route("/s/{sid}/result/{ref}", ui.result),
             Route("/s/{sid}/job/{job}/log", ui.job_log),
             Mount("/static", static, name="static"),
-        ]
+        ],
+        exception_handlers={StoreError: ui.store_error},
     )
     app.state.ui = ui
-    return Guard(app, token=token, allowed_hosts=allowed_hosts)  # type: ignore[return-value]
+    return Guard(app, token=token, allowed_hosts=allowed_hosts)

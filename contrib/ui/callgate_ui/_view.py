@@ -21,6 +21,8 @@ VALIDATION_KINDS = frozenset({"unknown_tool", "invalid_arguments", "invalid_tran
 #: Error kinds of the host's file gates (observation, version, confinement).
 GATE_KINDS = frozenset({"not_observed", "stale_version", "outside_workspace"})
 STORM_MARK = "[convergence hint]"
+#: Calls that change the goal or the todo list (the store keeps only the latest of each).
+STATE_TOOLS = frozenset({"create_goal", "update_goal", "todo_write"})
 #: Characters of a result shown inline; the complete stored result is one click away.
 SHOWN_CHARS = 4000
 _DIFF_HEAD = re.compile(r"^--- .*\n\+\+\+ .*$", re.MULTILINE)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from callgate import ToolCall
-from callgate.store import open_reader, open_store
+from callgate.store import default_location, open_reader, open_store
 from callgate_ui import create_app
 from starlette.testclient import TestClient
 
@@ -93,6 +93,9 @@ def test_the_session_page_shows_stages_rule_diff_storm_children_jobs_goal_todos(
     assert f'href="/s/{child.id}"' in _call(html, calls["k0"].seq)
     assert "job-output-line" in html and "bash-1" in html  # the job and its output
     assert "Tidy the notes" in html and "fix typo" in html  # the goal and todos
+    assert "goal changed</span>" in _call(html, calls["g1"].seq)
+    assert "todos changed</span>" in _call(html, calls["t1"].seq)
+    assert f'<a href="#e{calls["g1"].seq}">#{calls["g1"].seq} create_goal</a>' in html
     assert f"/s/{sid}/result/{calls['e1'].result_ref}" in edit
     assert "live: new calls" not in html  # a closed session is not live
 
@@ -140,6 +143,21 @@ def test_unknown_sessions_are_404_and_the_app_has_no_write_routes(
     assert client.get("/nothing-here").status_code == 404
     for method in ("post", "put", "delete"):
         assert getattr(client, method)(f"/s/{sid}").status_code == 405
+
+
+def test_a_store_that_cannot_be_read_is_said_so(recorded: Any, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.sqlite3"
+    broken.write_bytes(Path(default_location()).read_bytes())
+    with (
+        contextlib.closing(open_reader(str(broken))) as store,
+        TestClient(create_app(store), raise_server_exceptions=False) as c,
+    ):
+        assert c.get("/").status_code == 200
+        store.close()
+        broken.write_bytes(b"this is not a database" * 500)
+        answer = c.get("/")
+        assert answer.status_code == 503 and "The store cannot be read" in answer.text
+        assert "is not a readable callgate session store" in answer.text
 
 
 def test_an_empty_store_renders_every_page() -> None:
