@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,12 +57,16 @@ def start_ui(*extra: str) -> tuple[subprocess.Popen[str], str]:
         start_new_session=True,
     )
     assert proc.stderr is not None
-    line = proc.stderr.readline()
-    found = re.search(r"at (http://\S+/)", line)
-    if found is None:
-        proc.kill()
-        pytest.fail(f"callgate ui did not start: {line}{proc.stderr.read()}")
-    return proc, found.group(1)
+    said = []
+    for line in proc.stderr:  # warnings may come first; the address line says it serves
+        said.append(line)
+        found = re.search(r" at (http://\S+/)", line)
+        if found is not None:
+            # keep reading what it says, so that a full pipe never blocks it
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
+            return proc, found.group(1)
+    proc.kill()
+    pytest.fail(f"callgate ui did not start: {''.join(said)}")
 
 
 @pytest.fixture
@@ -187,5 +192,5 @@ def test_a_token_is_asked_of_the_browser_and_then_kept_in_a_cookie(
     page.goto(f"{url}s/{sid}?token={token}")
     assert "token" not in page.url  # redirected without it
     assert page.locator(".call.refused", has_text="rm -rf build").count() == 1
-    page.click("text=sessions")
+    page.click("header.top nav a[href='/']")
     assert page.locator("table.sessions").count() == 1
