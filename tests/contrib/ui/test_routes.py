@@ -166,3 +166,25 @@ def test_an_empty_store_renders_every_page() -> None:
         assert "No sessions recorded in this store yet." in c.get("/").text
         assert c.get("/search", params={"q": "x"}).status_code == 200
         assert c.get("/s/abc").status_code == 404
+
+
+def test_a_result_whose_complete_text_was_dropped_says_so(ws: Path, client: TestClient) -> None:
+    import callgate_shell
+    from callgate import sync
+
+    config = {"results": {"max_chars": 1000, "store_max_bytes": 1024}}
+    host = sync.Host.boot(config, plugins=[callgate_shell], entrypoints=False)
+    try:
+        session = host.open_session(ws)
+        for i in range(2):  # the second truncated result evicts the first's complete text
+            session.run(ToolCall(f"b{i}", "bash", {"command": "seq 1 20000"}))
+        session.close()
+    finally:
+        host.close()
+    with contextlib.closing(open_reader()) as store:
+        dropped = [c for c in store.calls(session.id) if c.text is None]
+    assert dropped, "no complete text was dropped"
+    answer = client.get(f"/s/{session.id}/result/{dropped[0].result_ref}")
+    assert answer.status_code == 410 and "no longer stored" in answer.text
+    page = client.get(f"/s/{session.id}").text
+    assert "the complete text is no longer stored" in page and "· no longer stored" in page
