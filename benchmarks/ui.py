@@ -293,19 +293,22 @@ def run(calls: int = 10_000, repeat: int = 15) -> dict[str, Any]:
     host, sid = _record(calls, ws)
     recorded_s = time.perf_counter() - began
     reader = open_reader()
-    ui = Server(create_app(reader))
-    page_bytes = ui.get(f"/s/{sid}")[2]
-    static_dir = Path(home) / "static"
-    static_dir.mkdir()
-    (static_dir / "page.html").write_bytes(b"x" * page_bytes)
-    static = Server(Starlette(routes=[Mount("/", StaticFiles(directory=static_dir))]))
-    try:
+    servers: list[Server] = []
+    try:  # whatever fails, the servers, the host (its threads) and the store are closed
+        ui = Server(create_app(reader))
+        servers.append(ui)
+        page_bytes = ui.get(f"/s/{sid}")[2]
+        static_dir = Path(home) / "static"
+        static_dir.mkdir()
+        (static_dir / "page.html").write_bytes(b"x" * page_bytes)
+        static = Server(Starlette(routes=[Mount("/", StaticFiles(directory=static_dir))]))
+        servers.append(static)
         pages = _pages(ui, static, reader, sid, repeat)
         live = _live(host, ws, ui, reader, repeat)
         live["to_dom"] = _live_in_browser(host, ws, ui, repeat)
     finally:
-        ui.stop()
-        static.stop()
+        for server in servers:
+            server.stop()
         host.close()
         reader.close()
     return {"calls": calls, "record_seconds": round(recorded_s, 1), "page": pages, "live": live}
