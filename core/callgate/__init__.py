@@ -53,8 +53,10 @@ from ._model import (
     ToolResult,
     Violation,
 )
+from ._profiles import ChildProfile
 from ._registry import Registry
 from ._session import Session
+from ._shared import SharedResources
 from ._spec import ProxyRoute, Target, ToolSpec
 from ._state import state_dir
 from .hookspecs import hookimpl, hookspec
@@ -66,6 +68,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ERROR_KINDS",
     "BootError",
+    "ChildProfile",
     "ConfigError",
     "Decision",
     "ErrorInfo",
@@ -79,6 +82,7 @@ __all__ = [
     "Registry",
     "Replace",
     "Session",
+    "SharedResources",
     "Target",
     "TextBlock",
     "ToolCall",

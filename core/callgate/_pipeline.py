@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from . import _telemetry
+from . import _profiles, _telemetry
 from ._batch import Alone, Batch, Slot, Tail, cancelled_result
 from ._context import ToolContext
 from ._errors import ToolError
@@ -68,6 +68,7 @@ class Step:
     call: ToolCall
     tool: ToolSpec | None = None
     read_only: bool = False
+    destructive: bool = False
     exclusive: bool = False
     fallback: str | None = None
     inside: bool = False  # the arguments sit inside a proxy's call (feedback wording)
@@ -146,6 +147,8 @@ async def run_call(session: Session, call: ToolCall, slot: Slot,
             elif tool.alias_of:
                 unaliased(session, step)               # an alias's primary
             event(step, "validation", {"valid": True, "tool": step.call.name})
+            if session.profiles:
+                profiled(session, step)                # the child's profile (`_profiles`)
             waiting = slot.start(step.read_only, step.exclusive)  # the batch's order
             if waiting is not None:
                 await waiting
@@ -198,6 +201,11 @@ def resolve(session: Session, step: Step) -> ToolSpec:
     name = step.sent.name
     tool = session.tool(name) if isinstance(name, str) else None
     if tool is None:
+        if session.profiles and isinstance(name, str):  # a tool the child's profile left out
+            refused = _profiles.left_out(session, name)
+            if refused is not None:
+                judged(step, "deny", refused.error.signature if refused.error else "profile")
+                raise Answered(refused)
         raise Answered(unknown_tool(session, name))
     step.tool = tool
     if tool.visibility != "alias" and not session.is_visible(name):
@@ -238,6 +246,7 @@ def validate(session: Session, step: Step, tool: ToolSpec) -> None:
     if arguments is not step.call.arguments:
         step.call = ToolCall(step.sent.id, step.sent.name, arguments)
     step.read_only, step.exclusive = tool.is_read_only(step.call.arguments), tool.exclusive
+    step.destructive = tool.is_destructive if tool.destructive is not None else False
 
 
 def valid_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
@@ -306,6 +315,8 @@ async def proxied(session: Session, step: Step) -> None:
     step.tool, step.inside, step.fallback = resolved.tool, True, resolved.fallback
     step.call = ToolCall(call.id, resolved.name, resolved.arguments, via=call)
     step.read_only = resolved.is_read_only()
+    step.destructive = bool(resolved.destructive if resolved.destructive is not None
+                            else resolved.tool.destructive)
     step.exclusive = resolved.tool.exclusive
     if resolved.validate:
         step.call = attrs.evolve(step.call, arguments=valid_arguments(
@@ -326,6 +337,16 @@ def unaliased(session: Session, step: Step) -> None:
         step.call = ToolCall(call.id, primary.name, tool.alias_args(call.arguments), via=call)
     else:
         step.call = ToolCall(call.id, tool.permission_name, call.arguments, via=call)
+
+
+def profiled(session: Session, step: Step) -> None:
+    """A child's profiles (`_profiles.refusal`) must allow the effective call: its tool,
+    the tool a proxy or alias runs, and for a strict read-only child the call's own
+    read-only verdict (a shell command classified by its parsed line)."""
+    refused = _profiles.refusal(session, step)
+    if refused is not None:
+        judged(step, "deny", refused.error.signature if refused.error else "profile")
+        raise Answered(refused)
 
 
 # --- 3. pre-tool-use --------------------------------------------------------------------------
@@ -358,7 +379,8 @@ def permission(session: Session, step: Step) -> Decision | None:
     ``ask`` decision for the approver (`ask`), or raises with the ``blocked`` result."""
     call, tool = step.call, step.tool
     assert tool is not None
-    if session.mode == "plan" and not step.read_only:
+    if session.mode == "plan" and not step.read_only and not \
+            _profiles.plan_allows(session.profiles, step, session.host.registry):
         judged(step, "deny", "mode:plan")
         raise Answered(blocked(f"blocked: the session is in plan mode; {call.name} is not "
                                "read-only", "mode:plan"))

@@ -106,6 +106,7 @@ class Registry:
         self._rule_names: list[tuple[str, RuleNames]] = []
         self._other_os: dict[str, ToolSpec] = {}
         self._info: dict[str, list[str]] = {}
+        self._strict_denials: list[str] = []
         #: the plugin whose ``callgate_register_tools`` is running (set by the host)
         self.current_plugin: str | None = None
         self._frozen = False
@@ -188,6 +189,21 @@ class Registry:
         if name in self._session_extensions:
             raise BootError(f"session extension {name!r} is added twice")
         self._session_extensions[name] = factory
+
+    def deny_in_read_only_children(self, *patterns: str) -> None:
+        """Tool names (``fnmatch`` globs allowed) that a strict read-only child never runs,
+        whatever their read-only flag says: a question to the user, a todo list, a fleet,
+        background jobs (`callgate.ChildProfile`). The subagent plugin names them."""
+        self._check_open()
+        for pattern in patterns:
+            if not isinstance(pattern, str) or not pattern:
+                raise BootError("deny_in_read_only_children takes non-empty names or globs")
+            self._strict_denials.append(pattern)
+
+    @property
+    def read_only_child_denials(self) -> tuple[str, ...]:
+        """Every `deny_in_read_only_children` pattern, in registration order."""
+        return tuple(self._strict_denials)
 
     def add_rule_names(self, recognize: RuleNames) -> None:
         """Answer for permission-rule names that no registered tool carries: the other OS's

@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import _pipeline, _telemetry
+from . import _pipeline, _profiles, _telemetry
 from ._batch import FifoLock
+from ._errors import ToolError
 from ._files_api import FileAccess
 from ._model import Decision, TextBlock, ToolCall, ToolResult
 from ._notices import NoticeQueue
 from ._observations import ObservationLedger, entry_to_json
+from ._profiles import ChildProfile
+from ._shared import SharedResources
 from ._spec import ProxyRoute, ToolSpec
 from ._storm import StormBreaker
 from ._worker import DEFAULT_GRACE_S, CancelEvent
@@ -54,7 +57,9 @@ class Session:
     def __init__(self, host: Host, workspace: str | os.PathLike[str],
                  session_dir: str | os.PathLike[str] | None = None,
                  origin: str | None = None, parent: Session | None = None, *,
-                 resume: str | None = None, name: str | None = None) -> None:
+                 resume: str | None = None, name: str | None = None,
+                 profile: ChildProfile | None = None,
+                 shared: SharedResources | None = None) -> None:
         self._extensions: dict[str, Any] = {}
         self.host = host
         #: the session's stable id (the same when it is resumed or joined)
@@ -62,6 +67,15 @@ class Session:
         #: the name a session was opened under (``callgate serve --session NAME``), if any
         self.name = name
         self.parent = parent
+        #: the profile this session was opened with (``None``: a session with no profile)
+        self.profile = profile
+        #: this session's profiles and its ancestors' (every one is enforced on every call)
+        self.profiles: tuple[ChildProfile, ...] = (
+            (parent.profiles if parent is not None else ()) + ((profile,) if profile else ()))
+        #: how many parents this session has (0: opened by the integrator)
+        self.depth: int = parent.depth + 1 if parent is not None else 0
+        #: the connections this session shares with its family (children, a pair's sibling)
+        self.shared = shared or (parent.shared if parent is not None else SharedResources())
         origin = origin or "none"
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {', '.join(ORIGINS)}")
@@ -109,11 +123,19 @@ class Session:
         self._closed = False
         self._tools = {spec.name: spec for spec in host.session_tools()
                        if self._is_available(spec)}
+        if self.profiles:
+            denials = host.registry.read_only_child_denials
+            self._tools = {n: s for n, s in self._tools.items()
+                           if _profiles.available(self.profiles, s, denials)}
         self._visible = [name for name in host.visible_names() if name in self._tools]
+        if _profiles.listed(self.profiles):  # a named tool set is on the child's surface
+            self._visible += sorted(n for n, s in self._tools.items()
+                                    if s.visibility == "hidden" and n not in self._visible)
         self._visible_set = set(self._visible)
         #: how this session's proxy reaches hidden tools (``None`` without a proxy)
         self.route: ProxyRoute | None = next(
             (s.route for s in host.routes() if s.name in self._tools), None)
+        self.shared.join()
         if parent is not None:
             parent._children.append(self)
         host.hooks.session_start(self)
@@ -236,10 +258,34 @@ class Session:
 
     # --- children and closing ---------------------------------------------------
 
+    @property
+    def max_depth(self) -> int:
+        """How deep children of this family may nest (the smallest ``max_depth`` of this
+        session's profiles, else `callgate.ChildProfile`'s default, 3)."""
+        return _profiles.max_depth(self.profiles)
+
+    @property
+    def can_open_child(self) -> bool:
+        """Whether a child may be opened here: this session's depth is below `max_depth`."""
+        return self.depth < self.max_depth
+
     def open_child(self, workspace: str | os.PathLike[str] | None = None,
-                   session_dir: str | os.PathLike[str] | None = None) -> Session:
-        """A subagent's session: same host and workspace, an empty observation ledger."""
-        return Session(self.host, workspace or self.workspace.root, session_dir, None, self)
+                   session_dir: str | os.PathLike[str] | None = None, *,
+                   profile: ChildProfile | None = None) -> Session:
+        """A subagent's session: same host and workspace, an empty observation ledger, its
+        own results and records, this session's MCP connections (`shared`). ``profile``
+        limits what it may run on top of this session's own profiles; the pipeline enforces
+        them on every call. Raises `ToolError` (``blocked``) when no depth remains."""
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        limit = min(self.max_depth, profile.max_depth) if profile is not None and \
+            profile.max_depth is not None else self.max_depth
+        if self.depth >= limit:
+            raise ToolError("blocked", f"blocked: no subagent depth remains (this session is "
+                            f"at depth {self.depth} of at most {limit}); do the work here",
+                            "profile:max_depth", {"executed": False})
+        return Session(self.host, workspace or self.workspace.root, session_dir, None, self,
+                       profile=profile)
 
     @property
     def closed(self) -> bool:
@@ -268,6 +314,7 @@ class Session:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+        self.shared.leave()  # the last member closes the shared connections
 
     async def __aenter__(self) -> Session:
         return self

@@ -192,13 +192,14 @@ class CallgateSession:
     def read(self, rel: str) -> bytes:
         return (self.workspace / rel).read_bytes()
 
-    def child(self) -> CallgateSession:
-        """A child session (empty observation ledger) on the same host and workspace."""
-        child = sync.Session(self.host, self.host.portal.call(self._open_child))
+    def child(self, profile: Any = None) -> CallgateSession:
+        """A child session (empty observation ledger) on the same host and workspace, with
+        ``profile`` (a `callgate.ChildProfile`) when given."""
+        child = sync.Session(self.host, self.host.portal.call(self._open_child, profile))
         return CallgateSession(self.host, child, self.workspace)
 
-    async def _open_child(self) -> Any:
-        return self.session.open_child()
+    async def _open_child(self, profile: Any = None) -> Any:
+        return self.session.open_child(profile=profile)
 
     def close(self) -> None:
         self.sync.close()

@@ -83,8 +83,9 @@ def _identifiers(path: Path) -> set[str]:
 
 
 #: The shell-language parsers: there ``bash`` and ``pwsh`` are programs a command line runs
-#: (``bash -c ...`` is unwrapped) and the names of the two dialects, not the shell tools.
-SHELL_LANGUAGE = {"_commands.py", "_commands_pwsh.py"}
+#: (``bash -c ...`` is unwrapped) and the names of the two dialects, not the shell tools;
+#: the read-only classifier lists programs (``ls``, ``grep``), not the tools of those names.
+SHELL_LANGUAGE = {"_commands.py", "_commands_pwsh.py", "_readonly.py"}
 
 
 def test_the_core_names_no_builtin_tool(builtin_tools: set[str]) -> None:

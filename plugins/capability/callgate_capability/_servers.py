@@ -3,8 +3,12 @@
 ``session.mcp_servers`` is this object. Its settings start from
 ``[mcp_servers]`` and may change at run time (``set_enabled``,
 ``reconfigure``): the proxy re-reads them right before every connect and call.
-Children belong to the session that started them and stop when it closes;
-sessions never share them. The SDK is imported only when a server is used.
+The server processes (one `McpRuntime`) belong to the session's family
+(``session.shared``): a subagent's child session and a planner/executor pair use
+the connections of the session that opened them, one process per server, and
+the processes stop when the family's last session closes. Sessions the
+integrator opened separately never share them. The SDK is imported only when a
+server is used.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("callgate.capability")
 
+#: the family's MCP runtime in ``session.shared``
+RUNTIME_KEY = "callgate_capability.mcp_runtime"
 NOT_INSTALLED = "MCP support is not installed (callgate-capability[mcp])"
 
 
@@ -85,7 +91,7 @@ class McpServers:
 
     def status(self, name: str) -> str:
         """``configured`` | ``starting`` | ``connected`` | ``failed``."""
-        runtime = self._runtime
+        runtime = self._current()
         conn = runtime.connection(name) if runtime is not None else None
         if conn is None or conn.status == "stopped":
             return "configured"
@@ -96,7 +102,7 @@ class McpServers:
     def live(self, name: str) -> dict[str, McpToolInfo] | None:
         """The live tools of a connected server whose identity still matches, by name."""
         config = self._configs.get(name)
-        runtime = self._runtime
+        runtime = self._current()
         conn = runtime.connection(name) if runtime is not None else None
         if config is None or conn is None or not conn.alive:
             return None
@@ -123,11 +129,17 @@ class McpServers:
         return "none", []
 
     def pid(self, name: str) -> int | None:
-        runtime = self._runtime
+        runtime = self._current()
         conn = runtime.connection(name) if runtime is not None else None
         return conn.pid if conn is not None and conn.alive else None
 
     # --- connecting and calling (blocking; called from worker threads) ---------------
+
+    def _current(self) -> McpRuntime | None:
+        """The family's runtime, if any member started one (nothing once closed)."""
+        if self._runtime is not None or self._closed:
+            return self._runtime
+        return self._session.shared.peek(RUNTIME_KEY)  # type: ignore[no-any-return]
 
     def _ensure_runtime(self) -> McpRuntime:
         with self._lock:
@@ -137,7 +149,12 @@ class McpServers:
             if self._runtime is None:
                 from ._mcp_client import McpRuntime
 
-                self._runtime = McpRuntime()
+                try:
+                    self._runtime = self._session.shared.get(
+                        RUNTIME_KEY, McpRuntime, lambda runtime: runtime.close())
+                except RuntimeError:
+                    raise ToolError("cancelled", "the session is closing; nothing was "
+                                    "started", "cancelled", {"executed": False}) from None
             return self._runtime
 
     def _launch(self, config: ServerConfig) -> Launch:
@@ -237,12 +254,11 @@ class McpServers:
         future.add_done_callback(saved)
 
     def close(self) -> None:
-        """Stop every child this session started (idempotent)."""
+        """This session stops using the servers (idempotent); the processes stop when the
+        last session of its family closes (``session.shared``)."""
         with self._lock:
             self._closed = True
-            runtime, self._runtime = self._runtime, None
-        if runtime is not None:
-            runtime.close()
+            self._runtime = None
 
 
 def _start_error(name: str, reason: str, stderr: str) -> ToolError:

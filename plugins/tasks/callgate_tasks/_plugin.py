@@ -15,8 +15,20 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "max_parallel": {"type": "integer", "minimum": 1, "maximum": 8, "default": 4},
+        "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
+                      "description": "How deep subagents may nest below the session the "
+                                     "integrator opened."},
     },
 }
+
+#: What a strict read-only child never runs, whatever a tool's read-only flag says
+#: (full-boot-surface.md "Strict read-only child"): questions to the user, todo lists,
+#: slash commands, installs, fleets, background jobs and the recursive writers.
+STRICT_DENIED = (
+    "ask", "todo_write", "complete_step", "slash_command", "install_*", "connect_tool_source",
+    "fleet", "parallel_tasks", "task", "run_skill", "job_output", "job_kill", "bash_output",
+    "kill_shell", "wait", "set_session_title", "remember", "forget",
+)
 
 
 @hookimpl
@@ -24,5 +36,6 @@ def callgate_register_tools(registry: Any) -> None:
     registry.add_hookspecs(hookspecs)
     registry.add_config("tasks", CONFIG_SCHEMA)
     registry.add_session_extension("subagents", SubagentBook)
+    registry.deny_in_read_only_children(*STRICT_DENIED)
     for spec in TOOLS:
         registry.add(spec)
