@@ -21,7 +21,19 @@ Each child gets a stable reference (``sa_`` + 16 hex), its own child session
 ``<session_dir>/subagents/<ref>.json``. Results stay within ``[results]
 max_chars``: long answers are previewed fairly and read in pages.
 Raise `SubagentError(code, retryable)` for failures the model may retry with
-``continue_from``. ``[tasks] max_parallel`` (1-8, default 4) bounds concurrency.
+``continue_from``. ``[tasks] max_parallel`` (1-8, default 4) bounds concurrency and
+``[tasks] max_depth`` (1-5, default 3) how deep children nest.
+
+Other plugins that run children (``fleet``) use the same machinery::
+
+    from callgate import ChildProfile
+    from callgate_tasks import Job, children, depth_profile, runner_for
+
+    runner = runner_for(ctx.session)              # None: no runner for this session
+    record = ctx.session.subagents.start("scan docs")
+    profile = depth_profile(ctx.session, ChildProfile(name="explore", read_only=True))
+    [outcome] = await children(ctx, runner).run_all([Job(record, prompt, profile=profile)])
+    record = ctx.session.subagents.finish(record, outcome)
 
 Entry point: ``[project.entry-points.callgate] tasks = "callgate_tasks"``.
 """
@@ -35,9 +47,14 @@ from ._model import (
     SubagentRequest,
     SubagentRunner,
 )
-from ._plugin import callgate_register_tools
+from ._plugin import STRICT_DENIED, callgate_register_tools
+from ._run import ChildRunner, Job
+from ._tools import children, depth_profile, nesting_available, runner_for
 
 __all__ = [
+    "STRICT_DENIED",
+    "ChildRunner",
+    "Job",
     "SubagentBook",
     "SubagentError",
     "SubagentOutcome",
@@ -45,5 +62,9 @@ __all__ = [
     "SubagentRequest",
     "SubagentRunner",
     "callgate_register_tools",
+    "children",
+    "depth_profile",
     "hookspecs",
+    "nesting_available",
+    "runner_for",
 ]

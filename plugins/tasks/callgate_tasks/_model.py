@@ -40,8 +40,11 @@ class SubagentOutcome:
 @attrs.frozen(kw_only=True)
 class SubagentRequest:
     """One child to run. ``session`` is the child's own session (same workspace, an empty
-    observation ledger, no turn origin) for the tool calls the child makes; ``continuation``
-    is the earlier record when the model passed ``continue_from``."""
+    observation ledger, no turn origin, the parent's MCP connections) for the tool calls
+    the child makes, opened with ``profile`` (a `callgate.ChildProfile`, enforced by the
+    pipeline; ``profile.name`` says which built-in profile, e.g. ``explore``);
+    ``continuation`` is the earlier record when the model passed ``continue_from``;
+    ``max_steps`` is how many model turns to allow (``None``: the runner's own limit)."""
 
     ref: str
     description: str
@@ -49,6 +52,8 @@ class SubagentRequest:
     workspace: str
     continuation: SubagentRecord | None = None
     session: Any = None
+    profile: Any = None
+    max_steps: int | None = None
 
 
 class SubagentRunner(Protocol):

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import attrs
+from callgate import ChildProfile, ToolError
 
 from ._model import STATUSES, SubagentError, SubagentOutcome, SubagentRecord, SubagentRequest
 
@@ -27,11 +28,15 @@ POLL_SECONDS = 0.05
 
 @attrs.frozen
 class Job:
-    """One child to run: its record (already written as running), prompt and continuation."""
+    """One child to run: its record (already written as running), prompt and continuation;
+    ``profile`` (a `callgate.ChildProfile`) limits what the child's session may run and
+    ``max_steps`` how many model turns the runner should give it (``None``: its own)."""
 
     record: SubagentRecord
     prompt: str
     continuation: SubagentRecord | None = None
+    profile: ChildProfile | None = None
+    max_steps: int | None = None
 
 
 def _status_code(exc: BaseException) -> int | None:
@@ -112,10 +117,15 @@ class ChildRunner:
             outcomes[i] = CANCELLED
 
     async def _call(self, job: Job) -> SubagentOutcome:
-        child = self._session.open_child()
+        try:
+            child = self._session.open_child(profile=job.profile)
+        except ToolError as exc:  # no depth remains
+            return SubagentOutcome(status="failed", answer=exc.message,
+                                   error_code="max_depth", retryable=False)
         request = SubagentRequest(ref=job.record.ref, description=job.record.description,
                                   prompt=job.prompt, workspace=self._session.workspace.root,
-                                  continuation=job.continuation, session=child)
+                                  continuation=job.continuation, session=child,
+                                  profile=job.profile, max_steps=job.max_steps)
         try:
             return outcome_of_value(await self._runner.run(request))
         except Exception as exc:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import ToolContext, ToolError, ToolResult, ToolSpec
+import attrs
+from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 
 from . import _text
 from ._book import subagent_error
@@ -87,8 +88,14 @@ READ_DESCRIPTION = (
 )
 
 
+def runner_for(session: Any) -> Any:
+    """The subagent runner for ``session`` (the ``callgate_subagent_runner`` hook: the
+    integrator's, or the scripted one of ``callgate replay --subagents``), or ``None``."""
+    return session.host.pm.hook.callgate_subagent_runner(session=session)
+
+
 def _runner(ctx: ToolContext) -> Any:
-    runner = ctx.session.host.pm.hook.callgate_subagent_runner(session=ctx.session)
+    runner = runner_for(ctx.session)
     if runner is None:
         raise ToolError("unavailable", f"{ctx.tool.name}: the integrator no longer provides a "
                         "subagent runner for this session", f"unavailable:{ctx.tool.name}")
@@ -97,11 +104,33 @@ def _runner(ctx: ToolContext) -> Any:
 
 def available(session: Any) -> bool:
     """The task tools exist only where the integrator provides a runner."""
-    return session.host.pm.hook.callgate_subagent_runner(session=session) is not None
+    return runner_for(session) is not None
 
 
-def _children(ctx: ToolContext, runner: Any) -> ChildRunner:
-    return ChildRunner(runner, ctx.session, ctx.cancelled, ctx.config.get("max_parallel", 4))
+def depth_profile(session: Any, profile: ChildProfile | None = None,
+                  name: str = "task") -> ChildProfile:
+    """``profile`` (else an unrestricted one named ``name``) with ``[tasks] max_depth``
+    when it sets no depth of its own: every child the tasks plugin opens carries it."""
+    depth = session.host.plugin_config_value("tasks", "max_depth", 3)
+    if profile is None:
+        return ChildProfile(name=name, max_depth=depth)
+    return profile if profile.max_depth is not None else attrs.evolve(profile, max_depth=depth)
+
+
+def nesting_available(session: Any) -> bool:
+    """A tool that opens children exists only with a runner and while depth remains."""
+    return available(session) and session.depth < depth_profile(session).max_depth \
+        and session.can_open_child
+
+
+def children(ctx: ToolContext, runner: Any, max_parallel: int | None = None) -> ChildRunner:
+    """A `ChildRunner` for this call's children (``[tasks] max_parallel`` at once unless
+    ``max_parallel`` says otherwise; cancelled with the call)."""
+    limit = max_parallel or ctx.session.host.plugin_config_value("tasks", "max_parallel", 4)
+    return ChildRunner(runner, ctx.session, ctx.cancelled, limit)
+
+
+_children = children
 
 
 def _meta(records: list[SubagentRecord]) -> dict[str, Any]:
@@ -119,7 +148,7 @@ async def run_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     else:
         record = book.start(args["description"])
     [outcome] = await _children(ctx, runner).run_all(
-        [Job(record, args["prompt"], continuation)])
+        [Job(record, args["prompt"], continuation, depth_profile(ctx.session))])
     record = book.finish(record, outcome)
     text = _text.one_child(record, ctx.session.max_chars)
     meta = _meta([record])
@@ -134,7 +163,8 @@ async def run_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 async def run_parallel(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     runner = _runner(ctx)
     book = ctx.session.subagents
-    jobs = [Job(book.start(t["description"]), t["prompt"]) for t in args["tasks"]]
+    jobs = [Job(book.start(t["description"]), t["prompt"], profile=depth_profile(ctx.session))
+            for t in args["tasks"]]
     outcomes = await _children(ctx, runner).run_all(jobs)
     records = [book.finish(job.record, o) for job, o in zip(jobs, outcomes, strict=True)]
     text = _text.many_children(records, ctx.session.max_chars)
