@@ -38,6 +38,7 @@ from typing import Any as _Any
 
 from ._context import ToolContext
 from ._errors import BootError, ConfigError, ToolError
+from ._facts import ExecutionFact
 from ._host import Host, PluginInfo
 from ._model import (
     ERROR_KINDS,
@@ -72,6 +73,7 @@ __all__ = [
     "ConfigError",
     "Decision",
     "ErrorInfo",
+    "ExecutionFact",
     "Host",
     "ImageBlock",
     "PathRole",

@@ -24,6 +24,7 @@ import pluggy
 
 from . import _config, hookspecs
 from ._errors import BootError, ConfigError
+from ._facts import ExecutionFact, FactLog
 from ._hooks import PipelineHooks, PluginManager
 from ._model import ToolResult
 from ._permissions import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
@@ -166,6 +167,7 @@ class Host:
         self._unhooked: dict[str, tuple[str, ...]] = {}
         self._plugin_sources: dict[str, tuple[str | None, str]] = {}
         self.permissions: RuleEngine
+        self._facts = FactLog()
 
     # --- boot ---------------------------------------------------
 
@@ -490,6 +492,11 @@ class Host:
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
         return Session(self, workspace, session_dir, origin, resume=resume, name=name)
+
+    def execution_facts(self) -> list[ExecutionFact]:
+        """The writer and destructive calls every session of this host ran, oldest first
+        (`callgate.ExecutionFact`: session, profile, tool, leased paths, when, outcome)."""
+        return self._facts.facts()
 
     # --- the session store ---------------------------------------------------
 

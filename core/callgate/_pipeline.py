@@ -30,6 +30,7 @@ from . import _profiles, _telemetry
 from ._batch import Alone, Batch, Slot, Tail, cancelled_result
 from ._context import ToolContext
 from ._errors import ToolError
+from ._facts import ExecutionFact
 from ._gate import check_paths
 from ._lease import WriterLease
 from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
@@ -528,11 +529,15 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
                 raise
             event(step, "gate", {"passed": True, "paths": len(ctx.gated)})
 
+    held: dict[str, float] = {}  # when the gate held the paths (for the execution fact)
+
     def gate_then_run() -> Any:
         try:
             gate()
+            held["from"] = time.monotonic()
             return run(ctx, arguments)
         finally:  # in the worker: an abandoned call keeps its paths until it ends
+            held["to"] = time.monotonic()
             if lease is not None:
                 lease.release()
 
@@ -540,11 +545,39 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
         try:
             if lease is not None:
                 await anyio.to_thread.run_sync(gate)
+            held["from"] = time.monotonic()
             return await run(ctx, arguments)
         finally:
+            held["to"] = time.monotonic()
             if lease is not None:
                 lease.release()
 
+    started = time.monotonic()
+    result = await _dispatched(session, step, tool, ctx, run, arguments, lease, gate_then_run,
+                               gate_then_await)
+    if not step.read_only or step.destructive:
+        _fact(session, step, ctx, held.get("from", started), held.get("to", time.monotonic()),
+              result)
+    return result
+
+
+def _fact(session: Session, step: Step, ctx: ToolContext, started: float, ended: float,
+          result: ToolResult) -> None:
+    """The writer's execution fact on the host (`_facts`)."""
+    profile = session.profile
+    error = result.error
+    session.host._facts.add(ExecutionFact(
+        session=session.id, profile=profile.name if profile is not None else None,
+        depth=session.depth, call_id=step.sent.id, tool=str(step.call.name),
+        paths=tuple(sorted({g.path for g in ctx.gated.values()})),
+        destructive=step.destructive,
+        started=started, ended=ended, outcome=error.kind if error is not None else "ok"))
+
+
+async def _dispatched(session: Session, step: Step, tool: ToolSpec, ctx: ToolContext,
+                      run: Callable[..., Any], arguments: Any, lease: WriterLease | None,
+                      gate_then_run: Callable[[], Any],
+                      gate_then_await: Callable[[], Any]) -> ToolResult:
     try:
         if not tool.blocking and lease is None:  # it never blocks: inline, nothing to walk away
             out = run(ctx, arguments)
