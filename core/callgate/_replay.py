@@ -148,10 +148,11 @@ def json_line(value: Any, indent: int | None = None) -> str:
     return text
 
 
-async def replay(session: Session, lines: Iterable[str]
+async def replay(session: Session, lines: Iterable[str], first: int = 1
                  ) -> AsyncIterator[tuple[Entry, dict[str, Any]]]:
-    """Run every line; yields each call position with its JSON result, in order."""
-    for number, text in enumerate(lines, 1):
+    """Run every line; yields each call position with its JSON result, in order. ``first``
+    is the number of the first line (a scripted child replays its transcript line by line)."""
+    for number, text in enumerate(lines, first):
         if not text.strip():
             continue
         parsed = parse_line(text, number)

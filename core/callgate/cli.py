@@ -112,7 +112,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _fail(f"cannot open transcript {args.transcript}: {exc.strerror or exc}")
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
-    approver = [("callgate.cli.approve_all", _ApproveAll())] if args.approve == "all" else []
+    approver: list[tuple[str, Any]] = []
+    if args.approve == "all":
+        approver.append(("callgate.cli.approve_all", _ApproveAll()))
+    if args.subagents is not None:
+        if not os.path.isdir(args.subagents):
+            return _fail(f"--subagents {args.subagents} is not a directory")
+        from ._scripted import ScriptedSubagents
+
+        approver.append(("callgate.scripted_subagents", ScriptedSubagents(args.subagents)))
     try:
         host = _boot(args, args.workspace, approver)
     except BootError as exc:
@@ -373,6 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="ID", help="continue a stored session (its id, name or "
                                                   "a unique id prefix): its observations, "
                                                   "results, goals, todos and jobs")
+    p.add_argument("--subagents", metavar="DIR",
+                   help="run subagents from transcripts in DIR instead of a model: a child "
+                        "reads DIR/<slug of its description>.jsonl, else DIR/child-<N>.jsonl "
+                        "(docs/subagents.md)")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")

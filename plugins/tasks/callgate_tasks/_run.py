@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -64,13 +64,28 @@ def outcome_of_error(exc: Exception) -> SubagentOutcome:
     return SubagentOutcome(status="failed", error_code="subagent_error", retryable=False)
 
 
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def outcome_of_value(value: Any) -> SubagentOutcome:
     """A returned value as an outcome: a `SubagentOutcome` as given, a string as a completed
-    answer, anything else a ``subagent_error`` failure."""
+    answer, a mapping with a known ``status`` (and ``answer``, ``error_code``,
+    ``retryable``) as that outcome, anything else a ``subagent_error`` failure."""
     if isinstance(value, SubagentOutcome) and value.status in STATUSES:
         return value
     if isinstance(value, str):
         return SubagentOutcome(status="completed", answer=value)
+    if isinstance(value, Mapping) and value.get("status") in STATUSES:
+        # a runner that cannot import this package (the core's scripted runner)
+        try:
+            return SubagentOutcome(
+                status=value["status"], answer=_text_or_none(value.get("answer")),
+                error_code=_text_or_none(value.get("error_code")),
+                retryable=value.get("retryable") if isinstance(value.get("retryable"), bool)
+                else None)
+        except (TypeError, ValueError):
+            pass
     log.warning("a subagent runner returned %r, not a SubagentOutcome", type(value).__name__)
     return SubagentOutcome(status="failed", error_code="subagent_error", retryable=False)
 
