@@ -8,6 +8,7 @@ from callgate import hookimpl
 
 from . import hookspecs
 from ._book import SubagentBook
+from ._builtin import TOOLS as PROFILE_TOOLS
 from ._tools import TOOLS
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -37,5 +38,5 @@ def callgate_register_tools(registry: Any) -> None:
     registry.add_config("tasks", CONFIG_SCHEMA)
     registry.add_session_extension("subagents", SubagentBook)
     registry.deny_in_read_only_children(*STRICT_DENIED)
-    for spec in TOOLS:
+    for spec in (*TOOLS, *PROFILE_TOOLS):
         registry.add(spec)
