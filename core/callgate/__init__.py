@@ -54,6 +54,7 @@ from ._model import (
     ToolResult,
     Violation,
 )
+from ._pair import SessionPair
 from ._profiles import ChildProfile
 from ._registry import Registry
 from ._session import Session
@@ -84,6 +85,7 @@ __all__ = [
     "Registry",
     "Replace",
     "Session",
+    "SessionPair",
     "SharedResources",
     "Target",
     "TextBlock",

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -29,10 +29,14 @@ from ._hooks import PipelineHooks, PluginManager
 from ._model import ToolResult
 from ._permissions import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
 from ._permissions import RuleEngine
+from ._profiles import ChildProfile
 from ._registry import Compiled, Registry, compile_schema
 from ._schema import canonical_bytes, canonical_schema, short_fingerprint
 from ._session import Session
 from ._spec import ToolSpec
+
+if TYPE_CHECKING:
+    from ._pair import SessionPair
 
 log = logging.getLogger("callgate")
 
@@ -492,6 +496,23 @@ class Host:
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
         return Session(self, workspace, session_dir, origin, resume=resume, name=name)
+
+    def open_pair(self, workspace: str | os.PathLike[str],
+                  session_dir: str | os.PathLike[str] | None = None,
+                  origin: str | None = None, *,
+                  planner_profile: ChildProfile | None = None) -> SessionPair:
+        """A planner and an executor on ``workspace`` (`callgate.SessionPair`): independent
+        sessions (their own ``use_capability``, ledgers and records) sharing this host's
+        connections. The planner stays in plan mode under ``planner_profile`` (default: MCP
+        tools without ``readOnlyHint`` allowed, never a destructive one); the executor is in
+        plan mode until ``pair.approve()``. ``session_dir`` gets ``planner/`` and
+        ``executor/`` below it."""
+        if not os.path.isdir(workspace):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
+        from ._pair import SessionPair
+
+        return SessionPair(self, workspace, session_dir, origin,
+                           planner_profile=planner_profile)
 
     def execution_facts(self) -> list[ExecutionFact]:
         """The writer and destructive calls every session of this host ran, oldest first

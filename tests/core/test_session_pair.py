@@ -1,0 +1,88 @@
+"""Planner / Executor (``host.open_pair``): independent frontends and ledgers over one
+family's connections; the planner may use MCP tools without readOnlyHint but never a
+destructive one; what it discovered stays callable by the executor after the handoff;
+plan-mode write restrictions hold until approval (issue 22, item 4)."""
+
+from __future__ import annotations
+
+import callgate_capability
+import callgate_files
+import pytest
+from callgate import sync
+from callgate.testing import CallgateSession
+
+from tests.plugins.capability.helpers import calls_of, config, fixture_server, mcp_children
+
+
+@pytest.fixture
+def pair(callgate_session, tmp_path):
+    s = callgate_session(
+        plugins=[callgate_files, callgate_capability],
+        files={"a.txt": "alpha\n"},
+        config=config(tmp_path, {"fixture": fixture_server(tmp_path)}),
+    )
+    host = s.host
+
+    async def open_pair():
+        return host.host.open_pair(s.workspace)
+
+    p = host.portal.call(open_pair)
+    planner = CallgateSession(host, sync.Session(host, p.planner), s.workspace)
+    executor = CallgateSession(host, sync.Session(host, p.executor), s.workspace)
+    yield p, planner, executor, s
+    host.portal.call(p.close)
+
+
+def uc(s, cap, **args):
+    return s.call("use_capability", {"action": "call", "capability_id": cap, "arguments": args})
+
+
+def test_the_planner_uses_mcp_tools_but_never_destructive_ones_or_writers(pair, tmp_path):
+    p, planner, _executor, s = pair
+    assert p.planner.mode == "plan" and p.executor.mode == "plan"
+    assert not uc(planner, "mcp-server:fixture").is_error  # connecting is no write
+    assert uc(planner, "mcp-tool:fixture/write_note", text="n").text  # no readOnlyHint: runs
+    r = uc(planner, "mcp-tool:fixture/wipe")
+    assert r.error.kind == "blocked" and r.error.signature == "profile:planner", r.text
+    before = s.snapshot()
+    r = planner.call("write_file", {"path": "b.txt", "content": "x"})
+    assert r.error.kind == "blocked" and r.error.signature == "mode:plan"
+    s.assert_unchanged(before)
+    assert [c["name"] for c in calls_of(tmp_path)] == ["write_note"]
+
+
+def test_what_the_planner_discovered_stays_callable_after_handoff(pair, tmp_path):
+    p, planner, executor, s = pair
+    assert not uc(planner, "mcp-server:fixture").is_error
+    pid = uc(planner, "mcp-tool:fixture/pid").text
+    # the executor never connected: the planner's live server is its own to call
+    assert uc(executor, "mcp-tool:fixture/echo", text="hi").text == "hi"
+    assert p.planner.mcp_servers is not p.executor.mcp_servers  # independent frontends
+    # a writer MCP tool waits for approval in the executor too
+    r = uc(executor, "mcp-tool:fixture/write_note", text="early")
+    assert r.error.kind == "blocked" and r.error.signature == "mode:plan"
+    p.approve()
+    s.host.portal.call(p.planner.close)
+    assert uc(executor, "mcp-tool:fixture/pid").text.split("\n")[0] == pid  # same process
+    assert list(mcp_children()) == [int(pid)]
+    r = uc(executor, "mcp-tool:fixture/wipe")  # the executor has no planner profile
+    assert r.error is None or r.error.signature != "profile:planner"
+
+
+def test_writes_wait_for_approval_and_ledgers_are_isolated(pair):
+    p, planner, executor, s = pair
+    planner.expect_ok("read_file", {"path": "a.txt"})
+    assert "a.txt" not in str(p.executor.observations())
+    before = s.snapshot()
+    r = executor.call("write_file", {"path": "b.txt", "content": "x"})
+    assert r.error.kind == "blocked" and r.error.signature == "mode:plan"
+    s.assert_unchanged(before)
+    p.approve()
+    text = executor.expect_ok("write_file", {"path": "b.txt", "content": "x"})
+    assert "[plan approved]" in text
+    assert s.read("b.txt") == b"x"
+    r = planner.call("write_file", {"path": "c.txt", "content": "x"})
+    assert r.error.kind == "blocked" and "[plan approved]" in r.text
+    assert p.planner.id != p.executor.id
+    facts = s.host.execution_facts()
+    assert [(f.session, f.tool, f.outcome) for f in facts] == [(p.executor.id, "write_file", "ok")]
