@@ -167,6 +167,10 @@ def _http_sessions(smoke: bool, tmp: str | None) -> Result:
     return _module("http_sessions").main(["--sizes", sizes])
 
 
+def _subagents(smoke: bool, tmp: str | None) -> Result:
+    return _module("subagents").run(rounds=20 if smoke else 300)
+
+
 @dataclass
 class Bench:
     """One benchmark: how to run it and who owns the module it drives."""
@@ -211,6 +215,8 @@ BENCHMARKS = [
           "own streamable-HTTP server", "mcp-serve (issue 23)", _http_sessions, ("mcp",)),
     Bench("ui", "callgate ui: a 10,000-call session's page, and the live-update delay",
           "contrib/ui (issue 24)", _ui),
+    Bench("subagents", "a subagent's child session: open + close, sharing the MCP connection",
+          "tasks (issue 22)", _subagents, ("mcp",)),
     Bench("reference", "Issue 11's reference figures not re-measured above (no callgate)",
           "benchmarks (issue 11)", _reference),
 ]
@@ -449,6 +455,14 @@ def _rows_ui(r: Result) -> list[dict[str, Any]]:
     ]
 
 
+def _rows_subagents(r: Result) -> list[dict[str, Any]]:
+    return [_row("subagents", "child session open + close (strict read-only profile, the "
+                 "parent's MCP server shared)", _timing(r["child"]),
+                 f"a plain session {_timing(r['plain_session'])}", f"{r['ratio']:.3f}×",
+                 f"≤ {r['target_ms']:.0f} ms", r["met"],
+                 f"shares the MCP connection: {r['shares_mcp_connection']}")]
+
+
 def _rows_memory_docs(r: Result) -> list[dict[str, Any]]:
     target = r["target_ms"]
     memory, grep = r["memory_median_ms"], r["memory_grep_median_ms"]
@@ -558,6 +572,7 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
     "sessions": _rows_sessions, "http_sessions": _rows_http_sessions, "ui": _rows_ui,
+    "subagents": _rows_subagents,
     "reference": _rows_reference,
 }
 

@@ -24,6 +24,7 @@ smallest ``max_depth`` of its profiles, else `DEFAULT_MAX_DEPTH`).
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -117,12 +118,43 @@ def available(
     """Whether a child with ``profiles`` has ``spec`` at all (its surface and tool table).
     A strict child keeps a tool whose read-only flag depends on its arguments (a proxy) and
     a shell tool (judged per command); a plain writer is left out."""
-    for profile in profiles:
-        if not profile.allows_name(spec.name, strict_denials):
-            return False
-        if profile.read_only and spec.read_only is False and not _is_shell(spec):
-            return False
-    return True
+    return spec.name in allowed(profiles, tuple(strict_denials), (_candidate(spec),))
+
+
+def _candidate(spec: ToolSpec) -> tuple[str, bool]:
+    """``(name, writer)``: ``writer`` when a strict child cannot have the tool at all."""
+    return spec.name, spec.read_only is False and not _is_shell(spec)
+
+
+@functools.lru_cache(maxsize=256)
+def _allowed(
+    profiles: tuple[ChildProfile, ...],
+    denials: tuple[str, ...],
+    candidates: tuple[tuple[str, bool], ...],
+) -> frozenset[str]:
+    return frozenset(
+        name
+        for name, writer in candidates
+        if all(p.allows_name(name, denials) and not (p.read_only and writer) for p in profiles)
+    )
+
+
+def allowed(
+    profiles: tuple[ChildProfile, ...],
+    denials: tuple[str, ...],
+    candidates: tuple[tuple[str, bool], ...],
+) -> frozenset[str]:
+    """The candidate names a child with ``profiles`` has (cached: children of one kind
+    are opened again and again)."""
+    return _allowed(profiles, denials, candidates)
+
+
+def tools_of(
+    profiles: tuple[ChildProfile, ...], denials: tuple[str, ...], tools: dict[str, ToolSpec]
+) -> dict[str, ToolSpec]:
+    """``tools`` narrowed to what a child with ``profiles`` has."""
+    names = allowed(profiles, denials, tuple(_candidate(s) for s in tools.values()))
+    return {n: s for n, s in tools.items() if n in names}
 
 
 def listed(profiles: tuple[ChildProfile, ...]) -> bool:

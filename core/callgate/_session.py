@@ -124,9 +124,9 @@ class Session:
         self._tools = {spec.name: spec for spec in host.session_tools()
                        if self._is_available(spec)}
         if self.profiles:
-            denials = host.registry.read_only_child_denials
-            self._tools = {n: s for n, s in self._tools.items()
-                           if _profiles.available(self.profiles, s, denials)}
+            self._tools = _profiles.tools_of(self.profiles,
+                                             host.registry.read_only_child_denials,
+                                             self._tools)
         self._visible = [name for name in host.visible_names() if name in self._tools]
         if _profiles.listed(self.profiles):  # a named tool set is on the child's surface
             self._visible += sorted(n for n, s in self._tools.items()

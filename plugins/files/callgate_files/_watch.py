@@ -35,6 +35,9 @@ class FileWatch:
         self._pending: dict[str, None] = {}
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        #: sub-agents' watches fed by this one's watcher (same roots, no thread of their own)
+        self._followers: list[FileWatch] = []
+        self._following: FileWatch | None = None
 
     # --- lifecycle ---------------------------------------------------
 
@@ -47,13 +50,38 @@ class FileWatch:
         else:  # a sub-agent's session: its parent swept the same roots
             self.sweep_done.set()
         if watch:
+            leader = self._leader()
+            if leader is not None:  # a sub-agent on its parent's roots: follow its watcher
+                with leader._lock:
+                    leader._followers.append(self)
+                self._following = leader
+                if leader.watching.is_set():
+                    self.watching.set()
+                return
             watcher = threading.Thread(target=self._watch, name="callgate-files-watch",
                                        daemon=True)
             watcher.start()
             self._threads.append(watcher)
 
+    def _leader(self) -> FileWatch | None:
+        """The parent's watch when it watches the same roots with a thread (or follows one)."""
+        parent = getattr(self.session, "parent", None)
+        if parent is None or parent.workspace.read_roots != self.session.workspace.read_roots:
+            return None
+        try:
+            watch = parent.file_watch
+        except AttributeError:
+            return None
+        watch = watch._following or watch
+        return watch if watch._threads and not watch.stop_event.is_set() else None
+
     def stop(self) -> None:
         self.stop_event.set()
+        leader, self._following = self._following, None
+        if leader is not None:
+            with leader._lock:
+                if self in leader._followers:
+                    leader._followers.remove(self)
         for thread in self._threads:
             thread.join(timeout=5)
         self._threads.clear()
@@ -92,8 +120,14 @@ class FileWatch:
                     watch_filter=_filter, yield_on_timeout=True, rust_timeout=500,
                     raise_interrupt=False, ignore_permission_denied=True):
                 self.watching.set()
+                with self._lock:
+                    followers = list(self._followers)
+                for follower in followers:
+                    follower.watching.set()
                 for _change, path in changes:
                     self.changed(path)
+                    for follower in followers:
+                        follower.changed(path)
         except Exception as exc:
             log.warning("files: the outside-change watcher stopped (%s); edits are still "
                         "checked when they are written", exc)
