@@ -242,3 +242,50 @@ def test_read_only_lines(line):
 def test_lines_that_are_not_read_only(line):
     assert readonly_command(line) is not None
     assert readonly_command(line, "pwsh") is not None
+
+
+def test_the_proxy_cannot_launder_a_writing_command(parent):
+    child = parent.child(STRICT)
+    before = parent.snapshot()
+    r = child.call(
+        "use_capability",
+        {"action": "call", "capability_id": "tool:bash", "arguments": {"command": "touch x"}},
+    )
+    _blocked(r)
+    parent.assert_unchanged(before)
+    r = child.call(
+        "use_capability",
+        {"action": "call", "capability_id": "tool:bash", "arguments": {"command": "git status"}},
+    )
+    assert "On branch main" in r.text, r.text
+
+
+def test_a_read_only_tool_a_plugin_denies_to_strict_children_is_refused(callgate_session):
+    """``ask`` is read-only, yet a strict child never asks: the tasks plugin names it."""
+    import callgate_tasks
+    from callgate import ToolSpec, hookimpl
+
+    asked = []
+
+    class Ask:
+        __name__ = "test_ask"
+
+        @hookimpl
+        def callgate_register_tools(self, registry):
+            registry.add(
+                ToolSpec(
+                    name="ask",
+                    description="Ask the user.",
+                    read_only=True,
+                    visibility="surface",
+                    schema={"type": "object", "properties": {}, "additionalProperties": False},
+                    execute=lambda ctx, args: asked.append(1) or "answered",
+                )
+            )
+
+    s = callgate_session(plugins=[callgate_tasks, Ask()])
+    s.expect_ok("ask", {})
+    child = s.child(STRICT)
+    _blocked(child.call("ask", {}))
+    assert asked == [1]
+    assert s.child(ChildProfile(name="loose")).expect_ok("ask", {}) == "answered"

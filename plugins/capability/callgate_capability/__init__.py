@@ -6,8 +6,10 @@ list, so the surface never changes mid-session:
 - ``tool:<name>`` — any tool registered in the session (hidden ones included);
 - ``mcp-server:<s>`` / ``mcp-tool:<s>/<t>`` — MCP servers from
   ``[mcp_servers.<s>]`` in ``callgate.toml``, started as stdio children only
-  after a gated connect (permission name ``mcp_connect__<s>``) and stopped
-  with the session (needs the ``[mcp]`` extra: the official ``mcp`` SDK);
+  after a gated connect (permission name ``mcp_connect__<s>``), shared with the
+  session's sub-agents and planner/executor sibling (``session.shared``), and
+  stopped when the last of them closes (needs the ``[mcp]`` extra: the official
+  ``mcp`` SDK);
 - ``session:tool_result`` — pages through a stored tool result.
 
 Configure a server::
@@ -111,5 +113,5 @@ def callgate_session_start(session: Any) -> None:
 
 @hookimpl
 def callgate_session_end(session: Any) -> None:
-    """Stop every MCP child the session started."""
+    """The session stops using its family's MCP servers (the last one stops them)."""
     session.mcp_servers.close()

@@ -212,3 +212,25 @@ def test_read_only_task_nests_while_depth_remains(boot):
     assert depths == [1, 2]
     # at depth 2 no depth remains: the tool is not in that child at all
     assert 'unknown tool "read_only_task"' in text
+
+
+def test_a_profile_tool_continues_a_retryable_child(boot):
+    from callgate_tasks import SubagentOutcome
+
+    answers = iter(
+        [
+            SubagentOutcome(status="partial", answer="half"),
+            SubagentOutcome(status="completed", answer="whole"),
+        ]
+    )
+    runner = ScriptedRunner(lambda r: next(answers))
+    s = boot(runner)
+    first = s.call("explore", {"task": "look"})
+    ref = first.meta["subagents"][0]["ref"]
+    assert first.meta["subagents"][0]["status"] == "partial"
+    second = s.expect_ok("explore", {"task": "go on", "continue_from": ref})
+    assert f"Subagent reference: {ref}" in second and "whole" in second
+    assert runner.requests[1].continuation.ref == ref
+    assert runner.requests[1].profile.name == "explore"
+    r = s.call("explore", {"task": "again", "continue_from": ref})
+    assert r.is_error and "ALREADY_COMPLETED" in r.text
