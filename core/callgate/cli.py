@@ -105,6 +105,19 @@ async def _replay_session(host: Host, workspace: str, lines: list[str], mode: st
             emit(entry, result)
 
 
+def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int:
+    """The ``--subagents DIR`` runner as an in-process plugin (none without the option), or
+    the exit code of a bad directory."""
+    directory = getattr(args, "subagents", None)
+    if directory is None:
+        return []
+    if not os.path.isdir(directory):
+        return _fail(f"--subagents {directory} is not a directory")
+    from ._scripted import ScriptedSubagents
+
+    return [("callgate.scripted_subagents", ScriptedSubagents(directory))]
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     try:
         lines = _read_lines(args.transcript)
@@ -115,14 +128,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
-    if args.subagents is not None:
-        if not os.path.isdir(args.subagents):
-            return _fail(f"--subagents {args.subagents} is not a directory")
-        from ._scripted import ScriptedSubagents
-
-        approver.append(("callgate.scripted_subagents", ScriptedSubagents(args.subagents)))
+    scripted = _scripted_subagents(args)
+    if isinstance(scripted, int):
+        return scripted
     try:
-        host = _boot(args, args.workspace, approver)
+        host = _boot(args, args.workspace, approver + scripted)
     except BootError as exc:
         return _fail(str(exc))
 
@@ -229,8 +239,11 @@ def cmd_call(args: argparse.Namespace) -> int:
     workspace = args.workspace or os.getcwd()
     if not os.path.isdir(workspace):
         return _fail(f"workspace {workspace} is not a directory")
+    scripted = _scripted_subagents(args)
+    if isinstance(scripted, int):
+        return scripted
     try:
-        host = _boot(args, workspace)
+        host = _boot(args, workspace, scripted)
     except BootError as exc:
         return _fail(str(exc))
     errors: list[bool] = []
@@ -415,6 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "current directory)")
     p.add_argument("--mode", choices=["default", "plan"], default="default",
                    help="the session's mode (default: default)")
+    p.add_argument("--subagents", metavar="DIR",
+                   help="run subagents from transcripts in DIR (as replay --subagents)")
     _add_boot_options(p)
     p.set_defaults(func=cmd_call)
 
