@@ -3,7 +3,7 @@
 Skills are found in ``.callgate/skills``, ``.agents/skills`` and ``.claude/skills`` of the
 workspace, ``[skills] paths``, ``<state>/skills`` and ``~/.claude/skills`` (highest priority
 first; see `callgate_skills._roots`). Tools (all hidden by default): ``read_skill``,
-``install_skill``.
+``install_skill``, ``install_source``.
 
 For integrators, ``session.skills_index()`` returns ``[{"name", "description"}]`` for the
 system prompt; ``session.skills`` is the `SessionSkills` behind it.
@@ -13,7 +13,7 @@ Entry point: ``[project.entry-points.callgate] skills = "callgate_skills"``.
 
 from ._catalog import Catalog, Problem, clear_cache, discover
 from ._expand import substitute
-from ._plugin import callgate_register_tools
+from ._plugin import callgate_check_permission, callgate_register_tools
 from ._roots import skill_roots, user_skills_dir
 from ._session import SessionSkills
 from ._skill import Skill, SkillFormatError
@@ -24,6 +24,7 @@ __all__ = [
     "SessionSkills",
     "Skill",
     "SkillFormatError",
+    "callgate_check_permission",
     "callgate_register_tools",
     "clear_cache",
     "discover",

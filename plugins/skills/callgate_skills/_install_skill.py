@@ -71,11 +71,11 @@ DESCRIPTION = (
 )
 
 
-def taken_names(ctx: ToolContext) -> set[str]:
+def taken_names(session: Any) -> set[str]:
     """Names already answered to: every skill (shadowed too), command and MCP prompt."""
-    catalog = ctx.session.skills.catalog()
+    catalog = session.skills.catalog()
     names = set(catalog.skills) | {s.name for s in catalog.shadowed}
-    commands = getattr(ctx.session, "command_names", None)
+    commands = getattr(session, "command_names", None)
     if callable(commands):
         for name in commands():
             names.add(name)
@@ -87,7 +87,7 @@ def taken_names(ctx: ToolContext) -> set[str]:
 def run_install_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
     name = args["name"]
     scope = args.get("scope", "project")
-    if name in taken_names(ctx):
+    if name in taken_names(ctx.session):
         raise skill_error(
             "NAME_TAKEN",
             f"{name!r} is already a skill, slash command or MCP "

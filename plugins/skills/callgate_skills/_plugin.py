@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import ToolSpec, hookimpl
+from callgate import Decision, ToolCall, ToolSpec, hookimpl
 
-from . import _install_skill, _read
+from . import _install_skill, _install_source, _read
 from ._session import SessionSkills
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -33,7 +33,17 @@ TOOLS = (
         execute=_install_skill.run_install_skill,
         groups=("skills",),
     ),
+    ToolSpec(
+        name="install_source",
+        description=_install_source.DESCRIPTION,
+        schema=_install_source.SCHEMA,
+        execute=_install_source.run_install_source,
+        read_only=_install_source.is_read_only,
+        destructive=False,
+        groups=("skills",),
+    ),
 )
+INSTALL_SOURCE = TOOLS[2]
 
 
 @hookimpl
@@ -43,3 +53,13 @@ def callgate_register_tools(registry: Any) -> None:
     registry.add_session_extension("skills_index", lambda session: session.skills.index)
     for spec in TOOLS:
         registry.add(spec)
+
+
+@hookimpl
+def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> Decision | None:
+    """An install_source apply with a high-risk action (an MCP server, a skill with code)
+    always asks, whatever the rules allow (ask outranks allow)."""
+    if tool.name != INSTALL_SOURCE.name or tool.execute is not INSTALL_SOURCE.execute:
+        return None
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    return _install_source.permission(session, args)

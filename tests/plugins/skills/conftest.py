@@ -8,6 +8,7 @@ from typing import Any
 
 import callgate_skills
 import pytest
+from callgate import hookimpl
 from callgate.testing import CallgateSession
 
 
@@ -51,3 +52,18 @@ def skill_md(
             value = "[" + ", ".join(value) + "]"
         lines.append(f"{key}: {value}")
     return "\n".join([*lines, "---", "", body, ""])
+
+
+class Approver:
+    """The integrator's approver: answers ``answer`` and records the calls it was asked."""
+
+    __name__ = "skills_test_approver"
+
+    def __init__(self, answer: bool) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    @hookimpl
+    def callgate_ask_permission(self, call: Any, tool: Any, session: Any, preview: Any) -> bool:
+        self.asked.append(call.name)
+        return self.answer
