@@ -23,6 +23,7 @@ SLASH_COMMAND = ToolSpec(
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add(SLASH_COMMAND)
+    registry.deny_in_read_only_children(SLASH_COMMAND.name)  # a strict child asks nothing
     registry.add_session_extension("command_names", lambda session: lambda: _tool.names(session))
 
 

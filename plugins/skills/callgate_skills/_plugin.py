@@ -6,7 +6,7 @@ from typing import Any
 
 from callgate import Decision, ToolCall, ToolSpec, hookimpl
 
-from . import _install_skill, _install_source, _read
+from . import _install_skill, _install_source, _read, _run
 from ._session import SessionSkills
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -44,6 +44,25 @@ TOOLS = (
     ),
 )
 INSTALL_SOURCE = TOOLS[2]
+TOOLS += (
+    ToolSpec(
+        name="run_skill",
+        description=_run.RUN_DESCRIPTION,
+        schema=_run.RUN_SCHEMA,
+        execute=_run.run_run_skill,
+        groups=("skills",),
+    ),
+    ToolSpec(
+        name="read_only_skill",
+        description=_run.READ_ONLY_DESCRIPTION,
+        schema=_run.READ_ONLY_SCHEMA,
+        execute=_run.run_read_only_skill,
+        read_only=True,
+        groups=("skills",),
+    ),
+)
+#: never in a strict read-only child (read_only_skill nests: its children are strict too)
+STRICT_DENIED = ("run_skill", "install_skill", "install_source")
 
 
 @hookimpl
@@ -51,6 +70,7 @@ def callgate_register_tools(registry: Any) -> None:
     registry.add_config("skills", CONFIG_SCHEMA)
     registry.add_session_extension("skills", SessionSkills)
     registry.add_session_extension("skills_index", lambda session: session.skills.index)
+    registry.deny_in_read_only_children(*STRICT_DENIED)
     for spec in TOOLS:
         registry.add(spec)
 
