@@ -3,8 +3,12 @@
 A root's scan is reused while its *signature* holds: the root directory's own
 stat (an entry added, removed or renamed changes its mtime) and the stat of
 ``<child>/SKILL.md`` for every child folder (an edit in place, a SKILL.md
-created in a folder that had none). A warm call is therefore one ``stat`` per
-root plus one per skill folder, no reads and no YAML. Scans are shared by every
+created in a folder that had none), or, on Linux, while the inotify watches on
+the root and its folders saw nothing (`_watch`: a warm call is then one
+non-blocking read of the inotify queue, no system call per folder; a SKILL.md
+that is a symlink, or a watch that cannot be added, falls back to the stat
+signature: one ``stat`` per root and per folder, no reads and no YAML). A rescan
+re-reads only the SKILL.md files whose stat changed. Scans are shared by every
 session of the process (module-level, under a lock).
 
 A folder whose SKILL.md breaks a rule is skipped with a warning naming the file
@@ -26,6 +30,7 @@ import attrs
 
 from ._roots import Root, skill_roots
 from ._skill import MAX_SKILL_BYTES, Skill, SkillFormatError, parse_skill
+from ._watch import WATCH, is_link
 
 log = logging.getLogger("callgate.skills")
 
@@ -57,9 +62,13 @@ class RootScan:
     children: tuple[tuple[str, StatKey], ...]
     skills: tuple[Skill, ...]
     problems: tuple[Problem, ...]
+    generation: int | None = None  # the inotify generation it was armed at (`_watch`)
 
 
 _scans: dict[tuple[str, str, bool], RootScan] = {}
+#: every SKILL.md parsed, by path (and root), with the stat it was parsed at: a rescan after
+#: one edit re-reads that one file
+_parsed: dict[tuple[str, str, bool, str], tuple[StatKey, Skill | Problem]] = {}
 _lock = threading.Lock()
 
 
@@ -111,29 +120,56 @@ def scan_root(root: Root, workspace_root: str) -> RootScan:
     cache_key = (root.path, workspace_root, root.in_workspace)
     with _lock:
         scan = _scans.get(cache_key)
-    if scan is not None and _still_valid(root, scan):
-        return scan
+    if scan is not None:
+        if scan.generation is not None:
+            if WATCH.generation(root.path) == scan.generation:
+                return scan
+        elif _still_valid(root, scan):
+            return scan
     root_key = _stat_key(root.path)
+    generation = WATCH.arm(root.path, (), complete=False) if root_key is not None else None
     children: list[tuple[str, StatKey]] = []
     skills: list[Skill] = []
     problems: list[Problem] = []
-    for name in _children(root.path) if root_key is not None else ():
+    names = _children(root.path) if root_key is not None else []
+    watchable = (
+        generation is not None
+        and WATCH.arm(root.path, [os.path.join(root.path, n) for n in names], complete=True)
+        is not None
+    )
+    for name in names:
         path = os.path.join(root.path, name, "SKILL.md")
+        if watchable and is_link(path):
+            watchable = False  # an edit of a link's target is not seen by the folder's watch
         key = _stat_key(path)
         children.append((name, key))
         if key is None:
             continue
-        try:
-            skills.append(_load(root, name, path, workspace_root))
-        except SkillFormatError as exc:
-            problems.append(Problem(path, str(exc)))
-        except OSError as exc:
-            problems.append(Problem(path, f"{path}: unreadable ({exc.strerror or exc})"))
+        memo_key = (path, root.scope, root.in_workspace, workspace_root)
+        with _lock:
+            memo = _parsed.get(memo_key)
+        if memo is not None and memo[0] == key:
+            found = memo[1]
+        else:
+            try:
+                found = _load(root, name, path, workspace_root)
+            except SkillFormatError as exc:
+                found = Problem(path, str(exc))
+            except OSError as exc:
+                found = Problem(path, f"{path}: unreadable ({exc.strerror or exc})")
+            with _lock:
+                _parsed[memo_key] = (key, found)
+        if isinstance(found, Problem):
+            problems.append(found)
+        else:
+            skills.append(found)
     old = {p.path: p.reason for p in scan.problems} if scan is not None else {}
     for problem in problems:
         if old.get(problem.path) != problem.reason:
             log.warning("skipping skill %s", problem.reason)
-    scan = RootScan(root_key, tuple(children), tuple(skills), tuple(problems))
+    scan = RootScan(
+        root_key, tuple(children), tuple(skills), tuple(problems), generation if watchable else None
+    )
     with _lock:
         _scans[cache_key] = scan
     return scan
@@ -171,3 +207,4 @@ def clear_cache() -> None:
     """Forget every cached scan (tests, benchmarks)."""
     with _lock:
         _scans.clear()
+        _parsed.clear()

@@ -75,20 +75,35 @@ def _tools(value: Any, where: str) -> tuple[str, ...] | None:
     return tuple(items)
 
 
-def parse_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
-    """``(front matter, body)`` of a Markdown file that starts with ``---`` YAML."""
-    import frontmatter
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+
+
+def _yaml_loader() -> Any:
     import yaml
 
-    if not text.lstrip("\ufeff").startswith("---"):
-        raise SkillFormatError(f"{where}: no YAML front matter (the file must start with ---)")
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+
+
+def parse_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
+    """``(front matter, body)`` of a Markdown file that starts with ``---`` YAML (safe
+    loading only: no tags that build objects)."""
+    import yaml
+
+    text = text.lstrip("\ufeff")
+    match = _FRONT.match(text)
+    if match is None:
+        raise SkillFormatError(
+            f"{where}: no YAML front matter (the file must start with a "
+            "--- line and close it with another)"
+        )
     try:
-        post = frontmatter.loads(text.lstrip("\ufeff"))
-    except (yaml.YAMLError, ValueError, TypeError) as exc:
+        meta = yaml.load(match.group(1), Loader=_yaml_loader()) if match.group(1).strip() else {}
+    except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SkillFormatError(f"{where}: the front matter is not valid YAML ({first})") from None
-    meta = dict(post.metadata)
-    return meta, post.content
+    if not isinstance(meta, dict):
+        raise SkillFormatError(f"{where}: the front matter is not a mapping of keys")
+    return dict(meta), text[match.end() :].lstrip("\r\n")
 
 
 def parse_skill(

@@ -242,3 +242,27 @@ def test_skills_index_for_integrators_has_names_and_descriptions_only(skills):
         {"name": "b-two", "description": "second"},
     ]
     assert sys.modules["callgate_skills"] is callgate_skills
+
+
+def test_without_inotify_the_stat_signature_refreshes(skills, monkeypatch):
+    from callgate_skills import _catalog, _watch
+
+    monkeypatch.setattr(_catalog, "WATCH", _watch.RootWatch())
+    monkeypatch.setattr(_catalog.WATCH, "_broken", True)
+    s = skills({".claude/skills/a/SKILL.md": skill_md("a", "first")})
+    first = s.session.skills.catalog()
+    assert first.skills["a"] is s.session.skills.catalog().skills["a"]
+    (s.workspace / ".claude/skills/a/SKILL.md").write_text(skill_md("a", "second one"))
+    assert s.session.skills.find("a").description == "second one"
+    (s.workspace / ".claude/skills/b").mkdir()
+    (s.workspace / ".claude/skills/b/SKILL.md").write_text(skill_md("b"))
+    assert s.session.skills.catalog().names() == ["a", "b"]
+
+
+def test_a_symlinked_skill_file_is_checked_by_stat(skills, tmp_path):
+    s = skills({"shared/SKILL.md": skill_md("linked", "v1"), ".claude/skills/linked/x": ""})
+    (s.workspace / ".claude/skills/linked/x").unlink()
+    os.symlink(s.workspace / "shared/SKILL.md", s.workspace / ".claude/skills/linked/SKILL.md")
+    assert s.session.skills.find("linked").description == "v1"
+    (s.workspace / "shared/SKILL.md").write_text(skill_md("linked", "version two"))
+    assert s.session.skills.find("linked").description == "version two"
