@@ -17,6 +17,7 @@ Records go to the tasks plugin's ``session.subagents`` book, so
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -97,8 +98,21 @@ class Outcome:
 
 
 def _outcome(value: Any) -> Outcome:
+    """A runner's answer as an outcome: a string (completed), a mapping (``callgate replay
+    --subagents`` answers those) or an object with the outcome's fields."""
     if isinstance(value, str):
         return Outcome(status="completed", answer=value)
+    if isinstance(value, Mapping):
+        if value.get("status") in STATUSES:
+            answer = value.get("answer")
+            return Outcome(
+                status=value["status"],
+                answer=answer if isinstance(answer, str) else None,
+                error_code=value.get("error_code"),
+                retryable=value.get("retryable"),
+                state=value.get("state"),
+            )
+        value = None
     status = getattr(value, "status", None)
     if status in STATUSES:
         return Outcome(

@@ -144,3 +144,42 @@ def test_a_failed_child_can_be_continued(skills):
     again = s.call("run_skill", {"name": "audit", "arguments": "a", "continue_from": ref})
     assert not again.is_error and again.meta["subagents"][0]["ref"] == ref
     assert runner.requests[-1].continuation.ref == ref
+
+
+def test_a_read_only_subagent_skill_cannot_write_through_callgate_replay(tmp_path, home):
+    from callgate.testing import run_replay
+
+    ws = tmp_path / "ws"
+    for rel, text in FILES.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    children = tmp_path / "children"
+    children.mkdir()
+    (children / "child-1.jsonl").write_text(
+        json.dumps(
+            {"id": "w", "name": "write_file", "arguments": {"path": "out.txt", "content": "x\n"}}
+        )
+        + "\n"
+        + json.dumps({"id": "r", "name": "read_file", "arguments": {"path": "notes.md"}})
+        + "\n"
+    )
+    [result] = run_replay(
+        [
+            {
+                "id": "s",
+                "name": "run_skill",
+                "arguments": {"name": "audit", "arguments": "check notes"},
+            }
+        ],
+        ws,
+        "--surface",
+        "full",
+        "--subagents",
+        str(children),
+        env={"CALLGATE_LOAD_PLUGINS": "skills,tasks,files", "HOME": str(home)},
+    )
+    assert not result["is_error"], result
+    assert "Subagent outcome: status=completed" in result["content"]
+    assert "write_file (error): blocked: write_file is not allowed" in result["content"]
+    assert "read_file: " in result["content"] and "# notes" in result["content"]
+    assert not (ws / "out.txt").exists()
