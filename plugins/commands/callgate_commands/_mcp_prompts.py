@@ -163,7 +163,7 @@ def connect_decision(session: Any, config: Any) -> Decision | None:
         return Decision("ask", found.rule, start)
     mode = str(getattr(engine, "mode", "allow"))
     if mode == "ask" and getattr(config, "trusted", True):
-        return None
+        return Decision("allow", None, start)  # as a connect: a trusted server's start is fine
     if mode == "deny":
         return Decision(
             "deny",

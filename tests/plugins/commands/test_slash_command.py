@@ -210,3 +210,15 @@ def test_mcp_prompt_through_callgate_replay(tmp_path, home):
     assert not approved[1]["is_error"], approved[1]
     assert "[user]\nGreet Bo loudly." in approved[1]["content"]
     assert started_pids(started)
+
+
+def test_mode_ask_treats_a_trusted_server_like_a_connect(commands, tmp_path):
+    started = tmp_path / "started.txt"
+    s = commands(config={**prompt_server_config(started), "permissions": {"mode": "ask"}})
+    text = s.expect_ok("slash_command", {"command": "mcp:fx:summary"})
+    assert "[user]\nSummarize the diff.\n\n[assistant]\nSure." in text
+    s = commands(
+        config={**prompt_server_config(started, trusted=False), "permissions": {"mode": "ask"}}
+    )
+    s.expect_error("slash_command", {"command": "mcp:fx:summary"}, kind="blocked")
+    assert len(started_pids(started)) == 1
