@@ -62,6 +62,14 @@ def _skills(session: Any) -> dict[str, Any]:
     return dict(extension.catalog().skills)
 
 
+def _skill_problems(session: Any) -> list[str]:
+    try:
+        extension = session.skills
+    except AttributeError:
+        return []
+    return [p.reason for p in extension.catalog().problems]
+
+
 def _where(ctx: ToolContext, path: str) -> str:
     root = ctx.workspace.root.rstrip("/") + "/"
     return path[len(root) :] if path.startswith(root) else path
@@ -115,8 +123,9 @@ def listing(ctx: ToolContext) -> str:
                 lines.append(
                     _line(f"mcp:{server}:{p.name}", p.hint, p.description or "", "MCP prompt")
                 )
-    if problems:
-        lines += ["", "Skipped:"] + [f"- {p.reason}" for p in problems[:20]]
+    skipped = [p.reason for p in problems] + _skill_problems(ctx.session)
+    if skipped:
+        lines += ["", "Skipped:"] + [f"- {reason}" for reason in skipped[:20]]
     if len(lines) == 1:
         lines.append("(none: add .claude/commands/<name>.md or .callgate/commands/<name>.md)")
     return "\n".join(lines)

@@ -43,6 +43,8 @@ def test_review_pr_through_callgate_replay(tmp_path, home):
     ws = tmp_path / "ws"
     (ws / ".claude/commands").mkdir(parents=True)
     (ws / ".claude/commands/review-pr.md").write_text(REVIEW_PR)
+    (ws / ".claude/skills/broken").mkdir(parents=True)
+    (ws / ".claude/skills/broken/SKILL.md").write_text("---\nname: broken\n---\nno description\n")
     out = run_replay(
         [
             {"id": "l", "name": "slash_command", "arguments": {}},
@@ -63,6 +65,8 @@ def test_review_pr_through_callgate_replay(tmp_path, home):
         "/review-pr <pr-number> [focus] — Review a pull request  "
         "(project · .claude/commands/review-pr.md)"
     ) in listing["content"]
+    assert "Skipped:\n- " in listing["content"]
+    assert ".claude/skills/broken/SKILL.md: description is required" in listing["content"]
     assert "Review pull request #7 with focus on speed." in expanded["content"]
     assert "Full request: 7 speed." in expanded["content"]
 

@@ -162,7 +162,7 @@ def test_read_skill_refuses_a_subagent_skill(skills):
 
 def test_tools_are_hidden_by_default(skills):
     s = skills()
-    for name in ("read_skill", "install_skill"):
+    for name in ("read_skill", "install_skill", "run_skill", "read_only_skill", "install_source"):
         assert s.session.tool(name).visibility == "hidden"
 
 
