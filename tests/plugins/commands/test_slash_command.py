@@ -226,3 +226,22 @@ def test_mode_ask_treats_a_trusted_server_like_a_connect(commands, tmp_path):
     )
     s.expect_error("slash_command", {"command": "mcp:fx:summary"}, kind="blocked")
     assert len(started_pids(started)) == 1
+
+
+def test_the_connect_gate_holds_through_use_capability(commands, tmp_path):
+    started = tmp_path / "started.txt"
+    s = commands(
+        config={**prompt_server_config(started), "permissions": {"deny": ["mcp_connect__fx"]}},
+        surface="lean",
+    )
+    assert not s.session.is_visible("slash_command")
+    call = {
+        "action": "call",
+        "capability_id": "tool:slash_command",
+        "arguments": {"command": "mcp:fx:summary"},
+    }
+    result = s.call("use_capability", call)
+    assert result.is_error and result.error.kind == "blocked", result.text
+    assert started_pids(started) == []
+    listed = s.expect_ok("use_capability", {**call, "arguments": {}})
+    assert "/mcp:fx:… — prompts not listed yet" in listed
