@@ -15,10 +15,13 @@ import tempfile
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import attrs
 
 from . import _pipeline, _profiles, _telemetry
 from ._batch import FifoLock
@@ -36,6 +39,18 @@ from ._workspace import Workspace
 
 if TYPE_CHECKING:
     from ._host import Host
+
+
+@attrs.define(eq=False)
+class _BatchTurn:
+    """The running batch's hold on its session's turn (`Session.yield_turn`)."""
+
+    session: Session
+    lent: bool = False
+    back: anyio.Event | None = None
+
+
+_BATCH_TURN: ContextVar[_BatchTurn | None] = ContextVar("callgate_batch_turn", default=None)
 
 log = logging.getLogger("callgate")
 
@@ -115,6 +130,7 @@ class Session:
         self._counters: Counter[str] = Counter({name: 0 for name in COUNTERS})
         self._counter_lock = threading.Lock()
         self._batch_lock = FifoLock()
+        self._turn_lent = False  # a call of the running batch lent its turn (`yield_turn`)
         #: behind ``ctx.cancelled``: set by `cancel` (from any thread) and at close
         self.cancel_event = CancelEvent()
         #: seconds a cancelled tool has to stop on its own before the batch walks away
@@ -337,7 +353,40 @@ class Session:
         async with self._batch_lock:
             if self.cancel_event.is_set():  # a fresh one: an abandoned call keeps its cancel
                 self.cancel_event = CancelEvent()
-            return await _pipeline.run_batch(self, calls)
+            token = _BATCH_TURN.set(_BatchTurn(self))
+            try:
+                return await _pipeline.run_batch(self, calls)
+            finally:
+                _BATCH_TURN.reset(token)
+
+    @asynccontextmanager
+    async def yield_turn(self) -> AsyncIterator[None]:
+        """Let other batches of this session run while the running batch waits on something
+        outside it (a person answering an approval request); on exit the batch waits for its
+        turn back, in arrival order. For an approver that may wait minutes: without it, one
+        pending question holds every later call of the session. Another batch may change
+        files meanwhile; an approval is bound to the file versions it was shown (the gate
+        refuses a stale one). Outside a batch of this session it only runs the body. The wait
+        for the turn back is shielded: a call never continues without it."""
+        turn = _BATCH_TURN.get(None)
+        if turn is None or turn.session is not self:
+            yield
+            return
+        if not turn.lent:
+            turn.lent, turn.back = True, anyio.Event()
+            await self._batch_lock.__aexit__(None, None, None)
+        back = turn.back
+        assert back is not None
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):
+                if turn.lent and turn.back is back:  # the first call back reclaims it for all
+                    turn.lent = False
+                    await self._batch_lock.__aenter__()
+                    back.set()
+                else:
+                    await back.wait()
 
     def check_arguments(self, spec: ToolSpec, raw: Any, *, inside_capability: bool = False,
                         call_id: str = "") -> tuple[dict[str, Any] | None, ToolResult | None]:

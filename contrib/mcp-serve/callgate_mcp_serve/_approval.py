@@ -14,15 +14,16 @@ This module does not import the ``mcp`` SDK: the channel is a plain callable.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
 import attrs
+import jsonschema
 from callgate import Decision, hookimpl
+
+from ._render import approval_message, clip_middle, visible
 
 log = logging.getLogger("callgate.mcp_serve")
 
@@ -43,13 +44,23 @@ APPROVAL_SCHEMA: dict[str, Any] = {
     "required": ["allow"],
 }
 
-PREVIEW_MAX_CHARS = 4000
-ARGUMENTS_MAX_CHARS = 2000
-#: A run of this many blank characters or more is shown as a count, never as blank space.
-_BLANK_RUN = re.compile(r"[ \t]{16,}")
-#: Characters that draw nothing or reorder what is drawn (bidi overrides, zero-width).
-_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-                        "\u2066-\u206f\ufeff]")
+#: The answers the server makes up itself: nobody answered within ``[serve]
+#: approval_timeout_s``; the client cancelled the ``tools/call`` while it was asked.
+TIMED_OUT, REQUEST_CANCELLED = "callgate/timed-out", "callgate/request-cancelled"
+
+#: ``[serve]``: the MCP server's settings (`ServeConfig`).
+DEFAULT_APPROVAL_TIMEOUT_S = 300.0
+SERVE_CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approval_timeout_s": {
+            "type": "number", "exclusiveMinimum": 0, "maximum": 86400,
+            "default": DEFAULT_APPROVAL_TIMEOUT_S,
+            "description": "How long a call waits for its approval in the MCP client; "
+                           "unanswered, it is refused as not approved."},
+    },
+    "additionalProperties": False,
+}
 
 #: ``elicit(message, schema)`` returns the client's answer as ``(action, content)``,
 #: or ``None`` when the client could not be asked (an error, a closed connection).
@@ -68,49 +79,43 @@ current_channel: ContextVar[ApprovalChannel | None] = ContextVar(
     "callgate_mcp_serve_channel", default=None)
 
 
-def visible(text: str) -> str:
-    """``text`` with long blank runs counted and invisible characters escaped."""
-    text = _BLANK_RUN.sub(lambda m: f"⟨{len(m.group(0))} blanks⟩", text)
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-
-
-def clip_middle(text: str, limit: int) -> str:
-    """``text`` whole, or its head and tail around a marker saying how much is not shown.
-
-    The tail is where an appended payload sits (``git status`` + spaces +
-    ``; curl … | sh``), so both ends are always shown.
-    """
-    if len(text) <= limit:
-        return text
-    keep = max(limit - 40, 2)
-    head = keep * 3 // 5
-    tail = keep - head
-    hidden = len(text) - head - tail
-    return f"{text[:head]} …⟨{hidden:,} characters not shown⟩… {text[len(text) - tail:]}"
-
-
-def approval_message(call: Any, preview: Any) -> str:
-    """What the client shows its user: the tool, its arguments and the change it would make."""
+def answer_approves(content: Mapping[str, Any] | None, schema: Mapping[str, Any],
+                    key: str) -> bool | None:
+    """``True`` when an ``accept``'s content is valid against the form that was sent and its
+    ``key`` is the boolean ``true``; ``False`` for a valid refusal; ``None`` when the content
+    does not fit the form (``{"allow": "false"}``, ``{"allow": 0}``, ``{}``, nothing)."""
+    if not isinstance(content, Mapping):
+        return None
     try:
-        shown = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        shown = repr(call.arguments)
-    lines = [f"callgate asks for approval: run {call.name}?",
-             f"Arguments: {clip_middle(visible(shown), ARGUMENTS_MAX_CHARS)}"]
-    if preview is not None:
-        lines += ["Change it would make:",
-                  clip_middle(visible(str(preview)), PREVIEW_MAX_CHARS)]
-    return "\n".join(lines)
+        jsonschema.validate(dict(content), dict(schema))
+    except jsonschema.ValidationError:
+        return None
+    value = content.get(key)
+    return value if isinstance(value, bool) else None
 
 
 def decision_from_answer(action: str, content: Mapping[str, Any] | None) -> Decision:
-    """Map an elicitation answer onto allow / deny, with a reason the model reads."""
+    """Map an elicitation answer onto allow / deny, with a reason the model reads.
+
+    Only an ``accept`` whose content fits `APPROVAL_SCHEMA` with ``allow`` the boolean
+    ``true`` approves; every other answer refuses.
+    """
     if action == "accept":
-        if (content or {}).get("allow", True) is False:
+        verdict = answer_approves(content, APPROVAL_SCHEMA, "allow")
+        if verdict is True:
+            return Decision("allow", reason="approved in the MCP client")
+        if verdict is False:
             return Decision("deny", reason="the user refused it in the MCP client")
-        return Decision("allow", reason="approved in the MCP client")
+        return Decision("deny", reason="the MCP client's answer did not fit the approval form "
+                                       "(only allow = true approves)")
     if action == "decline":
         return Decision("deny", reason="the user declined it in the MCP client")
+    if action == TIMED_OUT:
+        return Decision("deny", reason="nobody answered the approval request in time "
+                                       "([serve] approval_timeout_s)")
+    if action == REQUEST_CANCELLED:
+        return Decision("deny", reason="the client cancelled the request before the user "
+                                       "answered")
     return Decision("deny", reason="the user dismissed the approval request in the MCP client")
 
 
@@ -132,16 +137,24 @@ class ElicitationApprover:
     """
 
     @hookimpl
+    def callgate_register_tools(self, registry: Any) -> None:
+        registry.add_config("serve", SERVE_CONFIG_SCHEMA)
+
+    @hookimpl
     def callgate_ask_permission(self, call: Any, tool: Any, session: Any,
                                 preview: Any) -> Awaitable[Decision | None] | None:
         channel = current_channel.get()
         if channel is None or channel.elicit is None or not _belongs_to(session, channel.session):
             return None
-        return self._ask(channel.elicit, call, preview)
+        return self._ask(channel.elicit, call, tool, session, preview)
 
-    async def _ask(self, elicit: Elicit, call: Any, preview: Any) -> Decision | None:
+    async def _ask(self, elicit: Elicit, call: Any, tool: Any, session: Any,
+                   preview: Any) -> Decision | None:
         try:
-            answer = await elicit(approval_message(call, preview), APPROVAL_SCHEMA)
+            # While the user decides, the session's other requests run (the approval is
+            # bound to the file versions it shows; the gate refuses a stale one).
+            async with session.yield_turn():
+                answer = await elicit(approval_message(call, preview, tool), APPROVAL_SCHEMA)
         except Exception as exc:  # the client failed to answer: fall back, never crash the call
             log.warning("elicitation for %s failed: %s", call.name, exc)
             return None
@@ -151,6 +164,7 @@ class ElicitationApprover:
         return decision_from_answer(action, content)
 
 
-__all__ = ["APPROVAL_KEY", "APPROVAL_SCHEMA", "ApprovalChannel", "ElicitationApprover",
-           "approval_message", "clip_middle", "current_channel", "decision_from_answer",
-           "visible"]
+__all__ = ["APPROVAL_KEY", "APPROVAL_SCHEMA", "DEFAULT_APPROVAL_TIMEOUT_S",
+           "REQUEST_CANCELLED", "SERVE_CONFIG_SCHEMA", "TIMED_OUT", "ApprovalChannel",
+           "ElicitationApprover", "answer_approves", "approval_message", "clip_middle",
+           "current_channel", "decision_from_answer", "visible"]

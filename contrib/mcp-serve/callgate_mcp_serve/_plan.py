@@ -21,6 +21,8 @@ from typing import Any
 
 from callgate import ToolResult
 
+from ._approval import REQUEST_CANCELLED, TIMED_OUT, answer_approves
+
 EXIT_PLAN_TOOL = "exit_plan_mode"
 PLAN_MAX_CHARS = 6000
 
@@ -52,7 +54,9 @@ APPROVE_SCHEMA: dict[str, Any] = {
 def tool_definition() -> dict[str, Any]:
     """``exit_plan_mode`` in the shape of the ``mcp`` rendering of a host tool."""
     return {"name": EXIT_PLAN_TOOL, "description": DESCRIPTION, "inputSchema": SCHEMA,
-            "annotations": {"readOnlyHint": False, "destructiveHint": False}}
+            "annotations": {"title": "Exit plan mode", "readOnlyHint": False,
+                            "destructiveHint": False, "idempotentHint": False,
+                            "openWorldHint": False}}
 
 
 def _clip(text: str, limit: int = PLAN_MAX_CHARS) -> str:
@@ -118,8 +122,15 @@ def decide(answer: tuple[str, Mapping[str, Any] | None] | None) -> str | None:
         return "the client did not answer the approval request"
     action, content = answer
     if action == "accept":
-        return None if (content or {}).get("approve", True) is not False else \
-            "the user unticked the approval"
+        verdict = answer_approves(content, APPROVE_SCHEMA, "approve")
+        if verdict is True:
+            return None
+        return "the user unticked the approval" if verdict is False else \
+            "the client's answer did not fit the approval form (only approve = true approves)"
+    if action == TIMED_OUT:
+        return "nobody answered the approval request in time ([serve] approval_timeout_s)"
+    if action == REQUEST_CANCELLED:
+        return "the client cancelled the request before the user answered"
     if action == "decline":
         return "the user declined it"
     return "the user dismissed the approval request"

@@ -43,7 +43,15 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from . import _plan
-from ._approval import APPROVAL_KEY, ApprovalChannel, current_channel
+from ._approval import (
+    APPROVAL_KEY,
+    DEFAULT_APPROVAL_TIMEOUT_S,
+    REQUEST_CANCELLED,
+    TIMED_OUT,
+    ApprovalChannel,
+    current_channel,
+)
+from ._turn import Turn
 
 log = logging.getLogger("callgate.mcp_serve")
 
@@ -57,9 +65,9 @@ PLAN_INSTRUCTIONS = (
     " The session is in plan mode: only read-only tools run. Explore, then present your plan "
     "with exit_plan_mode; the user's approval ends plan mode.")
 
-#: How long a 2026-07-28 client may take to come back with an approval before the
-#: host treats the ask as unanswered (and applies ``ask_without_approver``).
-APPROVAL_TIMEOUT_S = 600.0
+#: How long the user may take to answer an approval before the call is refused as not
+#: approved (``[serve] approval_timeout_s`` sets it; the constructor's argument wins).
+APPROVAL_TIMEOUT_S = DEFAULT_APPROVAL_TIMEOUT_S
 
 
 def client_can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -96,6 +104,10 @@ class _Running:
     token: str = attrs.field(factory=lambda: secrets.token_urlsafe(24))
     scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     started: bool = False
+    #: the client cancelled the request: a pending approval ends refused, a late one is ignored
+    cancelled: bool = False
+    #: the scope of the approval the call is waiting for, if any
+    asking: anyio.CancelScope | None = None
 
     @classmethod
     def new(cls, call: ToolCall) -> _Running:
@@ -116,7 +128,7 @@ class CallgateMCP:
     def __init__(self, host: Host, workspace: str | os.PathLike[str], *,
                  session_dir: str | os.PathLike[str] | None = None,
                  session_name: str | None = None,
-                 approval_timeout: float = APPROVAL_TIMEOUT_S, name: str = "callgate",
+                 approval_timeout: float | None = None, name: str = "callgate",
                  plan_mode: bool = False) -> None:
         if not os.path.isdir(workspace):
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
@@ -128,10 +140,12 @@ class CallgateMCP:
         self.session_name = session_name
         # call ids stay unique within a joined session, whichever connection made them
         self._id_prefix = f"mcp-{secrets.token_hex(3)}-" if session_name else "mcp-"
-        self.approval_timeout = approval_timeout
+        #: seconds an approval may stay unanswered before the call is refused
+        self.approval_timeout: float = approval_timeout if approval_timeout is not None else \
+            float(host.config("serve").get("approval_timeout_s", APPROVAL_TIMEOUT_S))
         self.session: Session | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._turn = anyio.Lock()  # one batch at a time, in arrival order
+        self._turn = Turn()  # one batch at a time, in arrival order; lent while asking
         self._waiting: dict[str, _Running] = {}
         self._ids = itertools.count(1)
         self.server: Server[CallgateMCP] = Server(
@@ -214,22 +228,44 @@ class CallgateMCP:
         if not client_can_elicit(ctx):
             return None
         if ctx.session.can_send_request:  # handshake era: ask while the call waits
-            async def elicit_now(message: str, schema: dict[str, Any]) -> Any:
+            async def ask_now(message: str, schema: dict[str, Any]) -> Any:
                 result = await ctx.session.elicit_form(message, schema,
                                                        related_request_id=ctx.request_id)
                 return result.action, result.content
-            return elicit_now
+            return self._bound(running, ask_now)
 
-        async def elicit_later(message: str, schema: dict[str, Any]) -> Any:
+        async def ask_later(message: str, schema: dict[str, Any]) -> Any:
             # 2026-07-28: hand the question to the request handler, which answers
             # InputRequiredResult; the client's retry delivers the answer here.
             running.events_in.send_nowait(("ask", (message, schema)))
-            with anyio.move_on_after(self.approval_timeout):
+            try:
                 return await running.answers.receive()
-            self._waiting.pop(running.token, None)
-            log.warning("no approval for %s within %ss", running.call.name, self.approval_timeout)
-            return None
-        return elicit_later
+            finally:
+                self._waiting.pop(running.token, None)  # a late retry finds nothing
+        return self._bound(running, ask_later)
+
+    def _bound(self, running: _Running, ask: Any) -> Any:
+        """``ask`` bound to its request: it lends the turn while the user decides, ends
+        refused at ``approval_timeout`` or when the client cancels the request (`_outcome`),
+        and an answer arriving after either is ignored."""
+        async def elicit(message: str, schema: dict[str, Any]) -> Any:
+            if running.cancelled:
+                return REQUEST_CANCELLED, None
+            answer: Any = (TIMED_OUT, None)
+            async with self._turn.lent():
+                with anyio.move_on_after(self.approval_timeout) as scope:
+                    running.asking = scope
+                    try:
+                        answer = await ask(message, schema)
+                    finally:
+                        running.asking = None
+            if running.cancelled:
+                return REQUEST_CANCELLED, None
+            if scope.cancelled_caught:
+                log.warning("no approval for %s within %ss", running.call.name,
+                            self.approval_timeout)
+            return answer
+        return elicit
 
     async def _run(self, running: _Running, channel: ApprovalChannel) -> None:
         current_channel.set(channel)
@@ -283,8 +319,12 @@ class CallgateMCP:
             kind, payload = await running.events.receive()
         except anyio.get_cancelled_exc_class():
             # The client cancelled the request: a call still waiting for its turn never
-            # runs; a running one is cancelled cooperatively (its tools see ctx.cancelled).
-            if not running.started:
+            # runs; one waiting for its approval is refused (the question withdrawn, a late
+            # answer ignored); a running one is cancelled cooperatively (ctx.cancelled).
+            running.cancelled = True
+            if running.asking is not None:
+                running.asking.cancel()
+            elif not running.started:
                 running.scope.cancel()
             elif self.session is not None:
                 self.session.cancel()
