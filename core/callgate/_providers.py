@@ -18,7 +18,8 @@ and the registry's flags. Supported providers:
 - ``anthropic``: Messages API tools (``input_schema``) and ``tool_result`` blocks.
 - ``gemini``: ``FunctionDeclaration`` with ``parametersJsonSchema`` (the full
   JSON Schema; nothing dropped), ``functionResponse`` parts.
-- ``mcp``: ``Tool`` with ``inputSchema`` and ``annotations`` (``readOnlyHint``,
+- ``mcp``: ``Tool`` with ``title``, ``inputSchema`` and ``annotations`` (``title``,
+  ``idempotentHint``, ``openWorldHint``, ``readOnlyHint``,
   ``destructiveHint``), ``CallToolResult``.
 """
 
@@ -188,9 +189,13 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
         return {"name": spec.name, "description": spec.description,
                 "parametersJsonSchema": schema}
     if provider == "mcp":
-        return {"name": spec.name, "description": spec.description, "inputSchema": schema,
-                "annotations": {"readOnlyHint": spec.contract_read_only,
-                                "destructiveHint": spec.is_destructive}}
+        return {"name": spec.name, "title": spec.display_title,
+                "description": spec.description, "inputSchema": schema,
+                "annotations": {"title": spec.display_title,
+                                "readOnlyHint": spec.contract_read_only,
+                                "destructiveHint": spec.is_destructive,
+                                "idempotentHint": spec.is_idempotent,
+                                "openWorldHint": spec.open_world}}
     raise _unknown(provider)
 
 

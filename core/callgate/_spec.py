@@ -81,6 +81,10 @@ class ToolSpec:
       ``None`` for the usual line.
     - ``groups`` are the permission groups the tool belongs to (``"Edit"``,
       ``"Bash"``: a rule naming the group names the tool).
+    - ``title`` is the name people read (MCP ``title``; default: the name, capitalized,
+      underscores as spaces); ``idempotent`` says a repeat of the same call changes nothing
+      more (default: read-only tools are); ``open_world`` says the tool reaches outside the
+      workspace (the web, other servers). Clients use them as hints only.
     - ``surface_order`` places the tool on the surface: tools with an order
       come first, lowest first; the others follow by name.
     """
@@ -109,6 +113,9 @@ class ToolSpec:
     misplaced: Callable[[ToolContext, dict[str, Any]], str | None] | None = None
     describe: Callable[[frozenset[str], frozenset[str]], str] | None = None
     route: ProxyRoute | None = None
+    title: str | None = None
+    idempotent: bool | None = None
+    open_world: bool = False
     plugin: str | None = None
 
     @property
@@ -127,6 +134,17 @@ class ToolSpec:
     @property
     def is_destructive(self) -> bool:
         return (not self.contract_read_only) if self.destructive is None else self.destructive
+
+    @property
+    def display_title(self) -> str:
+        if self.title:
+            return self.title
+        words = self.name.replace("__", " ").replace("_", " ").strip()
+        return words[:1].upper() + words[1:]
+
+    @property
+    def is_idempotent(self) -> bool:
+        return self.contract_read_only if self.idempotent is None else self.idempotent
 
     @property
     def permission_name(self) -> str:

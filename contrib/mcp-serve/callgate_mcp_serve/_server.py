@@ -24,6 +24,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import logging
 import math
@@ -38,7 +40,7 @@ import anyio.abc
 import attrs
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from callgate import Host, Session, ToolCall, ToolResult, __version__
+from callgate import Host, ImageBlock, Session, ToolCall, ToolResult, __version__
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
@@ -79,12 +81,38 @@ def client_can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
 
 
 def to_mcp_result(host: Host, result: ToolResult) -> types.CallToolResult:
-    """The host's ``mcp`` rendering as the SDK's model, with the error's kind in ``_meta``."""
-    rendered: dict[str, Any] = dict(host.render_result(result, "mcp"))
+    """The result as the SDK's model, blocks in their order, with the error's kind in
+    ``_meta``. A proxied MCP answer whose text the host left as it was goes out as its
+    original blocks (embedded resources, resource links, audio); its ``structuredContent``
+    is always forwarded."""
+    rendered: dict[str, Any] = {"content": _ordered_blocks(result), "isError": result.is_error}
+    meta = result.meta or {}
+    original = meta.get("mcp_content")
+    if isinstance(original, list) and original and \
+            meta.get("mcp_text_sha256") == hashlib.sha256(result.text.encode()).hexdigest():
+        rendered["content"] = original
+    if isinstance(meta.get("structured_content"), dict):
+        rendered["structuredContent"] = meta["structured_content"]
     if result.error is not None:
         rendered["_meta"] = {"callgate/error": {"kind": result.error.kind,
                                                 "signature": result.error.signature}}
-    return types.CallToolResult.model_validate(rendered, by_name=False)
+    try:
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+    except ValueError:  # a block the SDK's model refuses: the host's own rendering
+        rendered["content"] = host.render_result(result, "mcp")["content"]
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+
+
+def _ordered_blocks(result: ToolResult) -> list[dict[str, Any]]:
+    """Text and image blocks in the order the tool returned them (empty text dropped)."""
+    blocks: list[dict[str, Any]] = []
+    for block in result.content:
+        if isinstance(block, ImageBlock):
+            blocks.append({"type": "image", "mimeType": block.media_type,
+                           "data": base64.b64encode(block.data).decode("ascii")})
+        elif block.text:
+            blocks.append({"type": "text", "text": block.text})
+    return blocks or [{"type": "text", "text": ""}]
 
 
 def _text_error(text: str) -> types.CallToolResult:

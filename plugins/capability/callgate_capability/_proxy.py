@@ -131,6 +131,11 @@ SPEC = ToolSpec(
     schema=SCHEMA,
     execute=execute,
     read_only=read_only,
+    # Advertised as the proxy is: its lookups change nothing and each target is gated per
+    # call under its own name (a destructive MCP tool still asks), so clients that
+    # auto-approve non-destructive tools do not prompt for every list/search/inspect.
+    destructive=False,
+    open_world=True,
     visibility="surface",
     surface_order=90,
     validate=validate,

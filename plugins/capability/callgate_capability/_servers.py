@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import logging
 import os
@@ -273,35 +274,85 @@ def _info(tool: Any) -> McpToolInfo:
     return McpToolInfo(tool.name, tool.description or "", tool.input_schema, annotations)
 
 
+#: the original MCP content rides along in ``meta`` up to this size (JSON characters), so
+#: ``callgate serve`` can forward it block for block; larger answers keep the rendering only
+MCP_CONTENT_META_MAX = 256 * 1024
+
+
 def to_result(answer: Any, label: str, meta: Mapping[str, Any]) -> ToolResult:
-    """An MCP ``CallToolResult`` as a callgate result (capability.md §5 "Results")."""
-    texts: list[str] = []
-    images: list[ImageBlock] = []
+    """An MCP ``CallToolResult`` as a callgate result (capability.md §5 "Results").
+
+    Blocks keep their order: text and images as themselves, an embedded resource's text
+    under a ``[resource uri mime]`` line, an image blob as an image, other blobs, resource
+    links and audio as a line saying what they are. ``structuredContent`` is kept in
+    ``meta["structured_content"]`` (and is the text when there is no content), and the
+    original blocks in ``meta["mcp_content"]`` with the digest of the text they rendered
+    to (``meta["mcp_text_sha256"]``), so an MCP server in front of callgate forwards them
+    as they came unless the host changed the text on the way.
+    """
+    blocks: list[TextBlock | ImageBlock] = []
     for block in answer.content or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            texts.append(block.text)
-        elif kind == "image":
-            try:
-                images.append(ImageBlock(block.mime_type, base64.b64decode(block.data)))
-            except (binascii.Error, ValueError):
-                texts.append(f"[image {block.mime_type}: undecodable data]")
-        elif kind == "resource_link":
-            texts.append(_resource(str(block.uri), block.mime_type))
-        elif kind == "resource":
-            inner = block.resource
-            texts.append(_resource(str(inner.uri), getattr(inner, "mime_type", None)))
-        elif kind == "audio":
-            texts.append(f"[audio {block.mime_type}]")
-    if not texts and not images and answer.structured_content is not None:
-        texts.append(json.dumps(answer.structured_content, separators=(",", ":"),
-                                ensure_ascii=False, sort_keys=True))
-    text = "\n".join(texts)
+        blocks += _blocks_of(block)
+    extra: dict[str, Any] = {}
+    structured = answer.structured_content
+    if structured is not None:
+        extra["structured_content"] = structured
+        if not blocks:
+            blocks.append(TextBlock(json.dumps(structured, separators=(",", ":"),
+                                               ensure_ascii=False, sort_keys=True)))
+    if answer.content:
+        dumped = [b.model_dump(mode="json", by_alias=True, exclude_none=True)
+                  for b in answer.content]
+        if len(json.dumps(dumped)) <= MCP_CONTENT_META_MAX:
+            extra["mcp_content"] = dumped
+    texts = [b.text for b in blocks if isinstance(b, TextBlock)]
     if answer.is_error:
+        text = "\n".join(texts)
         return ToolResult.failure("tool_error", f"{label} reported an error:\n{text}",
                                   f"mcp_tool_error:{meta.get('server')}/{meta.get('mcp_tool')}",
-                                  meta)
-    return ToolResult(content=[TextBlock(text), *images], meta=dict(meta))
+                                  {**meta, **extra})
+    if not blocks:
+        blocks = [TextBlock("")]
+    result = ToolResult(content=blocks, meta={**dict(meta), **extra})
+    if "mcp_content" in extra:
+        result.meta["mcp_text_sha256"] = hashlib.sha256(result.text.encode()).hexdigest()
+    return result
+
+
+def _blocks_of(block: Any) -> list[TextBlock | ImageBlock]:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return [TextBlock(block.text)]
+    if kind == "image":
+        try:
+            return [ImageBlock(block.mime_type, base64.b64decode(block.data))]
+        except (binascii.Error, ValueError):
+            return [TextBlock(f"[image {block.mime_type}: undecodable data]")]
+    if kind == "resource_link":
+        line = "[resource link " + " ".join(
+            x for x in (str(block.uri), block.name, block.mime_type) if x) + "]"
+        return [TextBlock(f"{line} {block.description}" if block.description else line)]
+    if kind == "resource":
+        inner = block.resource
+        uri, mime = str(inner.uri), getattr(inner, "mime_type", None)
+        text = getattr(inner, "text", None)
+        if text is not None:
+            return [TextBlock(f"{_resource(uri, mime)}\n{text}")]
+        blob = getattr(inner, "blob", None) or ""
+        try:
+            data = base64.b64decode(blob)
+        except (binascii.Error, ValueError):
+            return [TextBlock(f"{_resource(uri, mime)} (undecodable binary data)")]
+        if mime and mime.startswith("image/"):
+            return [TextBlock(_resource(uri, mime)), ImageBlock(mime, data)]
+        return [TextBlock(f"{_resource(uri, mime)} ({len(data):,} bytes of binary data)")]
+    if kind == "audio":
+        try:
+            size = len(base64.b64decode(block.data))
+        except (binascii.Error, ValueError):
+            size = 0
+        return [TextBlock(f"[audio {block.mime_type}, {size:,} bytes]")]
+    return []
 
 
 def _resource(uri: str, mime: str | None) -> str:

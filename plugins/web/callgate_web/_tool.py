@@ -124,6 +124,7 @@ class WebPlugin:
         registry.add_config("web", CONFIG_SCHEMA)
         registry.add(ToolSpec(
             name="web_fetch",
+            open_world=True,
             description=DESCRIPTION,
             schema=SCHEMA,
             execute=self.execute,

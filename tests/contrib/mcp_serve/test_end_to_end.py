@@ -67,7 +67,8 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path, user_config: Path
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) >= NEEDED
             assert tools["read_file"].annotations == types.ToolAnnotations(
-                read_only_hint=True, destructive_hint=False)
+                title="Read file", read_only_hint=True, destructive_hint=False,
+                idempotent_hint=True, open_world_hint=False)
             assert tools["edit_file"].annotations is not None
             assert tools["edit_file"].annotations.read_only_hint is False
 

@@ -257,7 +257,7 @@ def test_results_carry_text_images_resources_structured_content_and_errors(
         callgate_session, tmp_path):
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path)})
     pic = uc(s, action="call", capability_id="mcp-tool:fixture/picture")
-    assert pic.text == "a picture\n[resource file:///tmp/note.txt text/plain]"
+    assert pic.text == "a picture\n[resource link file:///tmp/note.txt note text/plain]"
     [image] = pic.images
     assert image.media_type == "image/png" and image.data.startswith(b"\x89PNG")
     structured = uc(s, action="call", capability_id="mcp-tool:fixture/structured")
@@ -322,3 +322,21 @@ def test_stderr_log_lives_in_the_session_dir(callgate_session, tmp_path):
     assert (tmp_path / "sess" / "mcp" / "fixture.stderr.log").exists()
     assert shutil.which("git") is not None
     assert json.loads(json.dumps({"ok": True}))["ok"]
+
+
+def test_mixed_results_keep_block_order_resource_text_and_structured_content(
+        callgate_session, tmp_path):
+    s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path, "--mixed")})
+    r = uc(s, action="call", capability_id="mcp-tool:fixture/mixed")
+    assert not r.is_error, r.text
+    kinds = [type(b).__name__ for b in r.content]
+    assert kinds == ["TextBlock", "ImageBlock", *["TextBlock"] * 5]
+    assert r.content[0].text == "first" and r.content[-1].text == "last"
+    assert r.content[2].text == "[resource demo://notes/1 text/plain]\nthe note's text"
+    assert r.content[3].text == ("[resource demo://blobs/1 application/octet-stream] "
+                                 "(3 bytes of binary data)")
+    assert r.content[4].text == "[resource link demo://readme readme text/markdown]"
+    assert r.content[5].text == "[audio audio/wav, 12 bytes]"
+    assert r.meta["structured_content"] == {"kinds": 7, "ok": True}
+    assert [b["type"] for b in r.meta["mcp_content"]] == [
+        "text", "image", "resource", "resource", "resource_link", "audio", "text"]
