@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -16,6 +19,8 @@ if TYPE_CHECKING:
     from ._files_api import FileAccess
     from ._host import Host
     from ._session import Session
+
+log = logging.getLogger("callgate")
 
 
 @attrs.frozen
@@ -41,6 +46,11 @@ class GatedPath:
         return self.resolved.display
 
 
+#: ``sink(done, total, message)``: where `ToolContext.progress` goes (`Session.progress_to`)
+ProgressSink = Callable[[float, "float | None", "str | None"], None]
+PROGRESS_SINK: ContextVar[ProgressSink | None] = ContextVar("callgate_progress", default=None)
+
+
 @attrs.define
 class ToolContext:
     """What a tool's ``execute`` (and ``validate``/``preview``) receives besides its arguments.
@@ -54,6 +64,8 @@ class ToolContext:
     - ``cancelled``: set when the integrator cancels the batch or the session.
     - ``gated``: the path arguments the host gate checked, by argument name.
     - ``expected_versions``: for an approved preview, the versions it was computed on.
+    - ``progress(done, total, message)``: how far a long call is, for an integrator that
+      shows it (``callgate serve`` sends MCP ``notifications/progress``); a no-op otherwise.
     """
 
     session: Session
@@ -79,6 +91,19 @@ class ToolContext:
     @property
     def config(self) -> dict[str, Any]:
         return self.session.host.plugin_config(self.tool.plugin)
+
+    def progress(self, done: float, total: float | None = None,
+                 message: str | None = None) -> None:
+        """Report how far the call is (``done`` only grows: lines, bytes, seconds; ``total``
+        if known). Callable from any thread; does nothing when nobody listens (the
+        integrator's `Session.progress_to`) or while previewing."""
+        sink = PROGRESS_SINK.get()
+        if sink is None or self.previewing:
+            return
+        try:
+            sink(float(done), None if total is None else float(total), message)
+        except Exception:  # a broken listener never fails the call
+            log.exception("a progress listener failed")
 
     def notify(self, text: str) -> None:
         """Queue a notice (one pending per plugin; a newer one replaces it)."""

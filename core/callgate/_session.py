@@ -15,8 +15,8 @@ import tempfile
 import threading
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ import attrs
 from . import _pipeline, _profiles, _telemetry
 from ._batch import FifoLock
 from ._errors import ToolError
+from ._context import PROGRESS_SINK, ProgressSink
 from ._files_api import FileAccess
 from ._model import Decision, TextBlock, ToolCall, ToolResult
 from ._notices import NoticeQueue
@@ -358,6 +359,17 @@ class Session:
                 return await _pipeline.run_batch(self, calls)
             finally:
                 _BATCH_TURN.reset(token)
+
+    @contextmanager
+    def progress_to(self, sink: ProgressSink | None) -> Iterator[None]:
+        """Send the `ToolContext.progress` reports of the calls run inside the block (in this
+        task and the tasks and threads it starts) to ``sink(done, total, message)``, which
+        must be callable from any thread."""
+        token = PROGRESS_SINK.set(sink)
+        try:
+            yield
+        finally:
+            PROGRESS_SINK.reset(token)
 
     @asynccontextmanager
     async def yield_turn(self) -> AsyncIterator[None]:

@@ -44,7 +44,7 @@ from callgate import Host, ImageBlock, Session, ToolCall, ToolResult, __version_
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from . import _plan
+from . import _plan, _progress
 from ._approval import (
     APPROVAL_KEY,
     DEFAULT_APPROVAL_TIMEOUT_S,
@@ -247,9 +247,12 @@ class CallgateMCP:
                                             params.arguments))
             channel = ApprovalChannel(self._live_session(), self._elicit_for(ctx, running))
             assert self._tasks is not None
-            runner = self._run_plan_exit if self.plan_mode and \
-                params.name == _plan.EXIT_PLAN_TOOL else self._run
-            self._tasks.start_soon(runner, running, channel, name=f"callgate {params.name}")
+            if self.plan_mode and params.name == _plan.EXIT_PLAN_TOOL:
+                self._tasks.start_soon(self._run_plan_exit, running, channel,
+                                       name=f"callgate {params.name}")
+            else:
+                self._tasks.start_soon(self._run, running, channel, _progress.reporter(ctx),
+                                       name=f"callgate {params.name}")
         return await self._outcome(running)
 
     def _elicit_for(self, ctx: ServerRequestContext[Any, Any], running: _Running) -> Any:
@@ -295,12 +298,13 @@ class CallgateMCP:
             return answer
         return elicit
 
-    async def _run(self, running: _Running, channel: ApprovalChannel) -> None:
+    async def _run(self, running: _Running, channel: ApprovalChannel,
+                   progress: _progress.Reporter | None = None) -> None:
         current_channel.set(channel)
         session = self._live_session()
         with running.scope:  # cancelled while it waits for its turn: never runs
             try:
-                async with self._turn:
+                async with self._turn, _progress.forwarding(progress, session):
                     running.started = True
                     [result] = await session.run_batch([running.call])
             except Exception as exc:  # the pipeline never raises for a tool: a host fault

@@ -556,16 +556,25 @@ class McpRuntime:
             return conn
 
     async def call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float,
-                   on_send: Callable[[], None] | None = None) -> mcp_types.CallToolResult:
-        """Send ``tools/call``; ``on_send`` runs right before the request goes out."""
+                   on_send: Callable[[], None] | None = None,
+                   on_progress: Callable[[float, float | None, str | None], None] | None = None
+                   ) -> mcp_types.CallToolResult:
+        """Send ``tools/call``; ``on_send`` runs right before the request goes out. With
+        ``on_progress`` the request carries a progress token and the child's
+        ``notifications/progress`` go to it (callgate serve passes them to its client)."""
         conn = self._conns.get(name)
         if conn is None or not conn.alive or conn.session is None:
             raise NotConnected(name)
         if on_send is not None:
             on_send()
         try:
+            callback = None
+            if on_progress is not None:
+                async def callback(done: float, total: float | None, message: str | None
+                                   ) -> None:
+                    on_progress(done, total, message)
             with anyio.fail_after(timeout):
-                return await conn.session.call_tool(tool, arguments)
+                return await conn.session.call_tool(tool, arguments, progress_callback=callback)
         except TimeoutError:
             raise CallTimedOut() from None
         except Exception as exc:

@@ -20,7 +20,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -198,15 +198,18 @@ class McpServers:
         return tools
 
     def call(self, name: str, tool: str, arguments: dict[str, Any],
-             cancelled: threading.Event | None = None) -> ToolResult:
-        """Send one ``tools/call`` (counted in ``remote_dispatches``) and shape its result."""
+             cancelled: threading.Event | None = None,
+             progress: Callable[[float, float | None, str | None], None] | None = None
+             ) -> ToolResult:
+        """Send one ``tools/call`` (counted in ``remote_dispatches``) and shape its result.
+        ``progress`` (the call's ``ctx.progress``) receives the child's progress reports."""
         from ._mcp_client import CallTimedOut, Cancelled, NotConnected, ServerGone, seconds
 
         config = self._configs[name]
         runtime = self._ensure_runtime()
         future = runtime.submit(runtime.call(
             name, tool, arguments, float(config.call_timeout_s),
-            on_send=lambda: self._session.count("remote_dispatches")))
+            on_send=lambda: self._session.count("remote_dispatches"), on_progress=progress))
         label = f'MCP tool "{tool}" on "{name}"'
         meta = {"server": name, "mcp_tool": tool}
         try:

@@ -260,7 +260,7 @@ class McpPlan:
         refused = self.recheck(ctx, connecting=False)
         if refused is not None:
             return refused
-        return servers.call(self.server, self.tool, args, ctx.cancelled)
+        return servers.call(self.server, self.tool, args, ctx.cancelled, ctx.progress)
 
 
 def plan_of(spec: ToolSpec) -> McpPlan | None:

@@ -26,6 +26,8 @@ log = logging.getLogger("callgate.shell")
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 CANCEL_POLL_S = 0.1
+#: how often a running command reports its progress (`ProgressTicker`)
+PROGRESS_EVERY_S = 1.0
 
 
 @attrs.frozen
@@ -111,14 +113,23 @@ def run_foreground(ctx: ToolContext, shell: Shell, args: dict[str, Any]) -> Tool
     timeout_ms = args.get("timeout_ms", DEFAULT_TIMEOUT_MS)
     launch = prepare_launch(ctx, shell, command)
     capture = Capture(ctx.config["max_capture_bytes"])
+    ticker = ProgressTicker(ctx, timeout_ms / 1000)
+
+    def sink(data: bytes) -> None:
+        ticker.lines += data.count(b"\n")
+        capture.add(data)
+
+    def stop() -> str | None:
+        ticker.tick()
+        return "cancelled" if ctx.cancelled.is_set() else None
+
     try:
-        group = start_group(launch.argv, launch.env, launch.cwd, capture.add,
+        group = start_group(launch.argv, launch.env, launch.cwd, sink,
                             reap_leftovers=reaps_leftovers(shell, command))
     except OSError as exc:
         return could_not_start(shell, exc)
     outcome = group.run(deadline=time.monotonic() + timeout_ms / 1000, deadline_reason="timeout",
-                        stop=lambda: "cancelled" if ctx.cancelled.is_set() else None,
-                        poll=CANCEL_POLL_S)
+                        stop=stop, poll=CANCEL_POLL_S)
     output = capture.text()
     notes = [PIPE_NOTE] if outcome.pipe_held else []
     if launch.note is not None:
@@ -154,6 +165,25 @@ def run_foreground(ctx: ToolContext, shell: Shell, args: dict[str, Any]) -> Tool
     text = format_output(output, notes, status)
     return ToolResult(content=[TextBlock(text)], is_error=error is not None, error=error,
                       meta=meta)
+
+
+class ProgressTicker:
+    """``ctx.progress`` at most every `PROGRESS_EVERY_S`: seconds elapsed of the timeout,
+    with the output lines so far (an MCP client shows a long command is alive)."""
+
+    def __init__(self, ctx: ToolContext, total_s: float | None) -> None:
+        self.ctx, self.total_s = ctx, total_s
+        self.started = self._last = time.monotonic()
+        self.lines = 0
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self._last < PROGRESS_EVERY_S:
+            return
+        self._last = now
+        elapsed = now - self.started
+        self.ctx.progress(round(elapsed, 1), self.total_s,
+                          f"{elapsed:.0f} s elapsed, {self.lines} output lines")
 
 
 def format_output(output: str, notes: list[str], status: str) -> str:

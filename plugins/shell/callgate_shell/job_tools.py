@@ -15,6 +15,7 @@ from ._jobs import Job, JobTable
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
 WAIT_SLICE_S = 0.1
+PROGRESS_EVERY_S = 1.0
 
 JOB_OUTPUT_DESCRIPTION = (
     "Read a background job's output: only what it printed since your last read of that job, "
@@ -97,13 +98,21 @@ def _job(table: JobTable, job_id: str) -> Job:
     return job
 
 
-def _wait(event: threading.Event, seconds: float, cancelled: threading.Event) -> bool:
-    """Wait for ``event`` at most ``seconds``; gives up early when the call is cancelled."""
+def _wait(event: threading.Event, seconds: float, cancelled: threading.Event,
+          ctx: ToolContext | None = None, what: str = "the job") -> bool:
+    """Wait for ``event`` at most ``seconds``; gives up early when the call is cancelled.
+    Reports progress (seconds waited of ``seconds``) about once a second."""
     deadline = time.monotonic() + seconds
+    started = last = time.monotonic()
     while not event.is_set():
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = deadline - now
         if left <= 0 or cancelled.is_set():
             return False
+        if ctx is not None and now - last >= PROGRESS_EVERY_S:
+            last = now
+            ctx.progress(round(now - started, 1), seconds,
+                         f"waiting for {what}: {now - started:.0f} s")
         event.wait(min(left, WAIT_SLICE_S))
     return True
 
@@ -116,7 +125,8 @@ def report(ctx: ToolContext, job: Job, *, wait: bool, timeout_ms: int,
     """One job's block: header, new output since the cursor (cursor moved), notes."""
     waited_out = False
     if wait and not job.finished.is_set():
-        waited_out = not _wait(job.finished, timeout_ms / 1000, ctx.cancelled)
+        waited_out = not _wait(job.finished, timeout_ms / 1000, ctx.cancelled, ctx,
+                               f"job {job.id}")
     read = _table(ctx).read(job, ctx.config["max_capture_bytes"])
     notes = []
     body = read.text

@@ -107,3 +107,21 @@ def test_proxied_blocks_arrive_in_order_with_resources_audio_and_structured_cont
     assert isinstance(audio, types.AudioContent) and audio.mime_type == "audio/wav"
     assert isinstance(last, types.TextContent) and last.text == "last"
     assert r.structured_content == {"kinds": 7, "ok": True}
+
+
+def test_a_child_servers_progress_reaches_the_client(tmp_path: Path) -> None:
+    app = CallgateMCP(_host(tmp_path), tmp_path)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async def scenario() -> types.CallToolResult:
+        async with Client(app.server) as client:
+            return await client.call_tool("use_capability", {
+                "action": "call", "capability_id": "mcp-tool:fixture/slow",
+                "arguments": {"seconds": 1}}, progress_callback=on_progress)
+
+    r = run(scenario)
+    assert not r.is_error, r.content
+    assert seen == [(float(i), 4.0, f"step {i} of 4") for i in range(1, 5)]
