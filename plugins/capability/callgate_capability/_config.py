@@ -29,6 +29,14 @@ CAPABILITY_SCHEMA: dict[str, Any] = {
     },
 }
 
+#: What a child gets from callgate's environment by default besides the SDK's own few
+#: (HOME, LOGNAME, PATH, SHELL, TERM, USER): the certificate and proxy settings that
+#: ``uvx``/``npx`` launchers need to download a server, and the locale. No credentials.
+DEFAULT_ENV_PASSTHROUGH: tuple[str, ...] = (
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY",
+    "https_proxy", "http_proxy", "no_proxy", "all_proxy", "LANG", "LC_ALL", "TMPDIR")
+
 #: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
 #: trust may switch a user's server off, never change what it runs; a server it adds is
 #: taken whole but flagged (`ServerConfig.from_untrusted_workspace`).
@@ -42,6 +50,10 @@ SERVER_SCHEMA: dict[str, Any] = {
                  "x-workspace": "user"},
         "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {},
                 "x-workspace": "user"},
+        "env_passthrough": {"type": "array", "uniqueItems": True, "maxItems": 64,
+                            "items": {"type": "string",
+                                      "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                            "default": list(DEFAULT_ENV_PASSTHROUGH), "x-workspace": "user"},
         "cwd": {"type": "string", "default": "", "x-workspace": "user"},
         "enabled": {"type": "boolean", "default": True, "x-workspace": [True, False]},
         "auto_start": {"type": "boolean", "default": False, "x-workspace": [True, False]},
@@ -69,6 +81,9 @@ class ServerConfig:
     args: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     env: Mapping[str, str] = attrs.field(factory=dict, converter=lambda v: dict(sorted(v.items())))
     cwd: str
+    #: variables copied from callgate's environment when set there (``env`` wins)
+    env_passthrough: tuple[str, ...] = attrs.field(default=DEFAULT_ENV_PASSTHROUGH,
+                                                   converter=tuple)
     enabled: bool = True
     auto_start: bool = False
     startup_timeout_s: float = 30
@@ -87,12 +102,14 @@ class ServerConfig:
         return hashlib.sha256(raw.encode()).hexdigest()
 
     def expanded_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-        """``env`` with ``${VAR}`` taken from the host environment.
+        """``env`` with ``${VAR}`` taken from the host environment, over the
+        ``env_passthrough`` variables the host environment has.
 
         Raises `MissingVariable` naming the key and the variable, never a value.
         """
         source = os.environ if environ is None else environ
-        out: dict[str, str] = {}
+        out: dict[str, str] = {k: source[k] for k in self.env_passthrough
+                               if k in source and k not in self.env}
         for key, value in self.env.items():
             def substitute(match: re.Match[str], key: str = key) -> str:
                 var = match.group(1)
@@ -122,6 +139,7 @@ def server_config(name: str, table: Mapping[str, Any], workspace_root: str, *,
     return ServerConfig(
         name=name, command=table["command"], args=table.get("args", []),
         env=table.get("env", {}), cwd=absolute, enabled=table.get("enabled", True),
+        env_passthrough=table.get("env_passthrough", DEFAULT_ENV_PASSTHROUGH),
         auto_start=table.get("auto_start", False),
         startup_timeout_s=table.get("startup_timeout_s", 30),
         call_timeout_s=table.get("call_timeout_s", 120),

@@ -45,6 +45,8 @@ MESSAGE_TOO_LARGE = -32099
 TAIL_LINES = 20
 TAIL_BYTES = 2048
 _POLL_S = 0.5
+#: how often a call in flight checks that its server's process group is whole
+_WATCH_S = 0.1
 
 
 @attrs.frozen
@@ -303,6 +305,9 @@ class Connection:
         self._stopping = False
         self._exit_at_failure: int | None = None
         self._log_offset = 0
+        #: the processes of the child's group when it was ready (the server behind a
+        #: wrapper such as ``bash -c "server | tee log"`` among them)
+        self.members: frozenset[int] = frozenset()
 
     @property
     def pid(self) -> int | None:
@@ -316,6 +321,13 @@ class Connection:
 
     def tail(self) -> str:
         return stderr_tail(self.launch.log_path, self._log_offset)
+
+    def lost_member(self) -> bool:
+        """Whether the child, or a process of its group that was there when it became
+        ready, has died: behind a wrapper the pipe may stay open after the server died."""
+        if self.process is not None and self.process.returncode is not None:
+            return True
+        return any(not _running(pid) for pid in self.members)
 
     # --- start ---------------------------------------------------------------
 
@@ -397,6 +409,7 @@ class Connection:
             server = init.server_info
             self.server_info = {"name": server.name, "version": server.version} if server else {}
             self.status = "connected"
+            self.members = group_members(self.pid)
             assert self._ready is not None
             self._ready.set_result(None)
             await self._watch()
@@ -466,6 +479,46 @@ class Connection:
                 process.kill()
         except (OSError, ProcessLookupError):
             pass
+
+
+def group_members(pgid: int | None) -> frozenset[int]:
+    """The live processes of process group ``pgid`` (Linux ``/proc``; elsewhere the leader)."""
+    if pgid is None:
+        return frozenset()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return frozenset({pgid})
+    found = set()
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            found.add(int(name))
+    return frozenset(found)
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _describe_exit(code: int) -> str:
@@ -573,8 +626,34 @@ class McpRuntime:
                 async def callback(done: float, total: float | None, message: str | None
                                    ) -> None:
                     on_progress(done, total, message)
+            session = conn.session
+            answer: mcp_types.CallToolResult | None = None
             with anyio.fail_after(timeout):
-                return await conn.session.call_tool(tool, arguments, progress_callback=callback)
+                async with anyio.create_task_group() as tg:
+                    async def send() -> None:
+                        nonlocal answer
+                        answer = await session.call_tool(tool, arguments,
+                                                         progress_callback=callback)
+                        tg.cancel_scope.cancel()
+                    tg.start_soon(send)
+                    while True:  # the pipe may outlive the server: watch its group too
+                        await anyio.sleep(_WATCH_S)
+                        if conn.lost_member():
+                            tg.cancel_scope.cancel()
+                            break
+            if answer is not None:
+                return answer
+            await conn._settle_exit(0.5)
+            conn.kill_tree()
+            reason = "a process of the server's group exited (the server behind its wrapper)"
+            code = getattr(conn.process, "returncode", None)
+            if code is not None:
+                reason = _describe_exit(code)
+            if conn._stop is not None:
+                conn._stop.set()
+            conn.status = "failed"
+            conn.failure = reason
+            raise ServerGone(reason, conn.tail())
         except TimeoutError:
             raise CallTimedOut() from None
         except Exception as exc:

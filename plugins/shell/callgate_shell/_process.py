@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
+from ._lifeline import lifeline
+
 log = logging.getLogger("callgate.shell")
 
 GRACE_S = 2.0  # SIGTERM to the group, then SIGKILL this much later if any member is left
@@ -128,6 +130,7 @@ class PosixProcessGroup(ProcessGroup):
             self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, cwd=self.cwd, env=self.env, start_new_session=True,
             close_fds=True)
+        lifeline.hold(self.proc.pid)  # the group dies with this process, even on SIGKILL
         self.started = time.monotonic()
         assert self.proc.stdout is not None
         self._fd = self.proc.stdout.fileno()
@@ -171,6 +174,8 @@ class PosixProcessGroup(ProcessGroup):
             return self._outcome(ended_by, pipe_held=not drained)
         finally:
             self._close()
+            if self.proc is not None:
+                lifeline.release(self.proc.pid)
 
     # --- the loop ------------------------------------------------------------------
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 
 from .helpers import (
+    FIXTURE,
     Approver,
     boot,
     calls_of,
@@ -340,3 +342,52 @@ def test_mixed_results_keep_block_order_resource_text_and_structured_content(
     assert r.meta["structured_content"] == {"kinds": 7, "ok": True}
     assert [b["type"] for b in r.meta["mcp_content"]] == [
         "text", "image", "resource", "resource", "resource_link", "audio", "text"]
+
+
+def test_a_server_dying_behind_a_wrapper_is_noticed_at_once(callgate_session, tmp_path):
+    """``bash -c "server | tee log"``: the server's death is seen by watching the process
+    group, not at the call timeout."""
+    wrapped = " ".join([sys.executable, FIXTURE, "--calls", str(tmp_path / "calls.jsonl")])
+    # the subshell keeps the pipe to callgate open after the server died
+    table = {"command": "bash",
+             "args": ["-c", f"({wrapped}; sleep 60) | tee {tmp_path / 'tee.log'}"],
+             "call_timeout_s": 30}
+    s = boot(callgate_session, tmp_path, {"fixture": table})
+    assert not uc(s, action="call", capability_id="mcp-tool:fixture/structured").is_error
+    started = time.monotonic()
+    r = uc(s, action="call", capability_id="mcp-tool:fixture/crash")
+    assert time.monotonic() - started < 5
+    assert r.error.kind == "tool_error" and r.error.signature == "mcp_server_failed:fixture"
+
+
+def _child_env(callgate_session, tmp_path, **table):
+    fixture = " ".join([sys.executable, FIXTURE, "--calls", str(tmp_path / "calls.jsonl")])
+    dump = tmp_path / "child.env"
+    server = {"command": "bash", "args": ["-c", f"env > {dump}; exec {fixture}"], **table}
+    s = boot(callgate_session, tmp_path, {"fixture": server})
+    assert not uc(s, action="call", capability_id="mcp-tool:fixture/structured").is_error
+    s.close()
+    return dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+
+
+def test_certificate_and_proxy_variables_pass_through_by_default(
+        callgate_session, tmp_path, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/ssl/custom.pem")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("CALLGATE_TEST_SECRET", "do-not-pass")
+    env = _child_env(callgate_session, tmp_path)
+    assert env["SSL_CERT_FILE"] == "/etc/ssl/custom.pem"
+    assert env["HTTPS_PROXY"] == "http://proxy.invalid:3128"
+    assert "CALLGATE_TEST_SECRET" not in env  # only the listed names
+
+
+def test_env_passthrough_is_configurable_and_env_wins(callgate_session, tmp_path, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/ssl/custom.pem")
+    monkeypatch.setenv("CALLGATE_TEST_TOKEN", "from-host")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    env = _child_env(callgate_session, tmp_path,
+                     env_passthrough=["CALLGATE_TEST_TOKEN", "HTTPS_PROXY"],
+                     env={"HTTPS_PROXY": "http://other.invalid:1"})
+    assert env["CALLGATE_TEST_TOKEN"] == "from-host"
+    assert env["HTTPS_PROXY"] == "http://other.invalid:1"
+    assert "SSL_CERT_FILE" not in env  # the list replaces the default
