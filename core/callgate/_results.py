@@ -350,6 +350,27 @@ class ResultStore:
         data = item.load()
         return page_text(item.ref, data, offset, limit, item.sha256)
 
+    def listing(self) -> list[StoredResult]:
+        """The results this process still holds, oldest first (for a server that lists
+        them, e.g. as MCP resources); each one's ``ref`` names it for `by_ref`."""
+        with self._lock:
+            items = list(self._items.values())
+        return [i for i in items if i.data is not None or i.file is not None or
+                i.row is not None]
+
+    def by_ref(self, result_ref: str) -> StoredResult | None:
+        """The stored result named ``result_ref`` (also one an earlier process of a joined
+        session recorded), or ``None`` when there is none or it is no longer retained."""
+        for item in self.listing():
+            if item.ref == result_ref:
+                return item
+        if self._store is not None:
+            found = self._store.result_by_ref(self._session, result_ref)
+            if found is not None and found[4]:
+                return StoredResult(0, found[1], "", found[2], stored_row=found[0],
+                                    ref=result_ref, sha=found[3], store=self._store)
+        return None
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)

@@ -44,7 +44,7 @@ from callgate import Host, ImageBlock, Session, ToolCall, ToolResult, __version_
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from . import _plan, _progress
+from . import _plan, _progress, _resources
 from ._approval import (
     APPROVAL_KEY,
     DEFAULT_APPROVAL_TIMEOUT_S,
@@ -180,7 +180,10 @@ class CallgateMCP:
             name, version=__version__,
             instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else ""),
             lifespan=self._lifespan,
-            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource)
 
     # --- lifespan -----------------------------------------------------------------
 
@@ -225,6 +228,24 @@ class CallgateMCP:
             listed = [*listed, _plan.tool_definition()]
         tools = [types.Tool.model_validate(t, by_name=False) for t in listed]
         return types.ListToolsResult(tools=tools)
+
+    # --- resources: the session's stored results, read-only ----------------------------
+
+    async def _list_resources(self, ctx: ServerRequestContext[Any, Any],
+                              params: types.PaginatedRequestParams | None
+                              ) -> types.ListResourcesResult:
+        return _resources.list_results(self._live_session())
+
+    async def _list_resource_templates(self, ctx: ServerRequestContext[Any, Any],
+                                       params: types.PaginatedRequestParams | None
+                                       ) -> types.ListResourceTemplatesResult:
+        return _resources.templates()
+
+    async def _read_resource(self, ctx: ServerRequestContext[Any, Any],
+                             params: types.ReadResourceRequestParams
+                             ) -> types.ReadResourceResult:
+        session = self._live_session()
+        return await anyio.to_thread.run_sync(_resources.read_result, session, str(params.uri))
 
     # --- tools/call -----------------------------------------------------------------
 

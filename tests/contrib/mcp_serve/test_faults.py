@@ -48,25 +48,36 @@ def test_sigkill_of_serve_leaves_no_job_process(tmp_path: Path) -> None:
     groups: set[int] = set()
 
     async def scenario() -> None:
-        async with stdio_client(serve(tmp_path)) as (read, write), \
-                ClientSession(read, write) as client:
+        async with (
+            stdio_client(serve(tmp_path)) as (read, write),
+            ClientSession(read, write) as client,
+        ):
             await client.initialize()
-            r = await client.call_tool("bash", {"command": "sleep 300; echo never",
-                                                "run_in_background": True})
+            r = await client.call_tool(
+                "bash", {"command": "sleep 300; echo never", "run_in_background": True}
+            )
             assert re.search(r"background job bash-\d+", text_of(r)), text_of(r)
-            server = next(p for p in psutil.Process().children(recursive=True)
-                          if "serve" in p.cmdline() and "callgate.cli" in p.cmdline())
+            server = next(
+                p
+                for p in psutil.Process().children(recursive=True)
+                if "serve" in p.cmdline() and "callgate.cli" in p.cmdline()
+            )
             async with anyio.create_task_group() as tg:
+
                 async def foreground() -> None:
                     try:
                         await client.call_tool("bash", {"command": "sleep 300; echo never"})
                     except Exception:  # the server is killed under it
                         pass
+
                 tg.start_soon(foreground)
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline:
-                    shells = [p for p in server.children(recursive=True)
-                              if "sleep 300; echo never" in " ".join(p.cmdline())]
+                    shells = [
+                        p
+                        for p in server.children(recursive=True)
+                        if "sleep 300; echo never" in " ".join(p.cmdline())
+                    ]
                     if len(shells) == 2:
                         break
                     await anyio.sleep(0.1)
@@ -88,4 +99,3 @@ def test_sigkill_of_serve_leaves_no_job_process(tmp_path: Path) -> None:
     for proc in left:
         proc.kill()
     assert not left
-
