@@ -169,6 +169,8 @@ def _http_sessions(smoke: bool, tmp: str | None) -> Result:
 
 def _subagents(smoke: bool, tmp: str | None) -> Result:
     return _module("subagents").run(rounds=20 if smoke else 300)
+def _serve_stdio(smoke: bool, tmp: str | None) -> Result:
+    return asyncio.run(_module("serve_stdio").main(50 if smoke else 600))
 
 
 @dataclass
@@ -217,6 +219,8 @@ BENCHMARKS = [
           "contrib/ui (issue 24)", _ui),
     Bench("subagents", "a subagent's child session: open + close, sharing the MCP connection",
           "tasks (issue 22)", _subagents, ("mcp",)),
+    Bench("serve_stdio", "serve over stdio: tools/call read_file vs the bare SDK stdio server",
+          "mcp-serve (issue 23)", _serve_stdio, ("mcp",)),
     Bench("reference", "Issue 11's reference figures not re-measured above (no callgate)",
           "benchmarks (issue 11)", _reference),
 ]
@@ -530,6 +534,14 @@ def _rows_job_output(r: Result) -> list[dict[str, Any]]:
     ]
 
 
+def _rows_serve_stdio(r: Result) -> list[dict[str, Any]]:
+    return [_row("serve_stdio", f"`callgate serve` stdio tools/call read_file ({r['calls']} calls)",
+                 f"{_fmt(r['callgate_median_ms'], 'ms')} (p95 {_fmt(r['callgate_p95_ms'], 'ms')})",
+                 f"bare SDK stdio server {_fmt(r['bare_sdk_median_ms'], 'ms')} (p95 "
+                 f"{_fmt(r['bare_sdk_p95_ms'], 'ms')})", f"{r['ratio']}×", "", None,
+                 f"+{r['overhead_median_ms']} ms per call")]
+
+
 def _rows_mcp_call(r: Result) -> list[dict[str, Any]]:
     c = r["call_ms"]
     out = [_row("mcp_call", f"MCP tools/call over stdio via use_capability ({c['calls']} calls)",
@@ -573,6 +585,7 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
     "sessions": _rows_sessions, "http_sessions": _rows_http_sessions, "ui": _rows_ui,
     "subagents": _rows_subagents,
+    "serve_stdio": _rows_serve_stdio,
     "reference": _rows_reference,
 }
 

@@ -13,50 +13,65 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+import anyio.lowlevel
 from callgate import Session
 
 log = logging.getLogger("callgate.mcp_serve")
 
 Report = tuple[float, "float | None", "str | None"]
+#: the longest the result waits for its progress reports to go out
+FLUSH_TIMEOUT_S = 2.0
 
 
 class Reporter:
-    """Sends one request's progress reports to its client."""
+    """Sends one request's progress reports to its client.
+
+    Costs nothing until the first report: then one task drains the queued reports, in
+    order, and ends when the queue is empty (`flush` waits for it before the result goes)."""
 
     def __init__(self, ctx: Any) -> None:
         self._ctx = ctx
         self._loop = asyncio.get_running_loop()
-        self._in: MemoryObjectSendStream[Report]
-        self._out: MemoryObjectReceiveStream[Report]
-        self._in, self._out = anyio.create_memory_object_stream[Report](math.inf)
+        self._queue: deque[Report] = deque()
+        self._task: asyncio.Task[None] | None = None
         self._last = -math.inf
 
     def sink(self, done: float, total: float | None, message: str | None) -> None:
         """`callgate.Session.progress_to`'s sink: any thread, never blocks."""
         try:
-            self._loop.call_soon_threadsafe(self._in.send_nowait, (done, total, message))
+            self._loop.call_soon_threadsafe(self._push, (done, total, message))
         except RuntimeError:  # the loop is gone: the connection ended
             pass
 
-    async def forward(self) -> None:
-        async with self._out:
-            async for done, total, message in self._out:
-                if done <= self._last:
-                    continue
-                self._last = done
-                try:
-                    await self._ctx.session.report_progress(done, total, message)
-                except Exception as exc:  # the client went away: the call goes on
-                    log.debug("progress not sent: %s", exc)
+    def _push(self, report: Report) -> None:
+        self._queue.append(report)
+        if self._task is None or self._task.done():
+            self._task = self._loop.create_task(self._drain())
 
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._in.close)
+    async def _drain(self) -> None:
+        while self._queue:
+            done, total, message = self._queue.popleft()
+            if done <= self._last:
+                continue
+            self._last = done
+            try:
+                await self._ctx.session.report_progress(done, total, message)
+            except Exception as exc:  # the client went away: the call goes on
+                log.debug("progress not sent: %s", exc)
+
+    async def flush(self) -> None:
+        """Wait until every report queued so far was sent (or given up)."""
+        await anyio.lowlevel.checkpoint()  # let reports scheduled from threads arrive
+        task = self._task
+        if task is not None and not task.done():
+            with anyio.move_on_after(FLUSH_TIMEOUT_S):
+                await asyncio.shield(task)
 
 
 def progress_token(ctx: Any) -> Any:
@@ -74,17 +89,17 @@ def reporter(ctx: Any) -> Reporter | None:
 
 @asynccontextmanager
 async def forwarding(reporter: Reporter | None, session: Session) -> AsyncIterator[None]:
-    """Run the block with its calls' progress going to ``reporter`` (if any)."""
+    """Run the block with its calls' progress going to ``reporter`` (if any); the reports
+    are sent before the block's result is."""
     if reporter is None:
         yield
         return
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(reporter.forward)
+    with session.progress_to(reporter.sink):
         try:
-            with session.progress_to(reporter.sink):
-                yield
+            yield
         finally:
-            reporter.close()
+            with anyio.CancelScope(shield=True):
+                await reporter.flush()
 
 
 __all__ = ["Reporter", "forwarding", "progress_token", "reporter"]
