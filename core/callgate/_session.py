@@ -25,8 +25,8 @@ import attrs
 
 from . import _pipeline, _profiles, _telemetry
 from ._batch import FifoLock
-from ._errors import ToolError
 from ._context import PROGRESS_SINK, ProgressSink
+from ._errors import ToolError
 from ._files_api import FileAccess
 from ._model import Decision, TextBlock, ToolCall, ToolResult
 from ._notices import NoticeQueue
