@@ -55,6 +55,9 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path, user_config: Path
         f"[mcp_servers.time]\ncommand = {json.dumps(sys.executable)}\n"
         'args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]\n')
     survivors: list[psutil.Process] = []
+    # processes this test process already had (its own shell lifeline helper, started by an
+    # earlier in-process test, lives as long as pytest) are not the server's survivors
+    preexisting = {p.pid for p in psutil.Process().children(recursive=True)}
 
     async def scenario() -> None:
         params = StdioServerParameters(command=sys.executable,
@@ -122,7 +125,8 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path, user_config: Path
             # starts it inside bwrap, and leaving while bwrap is still setting up is another
             # race (issue-16-config note: a SIGTERM during bwrap's setup can orphan it)
             for _ in range(100):
-                survivors[:] = psutil.Process().children(recursive=True)
+                survivors[:] = [p for p in psutil.Process().children(recursive=True)
+                                if p.pid not in preexisting]
                 cmdlines = [" ".join(p.cmdline()) for p in survivors if p.is_running()]
                 if "sleep 300" in cmdlines:
                     break
