@@ -26,6 +26,7 @@ from ._model import ToolCall, ToolResult
 from ._serial import call_from_json, result_to_json
 from ._session import MODES, Session
 from ._validation import lone_surrogate
+from .hookspecs import hookimpl
 
 MODE_NOTICES = {
     "default": "[plan approved] The user approved the plan and ended plan mode: calls that "
@@ -171,3 +172,50 @@ async def replay(session: Session, lines: Iterable[str], first: int = 1
                 yield entry, result_json(entry.invalid)
             else:
                 yield entry, result_json(next(it), number)
+
+
+class AnswerFile:
+    """``callgate replay --answers FILE``: the user's side of the ``ask`` tool, scripted.
+
+    The file is ``{"answers": {KEY: VALUE, ...}}``: KEY is a question's text or its header
+    (the text wins), VALUE an option label, a list of labels (or typed answers), or
+    ``null`` for a dismissed question. A call none of whose questions the file names
+    finds no one to ask. It implements the ask plugin's ``callgate_ask_user`` hook
+    (optional: without the plugin installed, nothing calls it).
+    """
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+
+    @classmethod
+    def load(cls, path: str) -> AnswerFile:
+        """Read and check ``path``; raises `ValueError` saying what is wrong with it."""
+        try:
+            with open(path, "rb") as fh:
+                value = json.loads(fh.read())
+        except OSError as exc:
+            raise ValueError(f"cannot open answers file {path}: {exc.strerror or exc}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise ValueError(f"answers file {path} is not JSON: {exc}") from None
+        answers = value.get("answers") if isinstance(value, dict) else None
+        if not isinstance(answers, dict):
+            raise ValueError(f'answers file {path} must be {{"answers": {{question or header: '
+                             "answer}}}")
+        for key, answer in answers.items():
+            if not (answer is None or isinstance(answer, str) or (
+                    isinstance(answer, list) and all(isinstance(a, str) for a in answer))):
+                raise ValueError(f"answers file {path}: the answer to {key!r} must be a "
+                                 "string, a list of strings or null")
+        return cls(answers)
+
+    @hookimpl(optionalhook=True)
+    def callgate_ask_user(self, session: Session, questions: list[dict[str, Any]]
+                          ) -> dict[str, Any] | None:
+        found: dict[str, Any] = {}
+        for q in questions:
+            for key in (q.get("question"), q.get("header")):
+                if key in self.answers:
+                    answer = self.answers[key]
+                    found[q["id"]] = [answer] if isinstance(answer, str) else answer
+                    break
+        return found or None

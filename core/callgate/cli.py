@@ -131,6 +131,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     scripted = _scripted_subagents(args)
     if isinstance(scripted, int):
         return scripted
+    if args.answers:
+        try:
+            approver.append(("callgate.cli.answers", _replay.AnswerFile.load(args.answers)))
+        except ValueError as exc:
+            return _fail(str(exc))
     try:
         host = _boot(args, args.workspace, approver + scripted)
     except BootError as exc:
@@ -398,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run subagents from transcripts in DIR instead of a model: a child "
                         "reads DIR/<slug of its description>.jsonl, else DIR/child-<N>.jsonl "
                         "(docs/subagents.md)")
+    p.add_argument("--answers", metavar="FILE",
+                   help='answer the ask tool from FILE: {"answers": {"question or header": '
+                        '"label" | ["label", ...] | null}} (docs/ask.md)')
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")

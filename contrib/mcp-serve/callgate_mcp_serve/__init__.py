@@ -4,15 +4,16 @@
 MCP on stdin/stdout with the official ``mcp`` SDK's low-level server:
 ``tools/list`` is the host's surface in its ``mcp`` rendering, and every
 ``tools/call`` runs through the full pipeline in one session that lives as
-long as the connection. ``ask`` permissions reach the client's user through MCP
-elicitation when the client supports it.
+long as the connection. ``ask`` permissions, and the ``ask`` tool's questions
+(`ElicitationAsker`), reach the client's user through MCP elicitation when the
+client supports it.
 
 Embedding the server in your own process::
 
     from callgate import Host
-    from callgate_mcp_serve import CallgateMCP, ElicitationApprover, serve_stdio
+    from callgate_mcp_serve import CallgateMCP, ElicitationApprover, ElicitationAsker, serve_stdio
 
-    host = Host.boot("callgate.toml", plugins=[ElicitationApprover()])
+    host = Host.boot("callgate.toml", plugins=[ElicitationApprover(), ElicitationAsker()])
     anyio.run(serve_stdio, CallgateMCP(host, "/path/to/workspace"))
 
 The package registers no tools; it adds the ``serve`` command through the
@@ -25,8 +26,9 @@ from __future__ import annotations
 from typing import Any
 
 from ._approval import ElicitationApprover
+from ._ask import ElicitationAsker
 
-__all__ = ["CallgateMCP", "ElicitationApprover", "serve_stdio"]
+__all__ = ["CallgateMCP", "ElicitationApprover", "ElicitationAsker", "serve_stdio"]
 
 
 def __getattr__(name: str) -> Any:

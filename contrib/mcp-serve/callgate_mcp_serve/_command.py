@@ -65,6 +65,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from callgate import BootError, Host
 
     from ._approval import ElicitationApprover
+    from ._ask import ElicitationAsker
     from ._server import CallgateMCP
     from ._stdio import serve_stdio
 
@@ -88,7 +89,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _serve_http(args, workspace)
     try:
         host = Host.boot(args.config, surface=args.surface, workspace=workspace,
-                         plugins=[("callgate_mcp_serve.approver", ElicitationApprover())])
+                         plugins=[("callgate_mcp_serve.approver", ElicitationApprover()),
+                                  ("callgate_mcp_serve.asker", ElicitationAsker())])
     except (BootError, OSError) as exc:
         print(f"callgate: {exc}", file=sys.stderr)
         return EXIT_USAGE
