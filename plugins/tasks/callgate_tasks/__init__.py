@@ -35,6 +35,11 @@ Other plugins that run children (``fleet``) use the same machinery::
     [outcome] = await children(ctx, runner).run_all([Job(record, prompt, profile=profile)])
     record = ctx.session.subagents.finish(record, outcome)
 
+``fleet`` runs 2-64 children as one plan (ids, ``depends_on``, ``read_only``,
+``write_paths``), refusing bad graphs and overlapping write claims before any child
+starts; ``[tasks] fleet_max_parallel`` (default 16) and ``fleet_max_writers`` (default
+4) cap it. A background fleet is read with ``fleet_output`` (see `_fleet`).
+
 Entry point: ``[project.entry-points.callgate] tasks = "callgate_tasks"``.
 """
 
@@ -47,7 +52,7 @@ from ._model import (
     SubagentRequest,
     SubagentRunner,
 )
-from ._plugin import STRICT_DENIED, callgate_register_tools
+from ._plugin import STRICT_DENIED, callgate_register_tools, callgate_session_end
 from ._run import ChildRunner, Job
 from ._tools import children, depth_profile, nesting_available, runner_for
 
@@ -62,6 +67,7 @@ __all__ = [
     "SubagentRequest",
     "SubagentRunner",
     "callgate_register_tools",
+    "callgate_session_end",
     "children",
     "depth_profile",
     "hookspecs",

@@ -1,4 +1,5 @@
-"""The tasks plugin's hook implementations: the runner hook spec, config, records, tools."""
+"""The tasks plugin's hook implementations: the runner hook spec, config, records, tools,
+and ending a closing session's background fleets."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from callgate import hookimpl
 from . import hookspecs
 from ._book import SubagentBook
 from ._builtin import TOOLS as PROFILE_TOOLS
+from ._fleet import FLEET_TOOLS, FleetBook
 from ._tools import TOOLS
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -19,6 +21,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
                       "description": "How deep subagents may nest below the session the "
                                      "integrator opened."},
+        "fleet_max_parallel": {"type": "integer", "minimum": 1, "maximum": 64, "default": 16},
+        "fleet_max_writers": {"type": "integer", "minimum": 1, "maximum": 16, "default": 4},
     },
 }
 
@@ -37,6 +41,13 @@ def callgate_register_tools(registry: Any) -> None:
     registry.add_hookspecs(hookspecs)
     registry.add_config("tasks", CONFIG_SCHEMA)
     registry.add_session_extension("subagents", SubagentBook)
-    registry.deny_in_read_only_children(*STRICT_DENIED)
-    for spec in (*TOOLS, *PROFILE_TOOLS):
+    registry.add_session_extension("fleets", FleetBook)
+    registry.deny_in_read_only_children(*STRICT_DENIED, "fleet_output")
+    for spec in (*TOOLS, *PROFILE_TOOLS, *FLEET_TOOLS):
         registry.add(spec)
+
+
+@hookimpl
+def callgate_session_end(session: Any) -> None:
+    """Cancel the session's background fleets and wait (bounded) for their children."""
+    session.fleets.close()
