@@ -29,3 +29,5 @@ def callgate_register_tools(registry: Any) -> None:
     registry.add_hookspecs(hookspecs)
     registry.add_config("ask", CONFIG_SCHEMA)
     registry.add(ASK)
+    # read-only (it changes nothing), but a strict read-only child has no user to ask
+    registry.deny_in_read_only_children("ask")

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 import attrs
-from callgate import ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 
 from . import _fleet_plan, _fleet_text
 from ._fleet_plan import Item
@@ -141,8 +141,14 @@ OUTPUT_DESCRIPTION = (
 
 
 def open_child(session: Any, item: Item) -> Any:
-    """The child session of one item."""
-    return session.open_child()
+    """The child session of one item, under the profile its arguments describe: a reader
+    (``read_only``) is a strict read-only child, ``tools`` its allowlist, ``profile`` its
+    name in refusals and execution facts. The pipeline enforces it on every call; a child
+    opened where no depth remains is refused (`ToolError`, reported as that item's
+    failure)."""
+    profile = ChildProfile(name=item.profile or f"fleet:{item.id}", tools=item.tools,
+                           read_only=item.read_only)
+    return session.open_child(profile=profile)
 
 
 # --- background fleets -----------------------------------------------------------------------

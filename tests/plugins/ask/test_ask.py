@@ -217,3 +217,17 @@ def test_replay_refuses_a_bad_answers_file(tmp_path: Path, content: str, says: s
     assert proc.returncode == 2 and says in proc.stderr and proc.stdout == ""
     missing = _replay(tmp_path, [], "--answers", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "cannot open answers file" in missing.stderr
+
+
+def test_a_strict_read_only_child_never_asks(callgate_session) -> None:
+    from callgate import ChildProfile
+
+    user = User({"q1": ["Postgres"]})
+    s = open_ask(callgate_session, user)
+    strict = s.child(ChildProfile(name="explore", read_only=True))
+    r = strict.call("ask", {"questions": [DB]})
+    assert r.is_error and r.meta.get("executed") is False, r.text
+    assert user.asked == []
+    # a child that is not strict may still ask the same user
+    plain = s.child(ChildProfile(name="helper"))
+    assert plain.call("ask", {"questions": [DB]}).text.endswith("Database: Postgres")

@@ -334,3 +334,34 @@ def test_closing_the_session_cancels_a_background_fleet(tasks) -> None:
 def test_without_a_runner_there_is_no_fleet(tasks) -> None:
     s = tasks(None)
     s.expect_error("fleet", {"tasks": [reader("a"), reader("b")]}, kind="unknown_tool")
+
+
+def test_a_reader_is_a_strict_read_only_child_and_a_writer_may_write(callgate_session) -> None:
+    import callgate_files
+    import callgate_tasks
+    from callgate import ToolCall
+
+    from .conftest import RunnerIntegration
+
+    async def respond(request: Any) -> Any:
+        target = request.prompt
+        r = await request.session.run(
+            ToolCall(f"c-{target}", "write_file", {"path": target, "content": "new\n"})
+        )
+        return completed(f"{target}: {'refused' if r.is_error else 'written'}")
+
+    s = callgate_session(
+        plugins=[callgate_tasks, callgate_files, RunnerIntegration(ScriptedRunner(respond))]
+    )
+    r = s.call(
+        "fleet",
+        {
+            "tasks": [
+                {"prompt": "reader.txt", "read_only": True},
+                {"prompt": "writer.txt", "write_paths": ["writer.txt"]},
+            ]
+        },
+    )
+    assert "reader.txt: refused" in r.text and "writer.txt: written" in r.text
+    assert not (s.workspace / "reader.txt").exists()
+    assert (s.workspace / "writer.txt").read_text() == "new\n"
