@@ -173,6 +173,12 @@ def _serve_stdio(smoke: bool, tmp: str | None) -> Result:
     return asyncio.run(_module("serve_stdio").main(50 if smoke else 600))
 
 
+def _fleet(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("fleet").run(tasks=4, delay_ms=20, repeat=1)
+    return _module("fleet").run(tasks=16, delay_ms=200, repeat=7)
+
+
 @dataclass
 class Bench:
     """One benchmark: how to run it and who owns the module it drives."""
@@ -189,6 +195,8 @@ BENCHMARKS = [
           _mcp_overhead, ("mcp",)),
     Bench("pipeline_overhead", "Per-call pipeline overhead, batches of 1 and 64",
           "core (issue 2)", _pipeline_overhead),
+    Bench("fleet", "16-task read-only fleet of scripted children vs one by one",
+          "tasks (issue 22)", _fleet),
     Bench("batch_io", "8 I/O-bound read-only calls: one batch vs one by one",
           "benchmarks (issue 11)", _batch_io, ("mcp",)),
     Bench("read_file", "read_file window deep in a 1 GiB file vs tail | head",
@@ -320,6 +328,15 @@ def _rows_batch_io(r: Result) -> list[dict[str, Any]]:
                         f"{row['batch_vs_one_call']:.2f}× one call",
                         "≤ 1.5× one call", row["batch_vs_one_call"] <= 1.5))
     return out
+
+
+def _rows_fleet(r: Result) -> list[dict[str, Any]]:
+    n = r["tasks"]
+    return [_row("fleet", f"fleet of {n} read-only children (slowest sleeps "
+                 f"{r['slowest_child_delay_ms']:.0f} ms)", _timing(r["fleet"]),
+                 f"slowest child alone {_timing(r['slowest_child'])}; {n} one by one "
+                 f"{_timing(r['one_by_one'])}", f"{r['fleet_vs_slowest_child']:.2f}× slowest",
+                 "≤ 1.5× the slowest child", r["met"])]
 
 
 def _rows_read_file(r: Result) -> list[dict[str, Any]]:
@@ -579,7 +596,8 @@ def _rows_http_sessions(r: Result) -> list[dict[str, Any]]:
 
 ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "mcp_overhead": _rows_mcp_overhead, "pipeline_overhead": _rows_pipeline_overhead,
-    "batch_io": _rows_batch_io, "read_file": _rows_read_file, "edit_sizes": _rows_edit_sizes,
+    "batch_io": _rows_batch_io, "fleet": _rows_fleet, "read_file": _rows_read_file,
+    "edit_sizes": _rows_edit_sizes,
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
