@@ -100,11 +100,21 @@ async def run_ask(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     questions = _questions.questions_of(args)
     timeout = ctx.config.get("timeout_seconds", 600)
     raw = None
-    with anyio.move_on_after(timeout) as scope:
-        raw = ctx.session.host.pm.hook.callgate_ask_user(session=ctx.session, questions=questions)
-        if inspect.isawaitable(raw):
-            raw = await raw
+
+    def ask_hook() -> Any:
+        return ctx.session.host.pm.hook.callgate_ask_user(session=ctx.session, questions=questions)
+
     meta: dict[str, Any] = {"questions": [q["id"] for q in questions]}
+    with anyio.move_on_after(timeout) as scope:
+        try:
+            # a worker thread: a frontend that blocks in a sync hook cannot stall the loop,
+            # and the timeout walks away from it (the context, e.g. the MCP channel, follows)
+            raw = await anyio.to_thread.run_sync(ask_hook, abandon_on_cancel=True)
+            if inspect.isawaitable(raw):
+                raw = await raw
+        except Exception:
+            log.exception("ask: the callgate_ask_user hook failed")
+            return ToolResult.ok(_questions.NO_ONE, {**meta, "status": "no_one_to_ask"})
     if scope.cancelled_caught:
         log.warning("ask: no answer within %ss", timeout)
         return ToolResult.ok(

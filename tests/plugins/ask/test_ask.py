@@ -231,3 +231,37 @@ def test_a_strict_read_only_child_never_asks(callgate_session) -> None:
     # a child that is not strict may still ask the same user
     plain = s.child(ChildProfile(name="helper"))
     assert plain.call("ask", {"questions": [DB]}).text.endswith("Database: Postgres")
+
+
+class BlockingUser:
+    """A frontend whose sync hook blocks (a terminal prompt nobody answers)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.release = threading.Event()
+
+    @hookimpl
+    def callgate_ask_user(self, session: Any, questions: list[dict[str, Any]]) -> Any:
+        self.release.wait(30)
+        return {"q1": ["Postgres"]}
+
+
+def test_a_blocking_sync_hook_times_out_too(callgate_session) -> None:
+    user = BlockingUser()
+    s = open_ask(callgate_session, user, config={"ask": {"timeout_seconds": 1}})
+    try:
+        assert s.call("ask", {"questions": [DB]}).meta["status"] == "timed_out"
+    finally:
+        user.release.set()
+
+
+class BrokenUser:
+    @hookimpl
+    def callgate_ask_user(self, session: Any, questions: list[dict[str, Any]]) -> Any:
+        raise RuntimeError("the frontend broke")
+
+
+def test_a_failing_hook_leaves_no_one_to_ask(callgate_session) -> None:
+    s = open_ask(callgate_session, BrokenUser())
+    assert s.call("ask", {"questions": [DB]}).meta["status"] == "no_one_to_ask"
