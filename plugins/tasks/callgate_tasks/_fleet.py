@@ -146,8 +146,9 @@ def open_child(session: Any, item: Item) -> Any:
     name in refusals and execution facts. The pipeline enforces it on every call; a child
     opened where no depth remains is refused (`ToolError`, reported as that item's
     failure)."""
-    profile = ChildProfile(name=item.profile or f"fleet:{item.id}", tools=item.tools,
-                           read_only=item.read_only)
+    profile = ChildProfile(
+        name=item.profile or f"fleet:{item.id}", tools=item.tools, read_only=item.read_only
+    )
     return session.open_child(profile=profile)
 
 

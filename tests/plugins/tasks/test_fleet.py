@@ -336,7 +336,10 @@ def test_without_a_runner_there_is_no_fleet(tasks) -> None:
     s.expect_error("fleet", {"tasks": [reader("a"), reader("b")]}, kind="unknown_tool")
 
 
-def test_a_reader_is_a_strict_read_only_child_and_a_writer_may_write(callgate_session) -> None:
+@pytest.mark.parametrize("background", [False, True])
+def test_a_reader_is_a_strict_read_only_child_and_a_writer_may_write(
+    callgate_session, background
+) -> None:
     import callgate_files
     import callgate_tasks
     from callgate import ToolCall
@@ -359,9 +362,12 @@ def test_a_reader_is_a_strict_read_only_child_and_a_writer_may_write(callgate_se
             "tasks": [
                 {"prompt": "reader.txt", "read_only": True},
                 {"prompt": "writer.txt", "write_paths": ["writer.txt"]},
-            ]
+            ],
+            "run_in_background": background,
         },
     )
+    if background:  # the children run on the fleet's own thread and event loop
+        r = s.call("fleet_output", {"job_id": r.meta["job_id"], "wait": True})
     assert "reader.txt: refused" in r.text and "writer.txt: written" in r.text
     assert not (s.workspace / "reader.txt").exists()
     assert (s.workspace / "writer.txt").read_text() == "new\n"
