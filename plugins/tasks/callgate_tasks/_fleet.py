@@ -29,7 +29,15 @@ from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 from . import _fleet_plan, _fleet_text
 from ._fleet_plan import Item
 from ._fleet_run import FleetRun, Slot
-from ._tools import DESCRIPTION_FIELD, NEEDS, PROMPT_FIELD, _runner, available
+from ._tools import (
+    DESCRIPTION_FIELD,
+    NEEDS,
+    PROMPT_FIELD,
+    _runner,
+    available,
+    depth_profile,
+    nesting_available,
+)
 
 log = logging.getLogger("callgate.tasks")
 
@@ -74,7 +82,14 @@ ITEM_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": 64,
-            "description": "A child profile name for the runner (e.g. explore).",
+            "description": "A name for the child's profile (shown in refusals).",
+        },
+        "max_steps": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "At most this many model turns for the child (the runner's limit "
+            "otherwise).",
         },
         "tools": {
             "type": "array",
@@ -140,16 +155,17 @@ OUTPUT_DESCRIPTION = (
 # --- children --------------------------------------------------------------------------------
 
 
-def open_child(session: Any, item: Item) -> Any:
-    """The child session of one item, under the profile its arguments describe: a reader
-    (``read_only``) is a strict read-only child, ``tools`` its allowlist, ``profile`` its
-    name in refusals and execution facts. The pipeline enforces it on every call; a child
-    opened where no depth remains is refused (`ToolError`, reported as that item's
-    failure)."""
-    profile = ChildProfile(
-        name=item.profile or f"fleet:{item.id}", tools=item.tools, read_only=item.read_only
+def profile_of(session: Any, item: Item) -> ChildProfile:
+    """The child profile of one item: a reader (``read_only``) is a strict read-only child,
+    ``tools`` its allowlist, ``profile`` its name in refusals and execution facts, and
+    ``[tasks] max_depth`` its depth. The pipeline enforces it on every call; a child that
+    cannot open (no depth remains) is that item's failure (``max_depth``)."""
+    return depth_profile(
+        session,
+        ChildProfile(
+            name=item.profile or f"fleet:{item.id}", tools=item.tools, read_only=item.read_only
+        ),
     )
-    return session.open_child(profile=profile)
 
 
 # --- background fleets -----------------------------------------------------------------------
@@ -283,7 +299,7 @@ async def run_fleet(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             max_writers=cfg.get("fleet_max_writers", 4),
             fail_fast=bool(args.get("fail_fast", False)),
             cancelled=cancelled,
-            open_child=open_child,
+            profile_of=lambda item: profile_of(session, item),
         )
 
     if args.get("run_in_background", False):
@@ -334,7 +350,7 @@ FLEET_TOOLS = (
         schema=FLEET_SCHEMA,
         execute=run_fleet,
         validate=validate,
-        available=available,
+        available=nesting_available,
         groups=("tasks",),
         requires_hooks=NEEDS,
     ),

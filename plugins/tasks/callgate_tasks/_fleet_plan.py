@@ -32,6 +32,7 @@ class Item:
     profile: str | None
     read_only: bool
     tools: tuple[str, ...] | None
+    max_steps: int | None
     depends_on: tuple[str, ...]
     #: canonical claimed paths; the workspace root when a writer names none; () if read-only
     claims: tuple[str, ...]
@@ -169,6 +170,7 @@ def plan(tasks: Sequence[Mapping[str, Any]], workspace: Any) -> tuple[list[Item]
                 profile=task.get("profile"),
                 read_only=bool(task.get("read_only", False)),
                 tools=tuple(tools) if tools is not None else None,
+                max_steps=task.get("max_steps"),
                 depends_on=deps[name],
                 claims=claims,
                 shown_claims=shown,

@@ -53,7 +53,7 @@ class FleetRun:
         max_writers: int,
         fail_fast: bool,
         cancelled: Callable[[], bool],
-        open_child: Callable[[Any, Item], Any],
+        profile_of: Callable[[Item], Any],
     ) -> None:
         self.slots = [Slot(item) for item in items]
         self._by_id = {s.item.id: s for s in self.slots}
@@ -64,7 +64,7 @@ class FleetRun:
         self._max_writers = max_writers
         self._fail_fast = fail_fast
         self._cancelled = cancelled
-        self._open_child = open_child
+        self._profile_of = profile_of
         self._changed: anyio.Event | None = None
         self.stopped: str | None = None
 
@@ -165,14 +165,12 @@ class FleetRun:
 
     async def _call(self, slot: Slot) -> SubagentOutcome:
         assert slot.record is not None
+        profile = self._profile_of(slot.item)
         try:
-            child = self._open_child(self._session, slot.item)
-        except ToolError as exc:  # no depth remains, a profile the host refuses
+            child = self._session.open_child(profile=profile)
+        except ToolError as exc:  # no subagent depth remains
             return SubagentOutcome(
-                status="failed",
-                answer=exc.message,
-                error_code=exc.signature or exc.kind,
-                retryable=False,
+                status="failed", answer=exc.message, error_code="max_depth", retryable=False
             )
         request = SubagentRequest(
             ref=slot.record.ref,
@@ -180,6 +178,8 @@ class FleetRun:
             prompt=slot.item.prompt,
             workspace=self._session.workspace.root,
             session=child,
+            profile=profile,
+            max_steps=slot.item.max_steps,
         )
         try:
             return outcome_of_value(await self._runner.run(request))

@@ -251,10 +251,15 @@ def test_the_children_are_real_sessions_of_the_workspace(tasks) -> None:
         child = request.session
         assert child is not None and child.parent is not None
         assert child.workspace.root == request.workspace
+        assert (
+            request.profile.read_only is True and request.profile.name == "fleet:task-1"
+        ) or request.profile.name == "scout"
+        assert request.profile.max_depth == 3 and child.profile == request.profile
         return completed(request.prompt)
 
     s = tasks(ScriptedRunner(respond))
-    assert not s.call("fleet", {"tasks": [reader("a"), reader("b")]}).is_error
+    r = s.call("fleet", {"tasks": [reader("a"), reader("b", profile="scout")]})
+    assert not r.is_error, r.text
 
 
 # --- the combined result ---------------------------------------------------------------------
@@ -371,3 +376,95 @@ def test_a_reader_is_a_strict_read_only_child_and_a_writer_may_write(
     assert "reader.txt: refused" in r.text and "writer.txt: written" in r.text
     assert not (s.workspace / "reader.txt").exists()
     assert (s.workspace / "writer.txt").read_text() == "new\n"
+
+
+# --- callgate replay --subagents -------------------------------------------------------------
+
+
+def test_a_fleet_end_to_end_through_replay_with_scripted_children(tmp_path) -> None:
+    """``callgate replay --subagents DIR``: each child replays DIR/<slug>.jsonl in its own
+    session; the reader's write is refused by its strict profile, the writer's lands, the
+    failing child's dependent is skipped."""
+    import json
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("hello\n")
+    kids = tmp_path / "kids"
+    kids.mkdir()
+    (kids / "scan.jsonl").write_text(
+        json.dumps({"name": "read_file", "arguments": {"path": "notes.txt"}})
+        + "\n"
+        + json.dumps({"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}})
+        + "\n"
+        + json.dumps({"answer": "scanned"})
+        + "\n"
+    )
+    (kids / "write.jsonl").write_text(
+        json.dumps({"name": "write_file", "arguments": {"path": "out.txt", "content": "done"}})
+        + "\n"
+        + json.dumps({"answer": "wrote out.txt"})
+        + "\n"
+    )
+    (kids / "break.jsonl").write_text(
+        json.dumps({"outcome": {"status": "failed", "error_code": "broke", "answer": "it broke"}})
+        + "\n"
+    )
+    fleet = {
+        "tasks": [
+            {"id": "scan", "description": "scan", "prompt": "scan", "read_only": True},
+            {
+                "id": "write",
+                "description": "write",
+                "prompt": "write",
+                "write_paths": ["out.txt"],
+                "depends_on": ["scan"],
+            },
+            {"id": "break", "description": "break", "prompt": "break", "read_only": True},
+            {
+                "id": "after",
+                "description": "after",
+                "prompt": "after",
+                "read_only": True,
+                "depends_on": ["break"],
+            },
+        ]
+    }
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"name": "fleet", "arguments": fleet}) + "\n")
+    env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "tasks,files"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "callgate.cli",
+            "replay",
+            str(transcript),
+            "--workspace",
+            str(ws),
+            "--subagents",
+            str(kids),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    [line] = proc.stdout.splitlines()
+    result = json.loads(line)
+    status = {t["id"]: t["status"] for t in result["meta"]["fleet"]["tasks"]}
+    assert status == {
+        "scan": "completed",
+        "write": "completed",
+        "break": "failed",
+        "after": "skipped",
+    }
+    assert result["content"].startswith(
+        "Completed fleet of 4 tasks: 2 completed, 1 failed, 1 skipped."
+    )
+    assert len(REF.findall(result["content"])) == 3
+    assert (ws / "out.txt").read_text() == "done"
+    assert not (ws / "x.txt").exists()
