@@ -82,7 +82,8 @@ def test_tools_that_need_a_missing_integrator_hook_are_not_listed(clean_env, tmp
     assert "compress" not in listed and "use_capability" in listed
     assert set(host.unhooked()) == {"compress", "task", "parallel_tasks",
                                     "read_subagent_result", "read_only_task", "explore",
-                                    "research", "review", "security_review"}
+                                    "research", "review", "security_review", "fleet",
+                                    "fleet_output"}
     assert host.unhooked()["compress"] == ("callgate_session_conversation",
                                            "callgate_session_summarizer")
     assert "compress" in host.visible_names(assume_hooks=True)  # the contract's view
