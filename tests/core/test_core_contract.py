@@ -86,6 +86,9 @@ def _identifiers(path: Path) -> set[str]:
 #: (``bash -c ...`` is unwrapped) and the names of the two dialects, not the shell tools;
 #: the read-only classifier lists programs (``ls``, ``grep``), not the tools of those names.
 SHELL_LANGUAGE = {"_commands.py", "_commands_pwsh.py", "_readonly.py"}
+#: The permission verdicts: ``"ask"`` there is the rule engine's word (allow / ask / deny),
+#: not the ``ask`` tool of callgate-ask that shares it.
+VERDICTS = {"allow", "ask", "deny"}
 
 
 def test_the_core_names_no_builtin_tool(builtin_tools: set[str]) -> None:
@@ -98,7 +101,7 @@ def test_the_core_names_no_builtin_tool(builtin_tools: set[str]) -> None:
         if path.name in SHELL_LANGUAGE:
             continue
         for line, value in _code_strings(path):
-            if value in builtin_tools:
+            if value in builtin_tools - VERDICTS:
                 found.append(f"{path.name}:{line}: {value!r}")
         found += [f"{path.name}: identifier {n}" for n in _identifiers(path) & builtin_tools
                   if "_" in n]  # short words (ls, glob, task, wait) are ordinary names
