@@ -27,6 +27,8 @@ import attrs
 from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 
 from . import _fleet_plan, _fleet_text
+from ._builtin import PROFILES, PROMPTS, READS_CHANGES
+from ._changes import change_set
 from ._fleet_plan import Item
 from ._fleet_run import FleetRun, Slot
 from ._tools import (
@@ -82,7 +84,9 @@ ITEM_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": 64,
-            "description": "A name for the child's profile (shown in refusals).",
+            "enum": sorted(PROFILES),
+            "description": "Run this task as a built-in strict read-only profile (its tools and "
+            "instructions; review profiles also get the workspace's change set).",
         },
         "max_steps": {
             "type": "integer",
@@ -156,16 +160,35 @@ OUTPUT_DESCRIPTION = (
 
 
 def profile_of(session: Any, item: Item) -> ChildProfile:
-    """The child profile of one item: a reader (``read_only``) is a strict read-only child,
-    ``tools`` its allowlist, ``profile`` its name in refusals and execution facts, and
-    ``[tasks] max_depth`` its depth. The pipeline enforces it on every call; a child that
-    cannot open (no depth remains) is that item's failure (``max_depth``)."""
+    """The child profile of one item: a built-in ``profile``'s own, else a reader
+    (``read_only``) is a strict read-only child, ``tools`` its allowlist; either way with
+    ``[tasks] max_depth``. The pipeline enforces it on every call; a child that cannot open
+    (no depth remains) is that item's failure (``max_depth``)."""
+    if item.profile:
+        return depth_profile(session, PROFILES[item.profile])
     return depth_profile(
-        session,
-        ChildProfile(
-            name=item.profile or f"fleet:{item.id}", tools=item.tools, read_only=item.read_only
-        ),
+        session, ChildProfile(name=f"fleet:{item.id}", tools=item.tools, read_only=item.read_only)
     )
+
+
+async def with_profile_prompts(session: Any, items: list[Item]) -> list[Item]:
+    """Items with a built-in profile get its instructions before their prompt, and the
+    review profiles the change set (read once per fleet)."""
+    changes: str | None = None
+    if any(it.profile in READS_CHANGES for it in items):
+        changes = (
+            await anyio.to_thread.run_sync(change_set, session.workspace.root)
+            or "(not a git work tree: find the changes to review yourself)"
+        )
+    out = []
+    for it in items:
+        if it.profile:
+            prompt = f"{PROMPTS[it.profile]}\n\nTask:\n{it.prompt}"
+            if it.profile in READS_CHANGES:
+                prompt += f"\n\nChange set:\n{changes}"
+            it = attrs.evolve(it, prompt=prompt)
+        out.append(it)
+    return out
 
 
 # --- background fleets -----------------------------------------------------------------------
@@ -286,6 +309,7 @@ async def run_fleet(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     items, problems = _fleet_plan.plan(args["tasks"], ctx.session.workspace)
     assert not problems  # validate refused them before the call ran
     runner = _runner(ctx)
+    items = await with_profile_prompts(ctx.session, items)
     session = ctx.session
     max_chars = session.max_chars
     cfg = ctx.config

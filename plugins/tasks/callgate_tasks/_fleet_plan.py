@@ -67,6 +67,28 @@ def _claims(
     return tuple(claims), tuple(shown)
 
 
+def _profiled(task: Mapping[str, Any], index: int, found: list[Violation]) -> dict[str, Any]:
+    """A task naming a built-in profile: a strict reader with the profile's own tools."""
+    name = task["profile"]
+    if task.get("read_only") is False or task.get("write_paths"):
+        found.append(
+            Violation(
+                f"/tasks/{index}/profile",
+                "read_only",
+                f"no write_paths and no read_only false: profile {name!r} is strictly read-only",
+            )
+        )
+    if task.get("tools") is not None:
+        found.append(
+            Violation(
+                f"/tasks/{index}/tools",
+                "profile",
+                f"no tools beside a profile ({name!r} brings its own)",
+            )
+        )
+    return {**task, "read_only": True}
+
+
 def _overlap(a: str, b: str) -> bool:
     return (
         a == b or a.startswith(b.rstrip(os.sep) + os.sep) or b.startswith(a.rstrip(os.sep) + os.sep)
@@ -159,6 +181,8 @@ def plan(tasks: Sequence[Mapping[str, Any]], workspace: Any) -> tuple[list[Item]
         ]
     items = []
     for i, (name, task) in enumerate(zip(ids, tasks, strict=True)):
+        if task.get("profile"):
+            task = _profiled(task, i, found)
         claims, shown = _claims(task, i, workspace, found)
         tools = task.get("tools")
         items.append(

@@ -247,19 +247,75 @@ def test_concurrency_and_writers_are_capped(tasks) -> None:
 
 
 def test_the_children_are_real_sessions_of_the_workspace(tasks) -> None:
+    seen: dict[str, Any] = {}
+
     async def respond(request: Any) -> Any:
         child = request.session
         assert child is not None and child.parent is not None
         assert child.workspace.root == request.workspace
-        assert (
-            request.profile.read_only is True and request.profile.name == "fleet:task-1"
-        ) or request.profile.name == "scout"
         assert request.profile.max_depth == 3 and child.profile == request.profile
+        seen[request.description] = (request.profile, request.prompt)
         return completed(request.prompt)
 
     s = tasks(ScriptedRunner(respond))
-    r = s.call("fleet", {"tasks": [reader("a"), reader("b", profile="scout")]})
+    r = s.call(
+        "fleet",
+        {
+            "tasks": [
+                reader("a", description="plain", tools=["read_file", "g*"]),
+                {"prompt": "where is x defined", "description": "scout", "profile": "explore"},
+                {
+                    "prompt": "is my change safe",
+                    "description": "audit",
+                    "profile": "security_review",
+                },
+            ]
+        },
+    )
     assert not r.is_error, r.text
+    plain, _ = seen["plain"]
+    assert (plain.name, plain.read_only, plain.tools) == ("fleet:task-1", True, ("read_file", "g*"))
+    scout, prompt = seen["scout"]
+    assert scout.name == "explore" and scout.read_only and "grep" in scout.tools
+    assert prompt.startswith("You are an exploration subagent") and prompt.endswith(
+        "Task:\nwhere is x defined"
+    )
+    audit, prompt = seen["audit"]
+    assert audit.name == "security_review" and "Change set:\n" in prompt
+
+
+@pytest.mark.parametrize(
+    "task, where",
+    [
+        ({"prompt": "p", "profile": "explore", "write_paths": ["a"]}, "/tasks/0/profile"),
+        ({"prompt": "p", "profile": "explore", "read_only": False}, "/tasks/0/profile"),
+        ({"prompt": "p", "profile": "explore", "tools": ["bash"]}, "/tasks/0/tools"),
+        ({"prompt": "p", "profile": "writer"}, "/tasks/0/profile"),
+    ],
+)
+def test_a_profile_is_a_strict_reader_with_its_own_tools(tasks, task, where) -> None:
+    runner = ScriptedRunner()
+    s = tasks(runner)
+    r = s.expect_error("fleet", {"tasks": [task, reader("r")]}, kind="invalid_arguments")
+    assert where in r.text
+    _no_child_ran(s, runner)
+
+
+def test_a_profiled_task_never_claims_paths(tasks) -> None:
+    """Two profiled tasks and a writer of the whole workspace: only the writer claims."""
+    runner = ScriptedRunner()
+    s = tasks(runner)
+    r = s.call(
+        "fleet",
+        {
+            "tasks": [
+                {"prompt": "w"},
+                {"prompt": "p", "profile": "explore"},
+                {"prompt": "q", "profile": "research"},
+            ]
+        },
+    )
+    assert r.text.startswith("Completed fleet of 3 tasks: 3 completed."), r.text
 
 
 # --- the combined result ---------------------------------------------------------------------
