@@ -20,7 +20,6 @@ from contextvars import ContextVar
 from typing import Any
 
 import attrs
-import jsonschema
 from callgate import Decision, hookimpl
 
 from ._render import approval_message, clip_middle, visible
@@ -86,6 +85,8 @@ def answer_approves(content: Mapping[str, Any] | None, schema: Mapping[str, Any]
     does not fit the form (``{"allow": "false"}``, ``{"allow": 0}``, ``{}``, nothing)."""
     if not isinstance(content, Mapping):
         return None
+    import jsonschema  # on the first answer: a cold `callgate tools` loads this module
+
     try:
         jsonschema.validate(dict(content), dict(schema))
     except jsonschema.ValidationError:
