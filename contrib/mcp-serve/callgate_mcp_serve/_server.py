@@ -18,6 +18,9 @@
   record committed to the session store. With ``session_name`` the connection
   joins the stored session of that name (created on first use), so a client that
   reconnects for every call still edits what it read in an earlier connection.
+- ``prompts/list`` / ``prompts/get`` are the slash commands and skills, through the
+  session's ``slash_command`` call (see `_prompts`); offered only when the commands plugin
+  is loaded.
 - ``plan_mode=True`` starts the session in plan mode and lists ``exit_plan_mode``,
   through which the model asks the user to approve its plan (see `_plan`).
 """
@@ -44,7 +47,7 @@ from callgate import Host, ImageBlock, Session, ToolCall, ToolResult, __version_
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from . import _plan, _progress, _resources
+from . import _plan, _progress, _prompts, _resources
 from ._approval import (
     APPROVAL_KEY,
     DEFAULT_APPROVAL_TIMEOUT_S,
@@ -176,6 +179,9 @@ class CallgateMCP:
         self._turn = Turn()  # one batch at a time, in arrival order; lent while asking
         self._waiting: dict[str, _Running] = {}
         self._ids = itertools.count(1)
+        prompts: dict[str, Any] = {}
+        if _prompts.available(host.registry.names()):
+            prompts = {"on_list_prompts": self._list_prompts, "on_get_prompt": self._get_prompt}
         self.server: Server[CallgateMCP] = Server(
             name, version=__version__,
             instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else ""),
@@ -183,7 +189,7 @@ class CallgateMCP:
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates,
-            on_read_resource=self._read_resource)
+            on_read_resource=self._read_resource, **prompts)
 
     # --- lifespan -----------------------------------------------------------------
 
@@ -246,6 +252,34 @@ class CallgateMCP:
                              ) -> types.ReadResourceResult:
         session = self._live_session()
         return await anyio.to_thread.run_sync(_resources.read_result, session, str(params.uri))
+
+    # --- prompts: the slash commands and skills, through slash_command ------------------
+
+    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any],
+                            params: types.PaginatedRequestParams | None
+                            ) -> types.ListPromptsResult:
+        return _prompts.listed(await self._slash_command(ctx, {}))
+
+    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        arguments = _prompts.get_arguments(params)
+        return _prompts.expanded(params.name, await self._slash_command(ctx, arguments))
+
+    async def _slash_command(self, ctx: ServerRequestContext[Any, Any],
+                             arguments: dict[str, Any]) -> types.CallToolResult:
+        """``slash_command`` run like a ``tools/call``: in its turn, through the pipeline, an
+        ``ask`` answered by elicitation while the request waits (a client that cannot be
+        asked now gets the no-approver rule)."""
+        session = self._live_session()
+        running = _Running.new(_prompts.call(session, f"{self._id_prefix}{next(self._ids)}",
+                                             arguments))
+        elicit = self._elicit_for(ctx, running) if ctx.session.can_send_request else None
+        assert self._tasks is not None
+        self._tasks.start_soon(self._run, running, ApprovalChannel(session, elicit), None,
+                               name=f"callgate {_prompts.TOOL}")
+        outcome = await self._outcome(running)
+        assert isinstance(outcome, types.CallToolResult)  # no InputRequired without ask_later
+        return outcome
 
     # --- tools/call -----------------------------------------------------------------
 
