@@ -13,11 +13,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 from callgate import Host
-from mcp import ClientSession
+from callgate_mcp_serve import CallgateMCP, ElicitationApprover
+from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from .test_server import run
+from .test_server import ERAS, run
 from .toolkit import child_env
 
 PROMPT_SERVER = Path(__file__).parents[2] / "plugins" / "commands" / "prompt_server.py"
@@ -232,3 +233,26 @@ def test_the_listing_lines_parse_with_dashes_and_brackets_in_descriptions() -> N
     assert plain.arguments[0].description.startswith("the text after the command")  # type: ignore[index]
     assert (ab.name, ab.description, ab.title) == ("a:b", "Lint (fast)", "/a:b (user)")
     assert ab.arguments[0].description == "<file> [n]"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_prompts_on_both_protocol_eras_in_process(
+    ws: Path, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 2026-07-28 era has no server-initiated requests; prompts need none."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    host = Host.boot({}, plugins=[ElicitationApprover()], workspace=str(ws))
+    app = CallgateMCP(host, ws)
+
+    async def scenario() -> None:
+        async with Client(app.server, mode=mode) as client:
+            names = [p.name for p in (await client.list_prompts()).prompts]
+            assert sorted(names) == ["review-pr", "x"]
+            got = await client.get_prompt("review-pr", {"arguments": "7 speed"})
+            text = got.messages[0].content.text  # type: ignore[union-attr]
+            assert text.startswith("Review pull request #7, focusing on speed.")
+            with pytest.raises(MCPError) as caught:
+                await client.get_prompt("nope")
+            assert caught.value.error.code == types.INVALID_PARAMS
+
+    run(scenario)
