@@ -22,7 +22,9 @@ from callgate._fastcheck import compile_fast
 #: What a cold `callgate tools` used to import at registration, ~250 ms in all.
 HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PIL", "regex",
          "opentelemetry",
-         "pathspec", "ctypes", "mcp", "numpy")
+         "pathspec", "ctypes", "mcp", "numpy",
+         # the command add-ons' packages (ui, serve) load with every `callgate` command
+         "jinja2", "starlette", "uvicorn")
 
 PROBE = """
 import contextlib, io, json, sys
