@@ -25,8 +25,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
+
+# ``anyio.from_thread`` and ``anyio.lowlevel`` are imported where they are used: they
+# load the whole of anyio's core (~30 modules), which a cold ``callgate tools`` never needs
 
 T = TypeVar("T")
 
@@ -61,7 +62,9 @@ class CancelEvent(threading.Event):
 
     def subscribe(self, callback: Callable[[], None]) -> int:
         """Run ``callback`` on the calling event loop once set (at once if already set)."""
-        entry = (callback, anyio.lowlevel.current_token(), threading.get_ident())
+        from anyio.lowlevel import current_token
+
+        entry = (callback, current_token(), threading.get_ident())
         with self._guard:
             handle = self._next
             self._next += 1
@@ -79,8 +82,10 @@ def _call_on_loop(callback: Callable[[], None], token: Any, thread: int) -> None
     if threading.get_ident() == thread:
         callback()
         return
+    from anyio.from_thread import run_sync as run_on_loop
+
     try:
-        anyio.from_thread.run_sync(callback, token=token)
+        run_on_loop(callback, token=token)
     except RuntimeError:
         pass  # that loop has stopped: nobody is waiting any more
 
@@ -127,8 +132,11 @@ async def run_async(fn: Callable[[], Awaitable[T]], cancelled: threading.Event,
 async def run_sync(fn: Callable[[], T], cancelled: threading.Event,
                    grace: float = DEFAULT_GRACE_S) -> T:
     """Run ``fn()`` in a daemon worker thread; `Abandoned` as for `run_async`."""
+    from anyio.from_thread import run_sync as run_on_loop
+    from anyio.lowlevel import current_token
+
     done = anyio.Event()
-    token = anyio.lowlevel.current_token()
+    token = current_token()
     outcome: list[Any] = []
     context = contextvars.copy_context()
 
@@ -138,7 +146,7 @@ async def run_sync(fn: Callable[[], T], cancelled: threading.Event,
         except BaseException as exc:  # handed to the awaiting task
             outcome.append((False, exc))
         try:
-            anyio.from_thread.run_sync(done.set, token=token)
+            run_on_loop(done.set, token=token)
         except RuntimeError:
             pass  # the loop is gone (an abandoned call finishing late)
 

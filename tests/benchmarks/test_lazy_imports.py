@@ -24,7 +24,9 @@ HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PI
          "opentelemetry",
          "pathspec", "ctypes", "mcp", "numpy",
          # the command add-ons' packages (ui, serve) load with every `callgate` command
-         "jinja2", "starlette", "uvicorn")
+         "jinja2", "starlette", "uvicorn",
+         # anyio's core (the worker thread's loop hand-off loads it at the first call)
+         "anyio.from_thread")
 
 PROBE = """
 import contextlib, io, json, sys
