@@ -26,14 +26,33 @@ from typing import Any, TypeVar
 
 import anyio
 
-# ``anyio.from_thread`` and ``anyio.lowlevel`` are imported where they are used: they
-# load the whole of anyio's core (~30 modules), which a cold ``callgate tools`` never needs
-
 T = TypeVar("T")
 
 #: How long a cancelled tool has to stop on its own before the pipeline walks away.
 DEFAULT_GRACE_S = 3.0
 _IDLE_S = 30.0
+
+
+class _LoopAPI:
+    """``anyio.lowlevel.current_token`` and ``anyio.from_thread.run_sync``, imported at first use.
+
+    At module level those two modules load anyio's whole core (~30 modules), which a
+    cold ``callgate tools`` never needs; a function-local import would cost ~1 us on
+    every call, so the functions are looked up once and kept as attributes."""
+
+    current_token: Callable[[], Any]
+    run_sync: Callable[..., Any]
+
+    def __getattr__(self, name: str) -> Any:  # only while an attribute is not set yet
+        import anyio.from_thread
+        import anyio.lowlevel
+
+        self.current_token = anyio.lowlevel.current_token
+        self.run_sync = anyio.from_thread.run_sync
+        return object.__getattribute__(self, name)
+
+
+_loop = _LoopAPI()
 
 
 class Abandoned(Exception):
@@ -62,9 +81,7 @@ class CancelEvent(threading.Event):
 
     def subscribe(self, callback: Callable[[], None]) -> int:
         """Run ``callback`` on the calling event loop once set (at once if already set)."""
-        from anyio.lowlevel import current_token
-
-        entry = (callback, current_token(), threading.get_ident())
+        entry = (callback, _loop.current_token(), threading.get_ident())
         with self._guard:
             handle = self._next
             self._next += 1
@@ -82,10 +99,8 @@ def _call_on_loop(callback: Callable[[], None], token: Any, thread: int) -> None
     if threading.get_ident() == thread:
         callback()
         return
-    from anyio.from_thread import run_sync as run_on_loop
-
     try:
-        run_on_loop(callback, token=token)
+        _loop.run_sync(callback, token=token)
     except RuntimeError:
         pass  # that loop has stopped: nobody is waiting any more
 
@@ -132,11 +147,8 @@ async def run_async(fn: Callable[[], Awaitable[T]], cancelled: threading.Event,
 async def run_sync(fn: Callable[[], T], cancelled: threading.Event,
                    grace: float = DEFAULT_GRACE_S) -> T:
     """Run ``fn()`` in a daemon worker thread; `Abandoned` as for `run_async`."""
-    from anyio.from_thread import run_sync as run_on_loop
-    from anyio.lowlevel import current_token
-
     done = anyio.Event()
-    token = current_token()
+    token = _loop.current_token()
     outcome: list[Any] = []
     context = contextvars.copy_context()
 
@@ -146,7 +158,7 @@ async def run_sync(fn: Callable[[], T], cancelled: threading.Event,
         except BaseException as exc:  # handed to the awaiting task
             outcome.append((False, exc))
         try:
-            run_on_loop(done.set, token=token)
+            _loop.run_sync(done.set, token=token)
         except RuntimeError:
             pass  # the loop is gone (an abandoned call finishing late)
 

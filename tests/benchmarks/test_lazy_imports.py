@@ -26,7 +26,9 @@ HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PI
          # the command add-ons' packages (ui, serve) load with every `callgate` command
          "jinja2", "starlette", "uvicorn",
          # anyio's core (the worker thread's loop hand-off loads it at the first call)
-         "anyio.from_thread")
+         "anyio.from_thread",
+         # the FTS5 indexes of docs and memory open their database on first use
+         "sqlite3")
 
 PROBE = """
 import contextlib, io, json, sys

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -64,6 +63,8 @@ class DocIndex:
     """The sections of a set of documents, searchable."""
 
     def __init__(self) -> None:
+        import sqlite3  # here, not at import: registering the docs tool needs no database
+
         self.lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE sections USING fts5(heading, parents, body, "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -57,6 +56,8 @@ class FactIndex:
     """Every fact file under the store directories (``{scope: directory}``), searchable."""
 
     def __init__(self, directories: Mapping[str, str]) -> None:
+        import sqlite3  # here, not at import: registering the memory tools needs no database
+
         self.directories = dict(directories)
         self.lock = threading.RLock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
