@@ -46,6 +46,15 @@ from typing import Any
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+#: Listings of held directories take turns. Listing a descriptor reads through a duplicate
+#: that shares its directory offset (rewound when the listing ends), and one held
+#: directory is listed by many threads at once (every call of a session borrows its root's
+#: anchor; the stale-temp sweep too): two listings at the same time each saw only what the
+#: other had not read, and one came back empty (a session's first glob found nothing).
+#: A private descriptor per listing would not do: a `DirEntry` stats through the
+#: descriptor it was listed from, which must stay the held one.
+_LISTING = threading.Lock()
 O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 #: How a directory is held: readable (to list and fsync it), never through a final symlink.
@@ -328,12 +337,13 @@ class HeldDir:
         return self.fd
 
     def names(self) -> list[str]:
-        return os.listdir(self._self())
+        with _LISTING:
+            return os.listdir(self._self())
 
     def scandir(self) -> list[os.DirEntry[str]]:
         """The entries, sorted by name. Their ``is_*`` and ``stat`` answers are only valid
         while this directory is open."""
-        with os.scandir(self._self()) as it:
+        with _LISTING, os.scandir(self._self()) as it:
             return sorted(it, key=lambda e: e.name)
 
     def sub(self, name: str) -> HeldDir:

@@ -197,3 +197,34 @@ def test_symlinks_that_stay_inside_still_work_through_every_tool(callgate_sessio
     assert not s.call("write_file", path="to_extra/made.txt", content="m\n").is_error
     assert (extra / "made.txt").read_text() == "m\n"
     assert s.call("grep", pattern="1", path="rel_dir").text == "sub/f.txt:1:1"  # canonical
+
+
+def test_threads_listing_one_held_root_at_once_each_see_every_entry(tmp_path: Path) -> None:
+    """Every call of a session lists its root through the root's one descriptor (and the
+    stale-temp sweep does too, in a thread of its own): listings at the same moment shared
+    the descriptor's directory offset, so one saw nothing (the first glob of a session
+    answered "(no matches)" in long test runs)."""
+    import threading
+
+    names = {f"f{i:03}.txt" for i in range(300)}
+    for name in names:
+        (tmp_path / name).write_text("x")
+    root = root_path(tmp_path)
+    short: list[int] = []
+    start = threading.Barrier(6)
+
+    def lister() -> None:
+        start.wait()
+        for _ in range(60):
+            with root.opendir() as held:
+                seen = {e.name for e in held.scandir()}
+                seen_names = set(held.names())
+            if seen != names or seen_names != names:
+                short.append(len(seen & names))
+
+    threads = [threading.Thread(target=lister) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert short == [], f"{len(short)} short listings, e.g. {short[:5]} of {len(names)}"
