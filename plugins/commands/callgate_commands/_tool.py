@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from callgate import ToolContext, ToolError
+from callgate.text import has_placeholders, split_arguments, substitute_arguments
 
 from . import _mcp_prompts as mcp
-from ._expand import has_placeholders, split_arguments, substitute
 from ._sources import Command, discover
 
 SCHEMA: dict[str, Any] = {
@@ -138,7 +138,7 @@ def _expanded(name: str, text: str) -> str:
 def expand_command(command: Command, arguments: str) -> str:
     body = command.body
     if has_placeholders(body):
-        body = substitute(body, arguments)
+        body = substitute_arguments(body, arguments)
     elif arguments:
         body = f"{body.rstrip()}\n\nArguments: {arguments}"
     return _expanded(command.name, body)

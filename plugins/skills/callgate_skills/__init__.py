@@ -11,8 +11,9 @@ system prompt; ``session.skills`` is the `SessionSkills` behind it.
 Entry point: ``[project.entry-points.callgate] skills = "callgate_skills"``.
 """
 
+from callgate.text import substitute_arguments as substitute
+
 from ._catalog import Catalog, Problem, clear_cache, discover
-from ._expand import substitute
 from ._plugin import callgate_check_permission, callgate_register_tools
 from ._roots import skill_roots, user_skills_dir
 from ._session import SessionSkills

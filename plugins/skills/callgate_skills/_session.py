@@ -11,9 +11,9 @@ import os
 from typing import Any
 
 from callgate import ToolError
+from callgate.text import has_placeholders, substitute_arguments
 
 from ._catalog import Catalog, discover
-from ._expand import has_placeholders, substitute
 from ._skill import Skill
 
 
@@ -65,9 +65,9 @@ class SessionSkills:
         """An inline skill as the model reads it: header, folder, body, arguments."""
         body = skill.body.strip()
         if arguments and has_placeholders(body):
-            body = substitute(body, arguments)
+            body = substitute_arguments(body, arguments)
         elif has_placeholders(body):
-            body = substitute(body, "")
+            body = substitute_arguments(body, "")
         lines = [
             f"# Skill: {skill.name}",
             f"> {skill.description}",

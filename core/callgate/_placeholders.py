@@ -1,5 +1,6 @@
-"""Argument substitution in command bodies: ``$ARGUMENTS``, ``$1``..``$9``, ``$$`` (the same
-rules as the skills plugin's; plugins never import each other, so each carries its copy).
+"""Argument substitution in prompt templates (skills, slash commands): ``$ARGUMENTS``,
+``$1``..``$9``, ``$$``, as Claude Code's custom commands use them. In the core because the
+skills and commands plugins both expand them and plugins never import each other.
 
 One pass, left to right, so a substituted value is never substituted again:
 ``$ARGUMENTS`` is the whole argument string, ``$1``..``$9`` its words (split like a
@@ -16,6 +17,7 @@ _TOKEN = re.compile(r"\$(\$|ARGUMENTS|[1-9])")
 
 
 def split_arguments(arguments: str) -> list[str]:
+    """The words of ``arguments``, split like a shell line (whitespace if a quote is open)."""
     try:
         return shlex.split(arguments)
     except ValueError:
@@ -23,10 +25,11 @@ def split_arguments(arguments: str) -> list[str]:
 
 
 def has_placeholders(text: str) -> bool:
+    """Whether ``text`` holds any placeholder (``$$`` included)."""
     return _TOKEN.search(text) is not None
 
 
-def substitute(text: str, arguments: str) -> str:
+def substitute_arguments(text: str, arguments: str) -> str:
     """``text`` with its placeholders replaced by ``arguments``."""
     words = split_arguments(arguments)
 
