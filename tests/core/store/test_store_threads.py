@@ -37,16 +37,15 @@ def test_closing_while_other_threads_write_and_read_is_safe(tmp_path: Path) -> N
     threads = [threading.Thread(target=writer), threading.Thread(target=reader)]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 1.5
-    closes = 0
-    while time.monotonic() < deadline:
+    # A fixed number of closes, not a time window: on a loaded machine a window holds
+    # fewer closes, and the count is what the test is about.
+    for _ in range(80):
         store.close()  # what the fixture or the last session's release does
-        closes += 1
         time.sleep(0.002)
     stop.set()
     for thread in threads:
         thread.join(30)
-    assert errors == [] and closes > 50
+    assert errors == []
     assert store.integrity_check() == "ok"
     assert len(store.entries("s", kinds=("message",))) > 10
     store.close()
