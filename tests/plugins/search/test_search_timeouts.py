@@ -22,18 +22,15 @@ def _session(callgate_session, engine, **kwargs):
 def test_nested_quantifier_without_backtracking_blowup_finishes(callgate_session):
     for engine in ("rg", "python"):
         s = _session(callgate_session, engine)
-        started = time.monotonic()
         r = s.call("grep", {"pattern": "(a+)+$"})
-        assert time.monotonic() - started < 4
         assert r.text == "(no matches)" and r.meta["engine"] == engine
+        assert not r.meta.get("timed_out")
 
 
 def test_catastrophic_pattern_times_out_in_python_and_not_in_rg(callgate_session):
     s = _session(callgate_session, "rg")
-    started = time.monotonic()
     r = s.call("grep", {"pattern": "(a|aa)+$"})
-    assert time.monotonic() - started < 1
-    assert r.text == "(no matches)"
+    assert r.text == "(no matches)" and not r.meta.get("timed_out")
 
     s = _session(callgate_session, "python")
     other = callgate_session(host=s.host, workspace=s.workspace)
@@ -49,12 +46,13 @@ def test_catastrophic_pattern_times_out_in_python_and_not_in_rg(callgate_session
     time.sleep(0.5)  # the python engine is now inside regex matching
     began = time.monotonic()
     [read] = other.run({"name": "read_file", "arguments": {"path": "other.txt"}})
-    read_took = time.monotonic() - began
-    worker.join(10)
+    read_done = time.monotonic()
+    worker.join(30)
     assert not worker.is_alive()
     assert "hello" in read.text and not read.is_error
-    assert read_took < 1, read_took
-    assert box["ended"] - box["started"] < 4
+    # the read finished while the Python engine was still matching (it holds no GIL and no
+    # session-wide lock); an order, not a time bound, so a loaded machine cannot fail it
+    assert began < read_done < box["ended"], (began, read_done, box["ended"])
     result = box["result"]
     assert result.text == TIMED_OUT
     assert result.meta["timed_out"] is True and result.meta["engine"] == "python"
