@@ -244,6 +244,27 @@ def test_attack_model_plants_a_server_in_pyproject_then_the_next_session_hovers(
     assert f"{ws / 'pyproject.toml'}:6: lsp.servers.x.command" in stderr
 
 
+def test_attack_pyproject_in_a_trusted_workspace_only_tightens(places: dict[str, Any],
+                                                               user_config: Path) -> None:
+    """Trusted or not, ``pyproject.toml`` stays an ordinary file write tools may edit, so
+    its ``[tool.callgate]`` is never trusted (``callgate.toml`` carries trusted settings)."""
+    ws = places["ws"]
+    (user_config / "config.toml").write_text(f"[trust]\nworkspaces = [{json.dumps(str(ws))}]\n")
+    (ws / "pyproject.toml").write_text('[project]\nname = "victim"\nversion = "1.0"\n')
+    (ws / "a.zzz").write_text("x = 1\n")
+    content = ('[project]\nname = "victim"\nversion = "1.0"\n\n[tool.callgate.lsp.servers.x]\n'
+               f'command = "{places["plant"]}"\nextensions = [".zzz"]\n')
+    first, _ = replay(ws, {"name": "read_file", "arguments": {"path": "pyproject.toml"}},
+                      {"name": "write_file", "arguments": {"path": "pyproject.toml",
+                                                           "content": content}})
+    assert not first[1]["is_error"], first[1]
+    second, stderr = replay(ws, hover("a.zzz"))
+    assert not places["marker"].exists(), "the planted language server ran"
+    assert second[0]["error"]["signature"] == "LSP_NO_SERVER"
+    assert f"{ws / 'pyproject.toml'}:5: [tool.callgate] is never trusted" in stderr
+    assert f"{ws / 'pyproject.toml'}:6: lsp.servers.x.command" in stderr
+
+
 def test_a_trusted_workspace_may_define_a_language_server(places: dict[str, Any],
                                                           user_config: Path) -> None:
     """The positive control of the front-door attacks: trusted, the same file runs it."""
@@ -254,3 +275,41 @@ def test_a_trusted_workspace_may_define_a_language_server(places: dict[str, Any]
                  f'command = "{places["plant"]}"\nextensions = [".zzz"]\n')
     replay(ws, hover("a.zzz"))
     assert places["marker"].exists()
+
+
+# --- [sessions] store: a relative path (issue 30, item 7) ------------------------------------
+
+
+def test_a_relative_sessions_store_is_relative_to_the_config_file_that_set_it(
+        places: dict[str, Any], user_config: Path) -> None:
+    """It crashed every session with a TypeError; now it is the user config's directory."""
+    ws = places["ws"]
+    (user_config / "config.toml").write_text('[sessions]\nstore = "history/s.sqlite3"\n')
+    results, stderr = replay(ws, {"name": "read_file", "arguments": {"path": "plant.sh"}})
+    assert not results[0]["is_error"] and "Traceback" not in stderr
+    assert (user_config / "history" / "s.sqlite3").is_file()
+
+
+def test_attack_a_planted_store_does_not_move_the_users_relative_store(
+        places: dict[str, Any], user_config: Path) -> None:
+    """The ignored workspace value must not decide what the user's relative path is
+    relative to either (it would put the user's history in the workspace)."""
+    ws = places["ws"]
+    (user_config / "config.toml").write_text('[sessions]\nstore = "history/s.sqlite3"\n')
+    (ws / "callgate.toml").write_text('[sessions]\nstore = "history/s.sqlite3"\n')
+    replay(ws, {"name": "read_file", "arguments": {"path": "plant.sh"}})
+    assert (user_config / "history" / "s.sqlite3").is_file()
+    assert not (ws / "history").exists()
+
+
+def test_a_relative_sessions_store_in_a_mapping_is_a_config_error(places: dict[str, Any]
+                                                                  ) -> None:
+    from callgate import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        Host.boot({"sessions": {"store": "rel.sqlite3"}}, workspace=places["ws"],
+                  user_config=False)
+    assert err.value.key == "sessions.store" and "absolute path" in str(err.value)
+    host = Host.boot({"sessions": {"store": f"{places['outside']}/abs.sqlite3"}},
+                     workspace=places["ws"], user_config=False)
+    assert host.store_location == f"{places['outside']}/abs.sqlite3"
