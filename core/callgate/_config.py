@@ -110,6 +110,7 @@ def load(config: ConfigInput, workspace: str | os.PathLike[str] | None = None, *
     user.kind = USER
     layers.append(user)
     trusted: bool | None = None
+    notes: list[str] = []
     if config is not None:
         layers.append(_source(config, required=True))
     elif workspace is not None:
@@ -117,8 +118,29 @@ def load(config: ConfigInput, workspace: str | os.PathLike[str] | None = None, *
         if found is not None:
             found.kind = WORKSPACE
             trusted = _layers.is_trusted(user, workspace)
+            if trusted and found.prefix:
+                # write tools may edit pyproject.toml (an ordinary project file), so a
+                # [tool.callgate] they planted must not apply in full; callgate.toml,
+                # which they may not write, carries a trusted workspace's settings
+                trusted = False
+                notes.append(f"{found.file}:{_table_line(found.text or '', 'tool.callgate')}: "
+                             "[tool.callgate] is never trusted, "
+                             "even in a workspace [trust] lists (write tools may edit "
+                             "pyproject.toml), so it can only tighten the user config; put "
+                             "the settings in callgate.toml to apply them in full")
             layers.append(found)
-    return LayeredSource(layers, workspace_trusted=trusted, user_file=user_file)
+    source = LayeredSource(layers, workspace_trusted=trusted, user_file=user_file)
+    source.notes.extend(notes)
+    return source
+
+
+def _table_line(text: str, table: str) -> int:
+    """The 1-based line of the first header of ``table`` or of a table below it (else 1)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        header = _HEADER.match(line)
+        if header and (_norm_table(header.group(1)) + ".").startswith(table + "."):
+            return number
+    return 1
 
 
 def _source(config: str | os.PathLike[str] | Mapping[str, Any], *, required: bool

@@ -20,7 +20,7 @@ Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment",
                           "deprecated", "readOnly", "writeOnly", "format", "$schema",
-                          "x-workspace", "x-layers"})  # the last two: config layering
+                          "x-workspace", "x-layers", "x-kind"})  # the last three: config layering
 _TYPES: dict[str, Check] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),

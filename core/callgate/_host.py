@@ -46,49 +46,63 @@ CORE = "callgate.core"
 NO_TOOLS = ("no tool plugin is installed, so every call answers unknown tool; install "
             '"callgate[all]" (every built-in tool family) or a tool plugin')
 
-#: ``x-workspace``: what a workspace config that is not trusted may do with a key (`_layers`).
+#: ``x-workspace``: what a workspace config that is not trusted may do with a key; ``x-kind``:
+#: what the key is (`_layers`). A key without a policy would be user-only; each says so anyway.
 CORE_TABLES: dict[str, dict[str, Any]] = {
     "plugins": {
         "type": "object", "additionalProperties": False,
         "properties": {
+            # which code loads: narrowing "enable" or adding to "block" drops the sandbox
             "enable": {"type": "array", "items": {"type": "string"}, "default": [],
-                       "x-workspace": "user"},
+                       "x-workspace": "user", "x-kind": "program"},
             "block": {"type": "array", "items": {"type": "string"}, "default": [],
-                      "x-workspace": "user"},
+                      "x-workspace": "user", "x-kind": "program"},
         },
     },
     "surface": {
         "type": "object", "additionalProperties": False,
         "properties": {
-            "mode": {"enum": ["lean", "full"], "default": "lean"},
-            "show": {"type": "array", "items": {"type": "string"}, "default": []},
-            "hide": {"type": "array", "items": {"type": "string"}, "default": []},
+            # what the model is shown is the user's choice; a workspace may only trim it
+            "mode": {"enum": ["lean", "full"], "default": "lean", "x-workspace": ["full", "lean"]},
+            "show": {"type": "array", "items": {"type": "string"}, "default": [],
+                     "x-workspace": "user"},
+            "hide": {"type": "array", "items": {"type": "string"}, "default": [],
+                     "x-workspace": "add", "x-kind": "denylist"},
         },
     },
     "results": {
         "type": "object", "additionalProperties": False,
         "properties": {
-            "max_chars": {"type": "integer", "minimum": 1000, "default": 30000},
-            "store_max_bytes": {"type": "integer", "minimum": 1024, "default": 268435456},
+            "max_chars": {"type": "integer", "minimum": 1000, "default": 30000,
+                          "x-workspace": "min", "x-kind": "limit"},
+            "store_max_bytes": {"type": "integer", "minimum": 1024, "default": 268435456,
+                                "x-workspace": "min", "x-kind": "limit"},
         },
     },
     "workspace": {
         "type": "object", "additionalProperties": False,
         "properties": {
             "extra_roots": {"type": "array", "items": {"type": "string"}, "default": [],
-                            "x-workspace": "subset"},
+                            "x-workspace": "subset", "x-kind": "path"},
             "extra_read_roots": {"type": "array", "items": {"type": "string"}, "default": [],
-                                 "x-workspace": "subset"},
+                                 "x-workspace": "subset", "x-kind": "path"},
         },
     },
     "sessions": {
+        # the store holds every workspace's history: where it is, what it keeps, how long
+        # and who sees it are the user's (a workspace could hide its calls from the record
+        # or prune the user's other sessions)
         "type": "object", "additionalProperties": False,
         "properties": {
-            "store": {"type": "string", "default": ""},
-            "record": {"enum": ["all", "calls", "off"], "default": "all"},
-            "keep_days": {"type": "integer", "minimum": 0, "default": 90},
-            "max_store_mb": {"type": "integer", "minimum": 0, "default": 2048},
-            "allow_global_history": {"type": "boolean", "default": False},
+            "store": {"type": "string", "default": "", "x-workspace": "user", "x-kind": "store"},
+            "record": {"enum": ["all", "calls", "off"], "default": "all",
+                       "x-workspace": "user", "x-kind": "store"},
+            "keep_days": {"type": "integer", "minimum": 0, "default": 90,
+                          "x-workspace": "user", "x-kind": "store"},
+            "max_store_mb": {"type": "integer", "minimum": 0, "default": 2048,
+                             "x-workspace": "user", "x-kind": "store"},
+            "allow_global_history": {"type": "boolean", "default": False,
+                                     "x-workspace": "user", "x-kind": "scope"},
         },
     },
     "permissions": PERMISSIONS_SCHEMA,
@@ -97,7 +111,7 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
         "type": "object", "additionalProperties": False, "x-workspace": "user",
         "properties": {
             "workspaces": {"type": "array", "items": {"type": "string", "minLength": 1},
-                           "default": []},
+                           "default": [], "x-workspace": "user", "x-kind": "scope"},
         },
     },
 }
@@ -309,6 +323,7 @@ class Host:
         for note in self.config_source.notes:
             log.warning(note)
             self.warnings.append(note)
+        self._check_store()
         self.permissions = RuleEngine.from_host(self)
         self.warnings.extend(self.permissions.warnings)
         if not registry.names():
@@ -526,7 +541,21 @@ class Host:
         """Where this host's session store is (``[sessions] store``, else the default)."""
         from ._stores import resolve_location
 
-        return resolve_location(self.config("sessions")["store"] or None, self.config_file)
+        return resolve_location(self.config("sessions")["store"] or None,
+                                self.config_file("sessions", "store"))
+
+    def _check_store(self) -> None:
+        """A relative ``[sessions] store`` is relative to the config file that set it; set
+        from a mapping (no file), it is a config error naming the key, at boot."""
+        from ._stores import is_url
+
+        store = self.config("sessions")["store"]
+        if not store or is_url(store) or os.path.isabs(os.path.expanduser(store)):
+            return
+        if self.config_file("sessions", "store") is None:
+            raise self.config_source.error(
+                f"{store!r} is a relative path, and this config is not a file it could be "
+                "relative to; give an absolute path (or a store URL)", ("sessions", "store"))
 
     def session_store(self) -> tuple[Any, Any]:
         """The session store and its writer (opened on first use; `StoreError` if it

@@ -10,22 +10,38 @@ the workspace, the model included, may have written).
 
 An explicit config, and a workspace config the user config trusts
 (``[trust] workspaces``), override the user config key by key. A workspace
-config that is not trusted can only **tighten** it. How each key tightens is
-declared next to it, in its table's JSON Schema, with the ``x-workspace``
-keyword (default ``"any"``: a preference, which the workspace may set)::
+config that is not trusted can only **tighten** it, and only where the key's
+owner says how: each key declares it in its table's JSON Schema with the
+``x-workspace`` keyword. **A key that declares nothing is user-only** (secure by
+default): a plugin that forgets a key leaves it out of the workspace's reach::
 
-    "any"              the workspace's value replaces the user's
     "user"             only the user (or an explicit or trusted config) may set it
-    "add"              a list: the workspace may add entries, never remove them
+    "add"              a list: the workspace may add entries, never remove them;
+                       a map: it may add entries (taken whole: its owner asks
+                       `LayeredSource.from_untrusted_workspace`), and change the
+                       user's entries only as their own keys allow
     "subset"           a list: the workspace may keep only entries the user's has
     "min" / "max"      a number: the smaller / larger value wins
     [loose, ..., strict]   a scale: the stricter value wins
+    "any"              a preference that grants nothing: the workspace's value wins
+                       (never for a key with an ``x-kind``, below)
+
+A table (an object schema with ``properties``) declares nothing itself: its
+keys decide, each for itself. ``x-kind`` says what a key is, for the checks
+that keep the dangerous ones user-only (`KIND_POLICIES`): ``program`` (what
+runs, or how: commands, arguments, a server's settings), ``env`` (a child's
+environment), ``path`` (a file or directory, possibly outside the workspace),
+``store`` (where history is kept, or what it keeps), ``scope`` (how far the
+tools reach: other workspaces, loopback, the network), ``limit`` (a bound on
+time, size or count), ``allowlist`` (rules that permit) and ``denylist`` (rules
+that refuse or hide).
 
 A list marked ``"x-layers": "concat"`` (or ``"add"``) is joined across layers
-instead of replaced. New entries of a map (``[mcp_servers.<name>]``) are taken
-whole, and `LayeredSource.from_untrusted_workspace` tells their plugin that an
-untrusted workspace added them. Every value a workspace could not set is a
-boot warning naming its file and line.
+instead of replaced. ``[tool.callgate]`` in ``pyproject.toml`` is never trusted,
+even in a workspace ``[trust]`` lists: write tools may edit ``pyproject.toml``
+(it is an ordinary project file), so only ``callgate.toml``, which they may not,
+carries a trusted workspace's settings. Every value a workspace could not set is
+a boot warning naming its file and line.
 """
 
 from __future__ import annotations
@@ -42,6 +58,22 @@ if TYPE_CHECKING:
 
 POLICY = "x-workspace"
 LAYERS = "x-layers"
+KIND = "x-kind"
+#: the named policies (a list is a scale)
+POLICIES = frozenset({"user", "add", "subset", "min", "max", "any"})
+#: what each ``x-kind`` lets a workspace that is not trusted do (``"scale"``: any scale)
+KIND_POLICIES: dict[str, frozenset[str]] = {
+    "program": frozenset({"user"}),
+    "env": frozenset({"user"}),
+    "store": frozenset({"user"}),
+    "allowlist": frozenset({"user"}),
+    "path": frozenset({"user", "subset"}),
+    "scope": frozenset({"user", "scale"}),
+    "limit": frozenset({"user", "min", "max"}),
+    "denylist": frozenset({"user", "add"}),
+}
+#: the implicit policy of a table: its keys decide, each for itself
+_KEYS = "keys"
 USER, EXPLICIT, WORKSPACE = "user", "explicit", "workspace"
 USER_CONFIG_ENV = "CALLGATE_CONFIG_HOME"
 USER_CONFIG_NAME = "config.toml"
@@ -127,6 +159,21 @@ def _is_map(schema: Mapping[str, Any] | None, key: str) -> bool:
         schema.get("additionalProperties"), Mapping)
 
 
+def policy_of(schema: Mapping[str, Any] | None) -> Any:
+    """The ``x-workspace`` policy that applies to a value of ``schema``: what it declares
+    (an unknown name counts as ``"user"``), else ``"keys"`` for a table (its keys decide),
+    else ``"user"``: secure by default."""
+    if not isinstance(schema, Mapping):
+        return USER
+    declared = schema.get(POLICY)
+    if declared is None:
+        props = schema.get("properties")
+        return _KEYS if isinstance(props, Mapping) and props else USER
+    if isinstance(declared, list) or declared in POLICIES:
+        return declared
+    return USER
+
+
 def _dotted(path: Sequence[Any]) -> str:
     return ".".join(str(p) for p in path)
 
@@ -185,6 +232,21 @@ class LayeredSource:
                 return layer
         return None
 
+    def origin(self, path: Sequence[Any]) -> ConfigSource | None:
+        """The layer the merged value at ``path`` came from: the topmost that sets it to
+        that value, a workspace config that is not trusted only when no other layer does (a
+        value it set and the layering ignored never decides, say, what a relative path in
+        the user's value is relative to). Else the topmost that sets ``path``."""
+        merged = _get(self.data, path)
+        if merged is not _MISSING:
+            same = [layer for layer in reversed(self.layers)
+                    if _get(layer.data, path) == merged]
+            sure = [layer for layer in same
+                    if layer.kind != WORKSPACE or self.workspace_trusted]
+            if sure or same:
+                return (sure or same)[0]
+        return self.layer_of(path)
+
     def _at(self, path: Sequence[Any]) -> ConfigSource | None:
         return self.layer_of(path) or (self.layers[-1] if self.layers else None)
 
@@ -221,6 +283,12 @@ class LayeredSource:
         return self._at(path)
 
     # --- provenance ------------------------------------------------------------------
+
+    def trusts(self, directory: str | os.PathLike[str]) -> bool:
+        """Whether the user config's ``[trust] workspaces`` covers ``directory``: a
+        ``callgate.toml`` there would apply in full."""
+        user = next((layer for layer in self.layers if layer.kind == USER), None)
+        return is_trusted(user, directory)
 
     def from_untrusted_workspace(self, path: Sequence[Any]) -> bool:
         """True when the value at ``path`` exists only because a workspace config that is
@@ -267,24 +335,27 @@ class LayeredSource:
 
     def _merge(self, lower: Any, upper: Any, schema: Mapping[str, Any] | None,
                path: tuple[Any, ...], layer: ConfigSource, trusted: bool) -> Any:
-        policy = schema.get(POLICY, "any") if isinstance(schema, Mapping) else "any"
+        policy = policy_of(schema)
         concat = isinstance(schema, Mapping) and (
             schema.get(LAYERS) == "concat" or policy == "add")
         if lower is _MISSING and isinstance(schema, Mapping) and "default" in schema:
             lower = copy.deepcopy(schema["default"])
-        if isinstance(upper, list) and isinstance(lower, list) and concat and (
-                trusted or policy == "add"):
-            return lower + [x for x in upper if x not in lower]
+        if isinstance(upper, list) and concat and (trusted or policy == "add"):
+            base = lower if isinstance(lower, list) else []
+            return base + [x for x in upper if x not in base]
         if trusted:
             if isinstance(upper, Mapping) and isinstance(lower, Mapping):
-                return self._merge_table(lower, upper, schema, path, layer, trusted)
+                return self._merge_table(lower, upper, schema, path, layer, trusted,
+                                         new_entries=True)
             return copy.deepcopy(upper)
-        # an untrusted workspace: only what tightens
-        if policy == "user":
-            if lower is not _MISSING and upper == lower:
-                return lower
-            self._note(layer, path, "only the user config sets it")
-            return lower
+        # a workspace config that is not trusted: only what its owner declared, tightening
+        if isinstance(upper, Mapping) and policy in (_KEYS, "add", "any") and (
+                lower is _MISSING or isinstance(lower, Mapping)):
+            base = lower if isinstance(lower, Mapping) else {}
+            return self._merge_table(base, upper, schema, path, layer, trusted,
+                                     new_entries=policy != _KEYS)
+        if policy == "any" and not isinstance(upper, Mapping):
+            return copy.deepcopy(upper)
         if policy == "subset" and isinstance(upper, list):
             base = lower if isinstance(lower, list) else []
             kept = [x for x in upper if x in base]
@@ -310,19 +381,28 @@ class LayeredSource:
                 return upper
             self._note(layer, path, f"{_show(upper)} is looser than {_show(lower)}")
             return lower
-        if isinstance(upper, Mapping) and (lower is _MISSING or isinstance(lower, Mapping)):
-            base = lower if isinstance(lower, Mapping) else {}
-            return self._merge_table(base, upper, schema, path, layer, trusted)
-        return copy.deepcopy(upper)
+        # "user", an undeclared key (secure by default), or a value its policy cannot take
+        self._refuse(layer, path, upper, lower)
+        return lower
 
     def _merge_table(self, lower: Mapping[str, Any], upper: Mapping[str, Any],
                      schema: Mapping[str, Any] | None, path: tuple[Any, ...],
-                     layer: ConfigSource, trusted: bool) -> dict[str, Any]:
+                     layer: ConfigSource, trusted: bool, *, new_entries: bool
+                     ) -> dict[str, Any]:
+        """``upper`` merged over ``lower`` key by key. A new entry of a map is taken whole
+        when ``new_entries`` (a trusted layer, or a map whose policy is ``"add"``); else
+        its own schema decides, and an entry left with nothing is not added."""
         out = dict(lower)
         for key, value in upper.items():
             sub = _sub(schema, key)
             if key not in lower and _is_map(schema, key):
-                out[key] = copy.deepcopy(value)  # a new entry of a map: taken whole
+                if new_entries:
+                    out[key] = copy.deepcopy(value)  # a new entry of a map: taken whole
+                    continue
+                merged = self._merge(_MISSING, value, sub, (*path, key), layer, trusted)
+                if merged is not _MISSING and not (isinstance(merged, Mapping) and not merged
+                                                   and value):
+                    out[key] = merged
                 continue
             merged = self._merge(lower.get(key, _MISSING), value, sub, (*path, key), layer,
                                  trusted)
@@ -331,6 +411,19 @@ class LayeredSource:
             else:
                 out[key] = merged
         return out
+
+    def _refuse(self, layer: ConfigSource, path: tuple[Any, ...], upper: Any,
+                lower: Any) -> None:
+        """Note each value of ``upper`` a user-only key kept from changing (a table's keys
+        one by one, so each warning names the line that set it)."""
+        if lower is not _MISSING and upper == lower:
+            return
+        if isinstance(upper, Mapping) and upper:
+            base = lower if isinstance(lower, Mapping) else {}
+            for key, value in upper.items():
+                self._refuse(layer, (*path, key), value, base.get(key, _MISSING))
+            return
+        self._note(layer, path, "only the user config sets it")
 
     def _note(self, layer: ConfigSource, path: tuple[Any, ...], why: str) -> None:
         if path in self._noted or path[:1] == (TRUST_TABLE,):  # [trust] warns on its own
@@ -386,5 +479,6 @@ class _MergedView(Mapping[str, Any]):
         return len(self._names())
 
 
-__all__ = ["EXPLICIT", "LAYERS", "POLICY", "USER", "USER_CONFIG_ENV", "WORKSPACE",
-           "LayeredSource", "is_trusted", "user_config_dir", "user_config_path"]
+__all__ = ["EXPLICIT", "KIND", "KIND_POLICIES", "LAYERS", "POLICIES", "POLICY", "USER",
+           "USER_CONFIG_ENV", "WORKSPACE", "LayeredSource", "is_trusted", "policy_of",
+           "user_config_dir", "user_config_path"]

@@ -70,13 +70,13 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "mode": {"enum": ["allow", "ask", "deny"], "default": "allow",
                  "x-workspace": ["allow", "ask", "deny"]},
         "allow": {"type": "array", "items": {"type": "string"}, "default": [],
-                  "x-workspace": "user", "x-layers": "concat"},
+                  "x-workspace": "user", "x-layers": "concat", "x-kind": "allowlist"},
         "ask": {"type": "array", "items": {"type": "string"}, "default": [],
-                "x-workspace": "add"},
+                "x-workspace": "add", "x-kind": "denylist"},
         "deny": {"type": "array", "items": {"type": "string"}, "default": [],
-                 "x-workspace": "add"},
+                 "x-workspace": "add", "x-kind": "denylist"},
         "ask_without_approver": {"enum": ["deny", "allow"], "default": "deny",
-                                 "x-workspace": ["allow", "deny"]},
+                                 "x-workspace": ["allow", "deny"], "x-kind": "scope"},
     },
 }
 

@@ -6,9 +6,12 @@ MCP server that runs anything), and one that could write git's hooks or config
 would run code unconfined at the user's next ``git`` command. So, in every
 write root of a session:
 
-- every config file this host loaded (user, explicit or workspace config);
+- every config file this host loaded (user, explicit or workspace config), and
+  the user config file even before it exists;
 - ``callgate.toml`` at the workspace root (where the next session looks for a
-  workspace config, whether or not one exists now);
+  workspace config, whether or not one exists now), and in every directory the
+  user config trusts (``[trust] workspaces``: a session started there would
+  apply it in full);
 - ``.callgate/`` (callgate's own state);
 - ``.git/hooks/``, ``.git/config`` and ``.git/config.worktree`` (at any depth,
   submodules' ``.git/modules/*/`` included), and the directory git's
@@ -101,7 +104,10 @@ def protection(host: Any) -> Protection:
     extra = tuple(p for p in files_cfg.get("protected", ()) if isinstance(p, str) and p)
     exempt = tuple(p for p in files_cfg.get("allow_protected", ()) if isinstance(p, str) and p)
     source = getattr(host, "config_source", None)
-    loaded = tuple(os.path.realpath(f) for f in getattr(source, "files", ()))
+    files = list(getattr(source, "files", ()))
+    if getattr(source, "user_file", None):  # the next boot reads it, existing or not
+        files.append(source.user_file)
+    loaded = tuple(dict.fromkeys(os.path.realpath(f) for f in files))
     rules = [_Rule(_compile(WORKSPACE_CONFIG), "it is where callgate reads this workspace's "
                    "config", WORKSPACE_CONFIG)]
     rules += [_Rule(_compile(p), why, p) for p, why in BUILT_IN]
@@ -131,11 +137,14 @@ def _reason(session: Session, path: str) -> str | None:
     if any(m(f) for m in prot.exempt for f in forms):
         return None
     if path in prot.config_files:
-        return "it is a config file this host loaded"
+        return "it is a config file this host reads"
     for rule in prot.rules:
         if rule.pattern == WORKSPACE_CONFIG:
             if path == os.path.join(session.workspace.root, WORKSPACE_CONFIG):
                 return rule.why
+            if os.path.basename(path) == WORKSPACE_CONFIG and _trusted_dir(session, path):
+                return ("the user config trusts this directory, so a session started here "
+                        "would apply it in full")
             continue
         if any(rule.matcher(f) for f in forms):
             return rule.why
@@ -143,6 +152,12 @@ def _reason(session: Session, path: str) -> str | None:
         if within(path, hooks):
             return "git runs the hooks in it (core.hooksPath) outside any sandbox"
     return None
+
+
+def _trusted_dir(session: Session, path: str) -> bool:
+    source = getattr(session.host, "config_source", None)
+    trusts = getattr(source, "trusts", None)
+    return bool(trusts is not None and trusts(os.path.dirname(path)))
 
 
 def reason_for(session: Session, resolved: ResolvedPath) -> str | None:

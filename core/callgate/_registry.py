@@ -180,7 +180,13 @@ class Registry:
         """The config file that set ``key`` (``"web", "ca_bundle"``: relative paths in it are
         taken from its directory); with no key, the file boot read last. ``None`` for a
         config given as a mapping."""
-        file = self._source.locate(tuple(key))[0] if key else self._source.file
+        if not key:
+            file = self._source.file
+        elif isinstance(self._source, _config.LayeredSource):
+            layer = self._source.origin(tuple(key))
+            file = layer.file if layer is not None else None
+        else:
+            file = self._source.locate(tuple(key))[0]
         return file if file and os.path.isfile(file) else None
 
     def add_session_extension(self, name: str, factory: Callable[[Any], Any]) -> None:

@@ -25,12 +25,15 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PREVIEW = 80
 
 
-def _sessions_table(args: argparse.Namespace) -> dict[str, Any]:
+def _sessions_table(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
     from . import _config
     from ._host import CORE_TABLES
 
     source = _config.load(getattr(args, "config", None), getattr(args, "workspace", None))
-    return _config.validate_table(source, "sessions", CORE_TABLES["sessions"]), source.file
+    source.schema_for = CORE_TABLES.get
+    table = _config.validate_table(source, "sessions", CORE_TABLES["sessions"])
+    origin = source.origin(("sessions", "store"))  # a relative store: from its own file
+    return table, origin.file if origin is not None else None
 
 
 def _store(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:

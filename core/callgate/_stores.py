@@ -33,6 +33,11 @@ def default_location() -> str:
     return os.path.join(state_dir(), "sessions", FILE_NAME)
 
 
+def is_url(location: str) -> bool:
+    """Whether a ``[sessions] store`` value is a URL (``sqlite:///…``, ``postgresql://…``)."""
+    return _URL.match(location) is not None
+
+
 def resolve_location(configured: str | None, config_file: str | None = None) -> str:
     """The store's location: a URL as given, a path made absolute, or the default."""
     if not configured:

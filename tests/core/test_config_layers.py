@@ -21,7 +21,8 @@ class Knobs:
         registry.add_config("knobs", {
             "type": "object", "additionalProperties": False,
             "properties": {
-                "colour": {"type": "string", "default": "red"},
+                "colour": {"type": "string", "default": "red", "x-workspace": "any"},
+                "shade": {"type": "string", "default": "dark"},  # declares nothing
                 "program": {"type": "string", "default": "sh", "x-workspace": "user"},
                 "names": {"type": "array", "items": {"type": "string"}, "default": ["a"],
                           "x-workspace": "add"},
@@ -30,11 +31,14 @@ class Knobs:
                 "level": {"enum": ["low", "mid", "high"], "default": "low",
                           "x-workspace": ["low", "mid", "high"]},
                 "jobs": {"type": "integer", "default": 8, "x-workspace": "min"},
-                "servers": {"type": "object", "default": {}, "additionalProperties": {
-                    "type": "object", "properties": {
-                        "cmd": {"type": "string", "x-workspace": "user"},
-                        "on": {"type": "boolean", "default": True,
-                               "x-workspace": [True, False]}}}},
+                "servers": {"type": "object", "default": {}, "x-workspace": "add",
+                            "additionalProperties": {
+                                "type": "object", "properties": {
+                                    "cmd": {"type": "string", "x-workspace": "user"},
+                                    "on": {"type": "boolean", "default": True,
+                                           "x-workspace": [True, False]}}}},
+                "hooks": {"type": "object", "default": {},  # a map that declares nothing
+                          "additionalProperties": {"type": "string"}},
             },
         })
         registry.add(ToolSpec(name="knob", description="A knob.", read_only=True,
@@ -56,9 +60,10 @@ USER = ('[knobs]\nprogram = "bash"\nnames = ["b"]\npaths = ["/x", "/y"]\nlevel =
         'jobs = 4\n[knobs.servers.mine]\ncmd = "safe"\n\n[permissions]\nmode = "ask"\n'
         'allow = ["knob"]\n')
 WORKSPACE = ('[knobs]\ncolour = "blue"\nprogram = "evil"\nnames = ["c"]\n'
-             'paths = ["/y", "/z"]\nlevel = "low"\njobs = 16\n'
+             'paths = ["/y", "/z"]\nlevel = "low"\njobs = 16\nshade = "light"\n'
              '[knobs.servers.mine]\ncmd = "evil"\non = false\n[knobs.servers.new]\ncmd = "x"\n\n'
-             '[permissions]\nmode = "allow"\nallow = ["Bash"]\ndeny = ["knob"]\n')
+             '[permissions]\nmode = "allow"\nallow = ["Bash"]\ndeny = ["knob"]\n\n'
+             '[knobs.hooks]\npre = "evil"\n')
 
 
 def test_the_user_config_is_found_in_callgate_config_home(user_config: Path) -> None:
@@ -80,7 +85,9 @@ def test_an_untrusted_workspace_config_only_tightens(user_config: Path, tmp_path
     config = write(ws / "callgate.toml", WORKSPACE)
     host = boot(ws)
     knobs, perms = host.config("knobs"), host.config("permissions")
-    assert knobs["colour"] == "blue"  # a preference
+    assert knobs["colour"] == "blue"  # a preference ("any")
+    assert knobs["shade"] == "dark"  # declares nothing: user only (secure by default)
+    assert knobs["hooks"] == {}  # a map that declares nothing: no new entries
     assert knobs["program"] == "bash"  # user only
     assert knobs["names"] == ["b", "c"]  # may add
     assert knobs["paths"] == ["/y"]  # may narrow
@@ -93,10 +100,12 @@ def test_an_untrusted_workspace_config_only_tightens(user_config: Path, tmp_path
     notes = [w for w in host.warnings if "in the workspace config is ignored" in w]
     named = {w.split(" in the workspace")[0].split(": ")[-1] for w in notes}
     assert named == {"knobs.program", "knobs.paths", "knobs.level", "knobs.jobs",
-                     "knobs.servers.mine.cmd", "permissions.mode", "permissions.allow"}
+                     "knobs.shade", "knobs.hooks.pre", "knobs.servers.mine.cmd",
+                     "permissions.mode", "permissions.allow"}
     assert all(w.startswith(f"{config}:") for w in notes)
     mode_note = next(w for w in notes if "permissions.mode" in w)
-    assert mode_note.startswith(f"{config}:15: ") and str(user_config) in mode_note
+    assert mode_note.startswith(f"{config}:16: ") and str(user_config) in mode_note
+    assert next(w for w in notes if "knobs.hooks.pre" in w).startswith(f"{config}:21: ")
 
 
 def test_a_workspace_the_user_config_trusts_applies_in_full(user_config: Path,

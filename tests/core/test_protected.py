@@ -60,7 +60,7 @@ def test_an_explicit_config_file_in_the_workspace_is_protected(tmp_path: Path) -
     host, s = session_on(ws, config=cfg)
     assert not call(s, "read_file", path="conf/agent.toml").is_error
     r = call(s, "write_file", path="conf/agent.toml", content="[sandbox]\nenabled = false\n")
-    assert r.error.signature == "FS_PROTECTED" and "config file this host loaded" in r.text
+    assert r.error.signature == "FS_PROTECTED" and "config file this host reads" in r.text
     assert cfg.read_text() == "[files]\nwatch = false\n"
     host.close()
 
@@ -90,6 +90,37 @@ def test_callgate_toml_is_protected_even_before_it_exists(tmp_path: Path) -> Non
     assert r.error.signature == "FS_PROTECTED" and not (ws / "callgate.toml").exists()
     r = call(s, "write_file", path="sub/callgate.toml", content="x")  # not read by anyone
     assert not r.is_error
+    host.close()
+
+
+def test_the_user_config_file_is_protected_even_before_it_exists(tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    """A workspace that holds the user config directory (a session in ``~``): creating
+    ``config.toml`` there would be the next session's trusted user config."""
+    ws = tmp_path / "ws"
+    home = ws / ".config" / "callgate"
+    home.mkdir(parents=True)
+    monkeypatch.setenv("CALLGATE_CONFIG_HOME", str(home))
+    host, s = session_on(ws)
+    r = call(s, "write_file", path=".config/callgate/config.toml",
+             content=f'[trust]\nworkspaces = ["{ws}"]\n')
+    assert r.error.signature == "FS_PROTECTED" and "config file this host reads" in r.text
+    assert not (home / "config.toml").exists()
+    assert not call(s, "write_file", path=".config/callgate/notes.txt", content="x").is_error
+    host.close()
+
+
+def test_callgate_toml_anywhere_the_user_trusts_is_protected(tmp_path: Path,
+                                                             user_config: Path) -> None:
+    """Trust covers the directories below a listed one: a ``callgate.toml`` the model
+    creates in one of them would apply in full when callgate is started there."""
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (user_config / "config.toml").write_text(f"[trust]\nworkspaces = [{str(ws)!r}]\n")
+    host, s = session_on(ws)
+    r = call(s, "write_file", path="pkg/callgate.toml", content="[sandbox]\nenabled = false\n")
+    assert r.error.signature == "FS_PROTECTED" and "trusts this directory" in r.text
+    assert not (ws / "pkg" / "callgate.toml").exists()
     host.close()
 
 

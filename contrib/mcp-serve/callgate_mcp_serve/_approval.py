@@ -56,7 +56,9 @@ SERVE_CONFIG_SCHEMA: dict[str, Any] = {
             "type": "number", "exclusiveMinimum": 0, "maximum": 86400,
             "default": DEFAULT_APPROVAL_TIMEOUT_S,
             "description": "How long a call waits for its approval in the MCP client; "
-                           "unanswered, it is refused as not approved."},
+                           "unanswered, it is refused as not approved.",
+            # a workspace may only shorten it (x-workspace, callgate's config layering)
+            "x-workspace": "min", "x-kind": "limit"},
     },
     "additionalProperties": False,
 }

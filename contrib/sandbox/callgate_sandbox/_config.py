@@ -28,13 +28,15 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "enabled": {"enum": [True, False, AUTO], "default": AUTO,
-                    "x-workspace": [False, AUTO, True]},
-        "backend": {"type": "string", "minLength": 1, "default": AUTO, "x-workspace": "user"},
-        "network": {"type": "boolean", "default": True, "x-workspace": [True, False]},
+                    "x-workspace": [False, AUTO, True], "x-kind": "scope"},
+        "backend": {"type": "string", "minLength": 1, "default": AUTO, "x-workspace": "user",
+                    "x-kind": "program"},
+        "network": {"type": "boolean", "default": True, "x-workspace": [True, False],
+                    "x-kind": "scope"},
         "writable": {"type": "array", "items": {"type": "string"}, "default": [],
-                     "x-workspace": "subset"},
+                     "x-workspace": "subset", "x-kind": "path"},
         "readable": {"type": "array", "items": {"type": "string"}, "default": [],
-                     "x-workspace": "subset"},
+                     "x-workspace": "subset", "x-kind": "path"},
     },
 }
 

@@ -19,6 +19,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "maximum": 86400,
             "default": 600,
             "description": "How long ask waits for the user before telling the model to assume.",
+            # x-workspace (callgate's config layering): a workspace may only shorten it
+            "x-workspace": "min",
+            "x-kind": "limit",
         },
     },
 }

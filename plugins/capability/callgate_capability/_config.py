@@ -25,7 +25,7 @@ CAPABILITY_SCHEMA: dict[str, Any] = {
     "properties": {
         # "" means the user cache directory + /callgate. The cache holds the annotations
         # deferred calls are judged by: a workspace config may not point it elsewhere.
-        "cache_dir": {"type": "string", "default": "", "x-workspace": "user"},
+        "cache_dir": {"type": "string", "default": "", "x-workspace": "user", "x-kind": "path"},
     },
 }
 
@@ -38,35 +38,44 @@ DEFAULT_ENV_PASSTHROUGH: tuple[str, ...] = (
     "https_proxy", "http_proxy", "no_proxy", "all_proxy", "LANG", "LC_ALL", "TMPDIR")
 
 #: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
-#: trust may switch a user's server off, never change what it runs; a server it adds is
-#: taken whole but flagged (`ServerConfig.from_untrusted_workspace`).
+#: trust may switch a user's server off or shorten its timeouts, never change what it runs;
+#: a server it adds is taken whole but flagged (`ServerConfig.from_untrusted_workspace`), so
+#: its tools relax nothing and starting it always asks, showing the command.
 SERVER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["command"],
     "properties": {
-        "command": {"type": "string", "minLength": 1, "x-workspace": "user"},
+        "command": {"type": "string", "minLength": 1, "x-workspace": "user",
+                    "x-kind": "program"},
         "args": {"type": "array", "items": {"type": "string"}, "default": [],
-                 "x-workspace": "user"},
+                 "x-workspace": "user", "x-kind": "program"},
         "env": {"type": "object", "additionalProperties": {"type": "string"}, "default": {},
-                "x-workspace": "user"},
+                "x-workspace": "user", "x-kind": "env"},
         "env_passthrough": {"type": "array", "uniqueItems": True, "maxItems": 64,
                             "items": {"type": "string",
                                       "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-                            "default": list(DEFAULT_ENV_PASSTHROUGH), "x-workspace": "user"},
-        "cwd": {"type": "string", "default": "", "x-workspace": "user"},
+                            "default": list(DEFAULT_ENV_PASSTHROUGH), "x-workspace": "user",
+                            "x-kind": "env"},
+        "cwd": {"type": "string", "default": "", "x-workspace": "user", "x-kind": "path"},
         "enabled": {"type": "boolean", "default": True, "x-workspace": [True, False]},
-        "auto_start": {"type": "boolean", "default": False, "x-workspace": [True, False]},
-        "startup_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30},
-        "call_timeout_s": {"type": "number", "minimum": 1, "maximum": 3600, "default": 120},
-        "trusted": {"type": "boolean", "default": True, "x-workspace": [True, False]},
+        "auto_start": {"type": "boolean", "default": False, "x-workspace": [True, False],
+                       "x-kind": "scope"},
+        "startup_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30,
+                              "x-workspace": "min", "x-kind": "limit"},
+        "call_timeout_s": {"type": "number", "minimum": 1, "maximum": 3600, "default": 120,
+                           "x-workspace": "min", "x-kind": "limit"},
+        "trusted": {"type": "boolean", "default": True, "x-workspace": [True, False],
+                    "x-kind": "scope"},
     },
 }
 
+#: ``"add"``: a workspace config the user config does not trust may add servers (see above).
 MCP_SERVERS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "propertyNames": {"pattern": SERVER_NAME.pattern, "maxLength": 64},
     "additionalProperties": SERVER_SCHEMA,
+    "x-workspace": "add",
 }
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

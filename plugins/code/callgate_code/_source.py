@@ -22,8 +22,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
+        # a workspace may only lower it (x-workspace, callgate's config layering): a parse
+        # costs ~100-350 x the file in memory
         "max_file_bytes": {"type": "integer", "minimum": 1024, "maximum": 1 << 30,
-                           "default": DEFAULT_MAX_FILE_BYTES},
+                           "default": DEFAULT_MAX_FILE_BYTES, "x-workspace": "min",
+                           "x-kind": "limit"},
     },
 }
 _KINDS = ((stat_mod.S_ISFIFO, "a FIFO"), (stat_mod.S_ISCHR, "a character device"),

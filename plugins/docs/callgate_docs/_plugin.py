@@ -12,9 +12,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
+        # x-workspace (callgate's config layering): a workspace config the user config does
+        # not trust may only narrow the user's list and turn callgate's own docs off
         "paths": {"type": "array", "items": {"type": "string", "minLength": 1},
-                  "default": []},
-        "host_docs": {"type": "boolean", "default": True},
+                  "default": [], "x-workspace": "subset", "x-kind": "path"},
+        "host_docs": {"type": "boolean", "default": True, "x-workspace": [True, False]},
     },
 }
 

@@ -10,24 +10,34 @@ from callgate import ToolResult, hookimpl
 from ._specs import EXTENSION, tool_specs
 from ._table import SERVER_SCHEMA
 
+#: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
+#: trust may lower the limits, list fewer diagnostics and turn after-edit diagnostics off
+#: (they start servers); it never defines or changes a server (`_table.SERVER_SCHEMA`).
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "diagnostics_after_edit": {"type": "boolean", "default": False},
+        "diagnostics_after_edit": {"type": "boolean", "default": False,
+                                   "x-workspace": [True, False], "x-kind": "scope"},
         "after_edit_wait_ms": {"type": "integer", "minimum": 100, "maximum": 2000,
-                               "default": 2000},
-        "after_edit_max_lines": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                               "default": 2000, "x-workspace": "min", "x-kind": "limit"},
+        "after_edit_max_lines": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10,
+                                 "x-workspace": "min", "x-kind": "limit"},
         "after_edit_min_severity": {"enum": ["error", "warning", "information", "hint"],
-                                    "default": "warning"},
+                                    "default": "warning",
+                                    "x-workspace": ["hint", "information", "warning", "error"]},
         "diagnostics_wait_ms": {"type": "integer", "minimum": 0, "maximum": 10000,
-                                "default": 2000},
-        "initialize_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30},
-        "request_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30},
-        "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+                                "default": 2000, "x-workspace": "min", "x-kind": "limit"},
+        "initialize_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30,
+                                 "x-workspace": "min", "x-kind": "limit"},
+        "request_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30,
+                              "x-workspace": "min", "x-kind": "limit"},
+        "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100,
+                        "x-workspace": "min", "x-kind": "limit"},
         "max_file_bytes": {"type": "integer", "minimum": 1024, "maximum": 67108864,
-                           "default": 2097152},
-        "servers": {"type": "object", "additionalProperties": SERVER_SCHEMA, "default": {}},
+                           "default": 2097152, "x-workspace": "min", "x-kind": "limit"},
+        "servers": {"type": "object", "additionalProperties": SERVER_SCHEMA, "default": {},
+                    "x-workspace": "user", "x-kind": "program"},
     },
 }
 

@@ -63,7 +63,9 @@ DESCRIPTION = (
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "properties": {"vision": {"type": "boolean", "default": True}},
+    # without vision an image goes to the integrator's describer: the user's choice
+    # (x-workspace, callgate's config layering)
+    "properties": {"vision": {"type": "boolean", "default": True, "x-workspace": "user"}},
 }
 
 

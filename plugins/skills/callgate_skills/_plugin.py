@@ -13,7 +13,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": []},
+        # may point outside the workspace (~ expands): a workspace config that is not
+        # trusted may only narrow the user's list (x-workspace, callgate's config layering)
+        "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+                  "x-workspace": "subset", "x-kind": "path"},
     },
 }
 

@@ -17,12 +17,18 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "max_parallel": {"type": "integer", "minimum": 1, "maximum": 8, "default": 4},
+        # x-workspace (callgate's config layering): a workspace config the user config does
+        # not trust may only lower these
+        "max_parallel": {"type": "integer", "minimum": 1, "maximum": 8, "default": 4,
+                         "x-workspace": "min", "x-kind": "limit"},
         "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
                       "description": "How deep subagents may nest below the session the "
-                                     "integrator opened."},
-        "fleet_max_parallel": {"type": "integer", "minimum": 1, "maximum": 64, "default": 16},
-        "fleet_max_writers": {"type": "integer", "minimum": 1, "maximum": 16, "default": 4},
+                                     "integrator opened.",
+                      "x-workspace": "min", "x-kind": "limit"},
+        "fleet_max_parallel": {"type": "integer", "minimum": 1, "maximum": 64, "default": 16,
+                               "x-workspace": "min", "x-kind": "limit"},
+        "fleet_max_writers": {"type": "integer", "minimum": 1, "maximum": 16, "default": 4,
+                              "x-workspace": "min", "x-kind": "limit"},
     },
 }
 
