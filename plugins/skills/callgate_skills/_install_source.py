@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 from typing import Any
 
 from callgate import Decision, ToolContext, ToolError
@@ -115,22 +116,24 @@ def plan_for(ctx_session: Any, args: dict[str, Any], taken: set[str]) -> Plan:
     kind = args.get("kind", "auto")
     if command is not None and kind == "skill":
         raise source_error("KIND", "a command is an MCP server, not a skill")
-    path = display = None
+    resolved = display = None
     files = ctx_session.files
     if source is not None:
         resolved = ctx_session.workspace.resolve(source)
-        path, display = resolved.path, resolved.display
-        if not os.path.exists(path):
+        display = resolved.display
+        try:
+            is_dir = stat.S_ISDIR(resolved.stat().st_mode)  # beneath its root, not followed
+        except OSError:
             raise ToolError(
                 "not_found",
                 f"INSTALL_NOT_FOUND: {display} does not exist",
                 "INSTALL_NOT_FOUND",
                 {"executed": False},
-            )
-        if not os.path.isdir(path) and files.denied(path):
+            ) from None
+        if not is_dir and files.denied(resolved):
             raise source_error("DENIED", f"{display} is on the read deny list")
     return build_plan(
-        source=path,
+        source=resolved,
         display=display or f"command {command}",
         kind=kind,
         scope=args.get("scope", "project"),
