@@ -57,6 +57,8 @@ def _edit_loop(s: CallgateSession, seconds: float) -> tuple[int, int]:
 
 
 def _lost(path: Path, appended: int) -> int:
+    """Appended lines missing from the file (and no temp or displaced file left beside it)."""
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
     lines = set(path.read_text().splitlines())
     return sum(f"appended {i}" not in lines for i in range(appended))
 
