@@ -145,7 +145,7 @@ def test_attack_swap_between_check_and_copy_installs_no_outside_bytes(callgate_s
                          files={"src/one/SKILL.md": _skill("one"),
                                 "src/one/notes.md": "harmless notes\n"})
     applies = installed = leaked = 0
-    deadline = time.monotonic() + 4.0
+    deadline = time.monotonic() + 5.0
     with _Swapper(s.workspace / "src/one/notes.md", secret):
         while time.monotonic() < deadline:
             name = f"s{applies}"
@@ -166,3 +166,50 @@ def test_attack_swap_between_check_and_copy_installs_no_outside_bytes(callgate_s
           f"({installed} installed)")
     assert applies > 50 and installed > 0
     assert leaked == 0, f"{leaked} of {applies} applies installed the outside file's bytes"
+
+
+def test_attack_a_symlinked_callgate_toml_is_not_read(callgate_session, home, tmp_path):
+    """The workspace's callgate.toml, which a plan reads for the servers already there, is
+    never read through a symlink (its server names and digest would come from outside)."""
+    outside = tmp_path / "outside.toml"
+    outside.write_text('[mcp_servers.hidden-name]\ncommand = "x"\n')
+    s = callgate_session(plugins=[callgate_skills], files={
+        "vendor/.mcp.json": '{"mcpServers": {"hidden-name": {"command": "uvx"}}}'})
+    os.symlink(outside, s.workspace / "callgate.toml")
+    r = s.call("install_source", {"source": "vendor/.mcp.json"})
+    assert r.is_error and r.error.signature == "INSTALL_BAD_CONFIG", r.text
+    assert "already configured" not in r.text
+
+
+def test_attack_no_plan_is_computed_from_outside_bytes(callgate_session, home, secret):
+    """Plans in a loop while the source file flips: a plan's id is a digest of the bytes it
+    read, so an id that is neither the regular file's plan nor the symlink's (skipped) plan
+    was computed from the outside file's bytes."""
+    s = callgate_session(plugins=[callgate_skills],
+                         files={"src/one/SKILL.md": _skill("one"),
+                                "src/one/notes.md": "harmless notes\n"})
+    notes = s.workspace / "src/one/notes.md"
+
+    def plan_id() -> str | None:
+        r = s.call("install_source", {"source": "src/one"})
+        return None if r.is_error else json.loads(r.text)["planId"]
+
+    regular = plan_id()
+    notes.unlink()
+    os.symlink(secret, notes)
+    linked = plan_id()
+    notes.unlink()
+    notes.write_bytes(b"harmless notes\n")
+    assert regular and linked and regular != linked
+    plans = outside = 0
+    deadline = time.monotonic() + 3.0
+    with _Swapper(notes, secret):
+        while time.monotonic() < deadline:
+            found = plan_id()
+            if found is None:
+                continue
+            plans += 1
+            outside += found not in (regular, linked)
+    print(f"install_source plans under swaps: {outside} of {plans} read outside bytes")
+    assert plans > 50
+    assert outside == 0, f"{outside} of {plans} plans were computed from the outside file"

@@ -239,7 +239,7 @@ def load_tree(
     return read_file(path), True
 
 
-def _read_config(path: str) -> bytes | None:
+def read_config(path: str) -> bytes | None:
     """The workspace's ``callgate.toml``, never through a symlink (``None``: none there)."""
     try:
         fd = os.open(path, READ_FLAGS)
@@ -257,14 +257,14 @@ def _read_config(path: str) -> bytes | None:
 
 
 def _config_digest(path: str) -> str | None:
-    data = _read_config(path)
+    data = read_config(path)
     return None if data is None else _digest(data)
 
 
 def _existing_servers(path: str) -> set[str]:
     import tomlkit
 
-    data = _read_config(path)
+    data = read_config(path)
     if data is None:
         return set()
     try:

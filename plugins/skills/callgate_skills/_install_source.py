@@ -26,7 +26,7 @@ from typing import Any
 from callgate import Decision, ToolContext, ToolError
 from callgate.files import create_file, rename_noreplace, replace_file
 
-from ._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan
+from ._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan, read_config
 from ._install_skill import taken_names
 from ._install_tree import source_error
 
@@ -294,11 +294,7 @@ def _write_config(plan: Plan) -> None:
             "CONFIG_LINK",
             f"{path} is a symlink; install_source writes only a regular callgate.toml",
         )
-    try:
-        with open(path, "rb") as fh:
-            before: bytes | None = fh.read()
-    except FileNotFoundError:
-        before = None
+    before = read_config(path)  # never through a symlink
     digest = hashlib.sha256(before).hexdigest() if before is not None else None
     if digest != plan.config_digest:
         raise source_error("PLAN_CHANGED", "callgate.toml changed since the plan; plan again")
@@ -307,9 +303,9 @@ def _write_config(plan: Plan) -> None:
     ).encode("utf-8")
 
     def unchanged() -> None:
-        with open(path, "rb") as fh:
-            if hashlib.sha256(fh.read()).hexdigest() != digest:
-                raise source_error("PLAN_CHANGED", "callgate.toml changed while installing")
+        now = read_config(path)
+        if now is None or hashlib.sha256(now).hexdigest() != digest:
+            raise source_error("PLAN_CHANGED", "callgate.toml changed while installing")
 
     try:
         if before is None:
