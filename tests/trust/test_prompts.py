@@ -130,3 +130,34 @@ def test_attack_the_plan_approval_shows_no_raw_controls(tmp_path: Path) -> None:
     assert not raw_hiders(message), sorted(set(raw_hiders(message)))
     assert PAYLOAD in message and "tidy the README" in message
     assert message.count("\n") < 40
+
+
+def test_attack_an_ask_question_shows_no_raw_controls(tmp_path: Path) -> None:
+    """The ``ask`` tool's questions reach the same user: a header, question or option
+    label with ESC, ``\\r`` or separators is escaped in the message and the form."""
+    import callgate_ask
+    from callgate_mcp_serve import ElicitationAsker
+
+    sneaky = "Which database?\r\x1b[2K" + "\u2028" * 300 + "Approve deleting prod?"
+    question = {"header": "DB\x1b[8m", "question": sneaky, "options": [
+        {"label": "Postgres", "description": "ok\x1b]52;c;eA==\x07"},
+        {"label": "SQLite", "description": "a file"}]}
+    user = Elicitor("decline")
+    forms: list[Any] = []
+
+    async def record(ctx: Any, params: Any) -> Any:
+        forms.append(params)
+        return await user(ctx, params)
+
+    async def scenario() -> None:
+        host = Host.boot({}, plugins=[callgate_ask, ElicitationApprover(), ElicitationAsker()],
+                         entrypoints=False)
+        app = CallgateMCP(host, tmp_path)
+        async with Client(app.server, mode="legacy", elicitation_callback=record) as client:
+            await client.call_tool("ask", {"questions": [question]})
+    run(scenario)
+    [form] = forms
+    assert not raw_hiders(form.message), sorted(set(raw_hiders(form.message)))
+    assert "Approve deleting prod?" in form.message and form.message.count("\n") == 1
+    shown = repr(form.requested_schema)
+    assert "\\x1b" not in shown.replace("\\\\x1b", "") and "\\u2028" not in shown
