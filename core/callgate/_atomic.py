@@ -16,6 +16,7 @@ import stat as stat_mod
 from collections.abc import Callable, Iterable
 
 from ._confine import READ_FLAGS, HeldDir, libc_function, open_dir, walk_dirs
+from ._file_lease import ReadLease
 from ._workspace import ResolvedPath
 
 TEMP_INFIX = ".callgate-"
@@ -96,36 +97,137 @@ def write_temp(directory: HeldDir, name: str, data: bytes, mode: int | None) -> 
 
 
 def replace_in(directory: HeldDir, name: str, data: bytes, mode: int,
-               before_publish: Callable[[], None] | None = None) -> None:
-    """`replace_file` once the directory is held: sweep, temp, check, ``renameat``, fsync."""
+               before_publish: Callable[[], None] | None = None, *,
+               guard_writers: bool = False) -> None:
+    """`replace_file` once the directory is held: sweep, temp, check, ``renameat``, fsync.
+
+    ``guard_writers``: the replace happens under a kernel read lease on the file it
+    replaces (`replace_guarded`), so a write by another program is never lost to it.
+    """
     sweep_held(directory)
     tmp = write_temp(directory, name, data, mode)
     try:
-        if before_publish is not None:
-            before_publish()
-        directory.replace(tmp, directory, name)
+        if guard_writers:
+            replace_guarded(directory, tmp, name, before_publish)
+        else:
+            if before_publish is not None:
+                before_publish()
+            directory.replace(tmp, directory, name)
     except BaseException:
         directory.unlink_quietly(tmp)
         raise
     directory.fsync()
 
 
+def replace_guarded(directory: HeldDir, tmp: str, name: str,
+                    before_publish: Callable[[], None] | None = None) -> None:
+    """Rename ``tmp`` over ``name`` so that no write to the replaced file can be lost.
+
+    The file being replaced is opened (never through a symlink) and leased (`ReadLease`):
+    the lease is refused while anyone has it open for writing (`WriterOpen`), and while it
+    is held an ``open`` for writing waits. ``before_publish`` (the caller's double check
+    of the bytes) runs under the lease, so what it compares is the last thing written.
+    Then the two names are exchanged (``RENAME_EXCHANGE``): the replaced file stays
+    linked as ``tmp`` until it is proven untouched. If a writer asked to open it meanwhile
+    (the lease broke), or it is not the file that was checked, or (without a lease) its
+    bytes or times moved, the exchange is undone, the writer's wait ends on the file back
+    in its place, and `FileChanged` is raised: nothing was replaced.
+    """
+    old = directory.open(name, READ_FLAGS)
+    try:
+        lease = ReadLease.take(old)
+        try:
+            held = os.fstat(old)
+            if not stat_mod.S_ISREG(held.st_mode):
+                raise FileChanged()
+            if before_publish is not None:
+                before_publish()
+            if _identity(directory.stat(name)) != _identity(held):
+                raise FileChanged()
+            if not exchange_in(directory, tmp, name):
+                # no exchange here: the last look at the lease is just before the rename
+                if lease is not None and lease.broken():
+                    raise FileChanged()
+                directory.replace(tmp, directory, name)
+                return
+            displaced = directory.stat(tmp)
+            if _identity(displaced) != _identity(held) or \
+                    (lease.broken() if lease is not None else _moved(old, held)):
+                exchange_in(directory, tmp, name)  # put it back: nothing was replaced
+                raise FileChanged()
+            directory.unlink_quietly(tmp)
+        finally:
+            if lease is not None:
+                lease.release()
+    finally:
+        os.close(old)
+
+
+class FileChanged(OSError):
+    """The file being replaced was written (or swapped) during the replace; it is back in
+    its place and nothing was replaced."""
+
+    def __init__(self) -> None:
+        super().__init__(errno.ESTALE, "the file changed while it was being replaced")
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _moved(fd: int, st: os.stat_result) -> bool:
+    """Without a lease: whether the file behind ``fd`` was written since ``st`` (its size or
+    modification time moved)."""
+    now = os.fstat(fd)
+    return (now.st_size, now.st_mtime_ns) != (st.st_size, st.st_mtime_ns)
+
+
+_RENAME_EXCHANGE = 2
+_exchange_works: bool | None = None
+
+
+def exchange_in(directory: HeldDir, a: str, b: str) -> bool:
+    """Swap the entries ``a`` and ``b`` of a held directory atomically (``renameat2`` with
+    ``RENAME_EXCHANGE``); ``False`` where this kernel or filesystem cannot."""
+    global _exchange_works
+    if _exchange_works is False or directory.fd is None:
+        return False
+    fn = _renameat2()
+    if fn is None:
+        _exchange_works = False
+        return False
+    if fn(directory.fd, os.fsencode(a), directory.fd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        _exchange_works = True
+        return True
+    import ctypes
+
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        if err == errno.ENOSYS:
+            _exchange_works = False
+        return False
+    raise OSError(err, os.strerror(err), directory.join(b))
+
+
 def replace_file(target: Target, data: bytes, *, mode: int | None = None,
-                 before_publish: Callable[[], None] | None = None) -> None:
+                 before_publish: Callable[[], None] | None = None,
+                 guard_writers: bool = False) -> None:
     """Replace ``target`` atomically with ``data``.
 
     ``target`` is a canonical path: a confined `ResolvedPath` (race-free beneath its
     root) or a path string. ``mode`` defaults to the current file's permission bits.
     ``before_publish`` runs once the temp is synced (the double check); if it raises,
     the temp is removed and the target is untouched. Dead writers' temps in the
-    directory are swept first.
+    directory are swept first. ``guard_writers``: refuse (`WriterOpen`) while another
+    program has the file open for writing, and undo the replace (`FileChanged`) when one
+    starts to write during it (`replace_guarded`): no write to the old file is lost.
     """
     directory, name = held_parent(target)
     with directory:
         if mode is None:
             st = directory.stat(name, follow=not isinstance(target, ResolvedPath))
             mode = stat_mod.S_IMODE(st.st_mode)
-        replace_in(directory, name, data, mode, before_publish)
+        replace_in(directory, name, data, mode, before_publish, guard_writers=guard_writers)
 
 
 def make_parents(target: Target) -> list[str | ResolvedPath]:
@@ -241,13 +343,17 @@ def link_noreplace(directory: HeldDir, tmp: str, name: str) -> None:
 
 _RENAME_NOREPLACE = 1
 _AT_FDCWD = -100
+_renameat2_fn: list[Callable[..., int] | None] = []
 
 
 def _renameat2() -> Callable[..., int] | None:
-    import ctypes  # only a filesystem without hard links needs it
+    if not _renameat2_fn:
+        import ctypes  # loaded at the first exchange, or where hard links are missing
 
-    return libc_function("renameat2", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
-                                       ctypes.c_char_p, ctypes.c_uint], ctypes.c_int)
+        _renameat2_fn.append(libc_function(
+            "renameat2", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint], ctypes.c_int))
+    return _renameat2_fn[0]
 
 
 def rename_noreplace(source: Target, destination: Target) -> None:

@@ -23,12 +23,21 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._atomic import create_file, replace_file, replace_in
+from ._atomic import FileChanged, create_file, replace_file, replace_in
 from ._confine import READ_FLAGS, HeldDir
 from ._context import GatedPath
 from ._declared import declared_for
 from ._errors import ToolError
-from ._gate import changed_while_applying, io_error, is_directory, kind_of, not_found, not_regular
+from ._file_lease import WriterOpen
+from ._gate import (
+    changed_while_applying,
+    io_error,
+    is_directory,
+    kind_of,
+    not_found,
+    not_regular,
+    open_for_writing,
+)
 from ._observations import SNAPSHOT_MAX_BYTES, version_of
 from ._protected import check_write
 from ._textio import Declaration, DecodedText, decode_text, encode_text, is_binary
@@ -281,10 +290,17 @@ class FileAccess:
         try:
             directory, name = source.resolved.parent()
             with directory:
+                # under a read lease on the file replaced: a write by another program during
+                # the publish undoes it (stale), never lands in the replaced file (lost)
                 replace_in(directory, name, data, stat_mod.S_IMODE(source.stat.st_mode),
-                           before_publish=lambda: self.double_check(source, directory))
+                           before_publish=lambda: self.double_check(source, directory),
+                           guard_writers=True)
         except ToolError:
             raise
+        except WriterOpen:
+            raise open_for_writing(source.display) from None
+        except FileChanged:
+            raise changed_while_applying(source.display) from None
         except OSError as exc:
             raise io_error(source.display, exc) from None
         self.record(source.resolved, data, text=text)

@@ -10,6 +10,7 @@ after, inside the tool, under the same lease.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import stat as stat_mod
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from ._declared import declared_for
 from ._errors import ToolError
 from ._lease import WriterLease
 from ._model import PathRole
-from ._observations import Absent, Present, matches, open_to_read, read_version, version_of
+from ._observations import Absent, Present, open_to_read, read_version, version_of
 from ._protected import check_write
 from ._spec import ToolSpec
 from ._textio import decode_text, display, display_lines, is_binary
@@ -77,6 +78,15 @@ def stale(display: str, detail: str | None = None) -> ToolError:
     if detail:
         text += "\n" + detail
     return ToolError("stale_version", text, "FS_STALE_VERSION")
+
+
+def open_for_writing(display: str) -> ToolError:
+    """Stale: another program has the file open for writing, so replacing it now would lose
+    what it writes next."""
+    return ToolError("stale_version", f"FS_STALE_VERSION: {display} is open for writing in "
+                     "another program (what it writes next would be lost); nothing was "
+                     "changed: retry once it is closed, reading it again first",
+                     "FS_STALE_VERSION")
 
 
 def changed_while_applying(display: str) -> ToolError:
@@ -215,21 +225,24 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
 
 def _check_observed(session: Session, entry: Present | Absent | None, display: str,
                     path: ResolvedPath, st: os.stat_result) -> bytes | None:
-    """Refuse unless ``entry`` proves this session saw the version ``st``. A young version
-    whose bytes the ledger kept is checked by reading the file and comparing; those bytes
-    are returned when the read was of that very version (the tool's load then uses them
-    instead of reading the file a second time)."""
+    """Refuse unless ``entry`` proves this session saw the version ``st``: the same ``stat``
+    and, for a version with a digest (every file up to `DIGEST_MAX_BYTES`), the same bytes,
+    compared with the bytes the ledger kept or else hashed. The bytes read are returned
+    when the read was of that very version (the tool's load then uses them instead of
+    reading the file a second time)."""
     if entry is None or isinstance(entry, Absent):
         raise not_observed(display)
-    kept = session.ledger.content(entry)
-    if kept is not None and entry.version == version_of(st):
-        try:
-            now, same_version = read_version(path, st, len(kept))
-        except OSError:
-            now, same_version = None, False
-        if now != kept:
-            raise stale(display, stale_detail(session, entry, path, st))
-        return kept if same_version else None
-    if not matches(entry, st, path):
+    if entry.version != version_of(st):
         raise stale(display, stale_detail(session, entry, path, st))
-    return None
+    if entry.digest is None:
+        return None
+    kept = session.ledger.content(entry)
+    try:
+        now, same_version = read_version(path, st, len(kept) if kept is not None
+                                         else st.st_size)
+    except OSError:
+        now, same_version = None, False
+    if now is None or (now != kept if kept is not None else
+                       len(now) != st.st_size or hashlib.sha256(now).hexdigest() != entry.digest):
+        raise stale(display, stale_detail(session, entry, path, st))
+    return now if same_version else None

@@ -12,7 +12,6 @@ import hashlib
 import os
 import stat as stat_mod
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,11 +24,13 @@ from ._workspace import ResolvedPath
 Version = tuple[int, int, int, int, int, int, int, int, int]
 Identity = tuple[int, int]
 
+#: Versions younger than this were the only ones hashed once; kept for callers.
 DIGEST_WINDOW_NS = 2_000_000_000
+#: Versions up to this size are hashed when recorded and compared by bytes at the gate.
 DIGEST_MAX_BYTES = 1 << 20
 SNAPSHOT_MAX_BYTES = 1 << 20
 SNAPSHOT_BUDGET = 32 << 20
-#: Bytes of young versions kept per session, so the gate compares bytes instead of hashing.
+#: Bytes of recorded versions kept per session, so the gate compares bytes instead of hashing.
 CONTENT_BUDGET = 8 << 20
 
 
@@ -86,10 +87,17 @@ def same_bytes(path: str | os.PathLike[str], content: bytes) -> bool:
 
 
 def needs_digest(st: os.stat_result, now_ns: int | None = None) -> bool:
-    """A version whose mtime is younger than 2 s could hide a same-second rewrite: hash it."""
-    now = time.time_ns() if now_ns is None else now_ns
-    return stat_mod.S_ISREG(st.st_mode) and st.st_size <= DIGEST_MAX_BYTES and \
-        now - st.st_mtime_ns < DIGEST_WINDOW_NS
+    """Whether a version is hashed when it is recorded: every regular file up to
+    `DIGEST_MAX_BYTES`, whatever its age.
+
+    ``stat`` cannot prove the bytes: a rewrite within the clock's granularity keeps the
+    times, and an mmap writer changes bytes with neither size nor times moving (the kernel
+    stamps a mapped page's first write only, until writeback cleans it). Only young
+    versions used to be hashed, so such a change to a file read more than two seconds
+    earlier was overwritten without notice. ``now_ns`` is kept for callers of the old
+    signature and no longer matters.
+    """
+    return stat_mod.S_ISREG(st.st_mode) and st.st_size <= DIGEST_MAX_BYTES
 
 
 @attrs.frozen

@@ -12,6 +12,10 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
   tools (a plugin's read records an observation only with ``observe=True``).
 - Atomic publishing: `replace_file`, `create_file`, `rename_noreplace`,
   `copy_noreplace`, `make_parents`, `remove_empty_dirs`, the stale-temp sweep.
+  ``replace_file(..., guard_writers=True)`` (what ``publish`` does) replaces under a
+  kernel read lease (`ReadLease`, `replace_guarded`): refused with `WriterOpen` while
+  another program has the file open for writing (``open_for_writing``), undone with
+  `FileChanged` when one starts writing during the replace, so no write is lost to it.
 - Observations: `ObservationLedger`, `Present`, `Absent`, `version_of`, `matches`.
 - What no tool may touch: the read deny list (`ReadDenylist`, `denied_name`,
   `DENIED_NAMES`) and the host's protected paths (`protected_paths`, `check_protected`).
@@ -23,6 +27,7 @@ Text decoding lives in `callgate.text`, paths and walking in `callgate.paths`.
 """
 
 from ._atomic import (
+    FileChanged,
     copy_noreplace,
     create_file,
     make_parents,
@@ -30,6 +35,7 @@ from ._atomic import (
     remove_empty_dirs,
     rename_noreplace,
     replace_file,
+    replace_guarded,
     sweep_stale_temps,
     sweep_tree,
     temp_basename,
@@ -37,6 +43,7 @@ from ._atomic import (
 )
 from ._changes import ChangeDiff, FilePreview, change_diff
 from ._context import GatedPath
+from ._file_lease import ReadLease, WriterOpen
 from ._files_api import (
     DEFAULT_MAX_EDIT_BYTES,
     DENIED_NAMES,
@@ -55,6 +62,7 @@ from ._gate import (
     not_found,
     not_observed,
     not_regular,
+    open_for_writing,
     removed_after_read,
     stale,
     stale_detail,
@@ -78,13 +86,16 @@ __all__ = [
     "Absent",
     "ChangeDiff",
     "FileAccess",
+    "FileChanged",
     "FilePreview",
     "GatedPath",
     "ObservationLedger",
     "Present",
     "ReadDenylist",
+    "ReadLease",
     "SourceFile",
     "WriterLease",
+    "WriterOpen",
     "binary_error",
     "change_diff",
     "changed_while_applying",
@@ -103,12 +114,14 @@ __all__ = [
     "not_found",
     "not_observed",
     "not_regular",
+    "open_for_writing",
     "pid_alive",
     "protected_paths",
     "remove_empty_dirs",
     "removed_after_read",
     "rename_noreplace",
     "replace_file",
+    "replace_guarded",
     "stale",
     "stale_detail",
     "sweep_stale_temps",

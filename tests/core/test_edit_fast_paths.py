@@ -1,6 +1,6 @@
 """The shortcuts that make a small edit cheap keep every guarantee (issue 11 follow-up).
 
-- A young version's digest is checked by comparing the file with the bytes the
+- A version's digest (every file up to 1 MiB) is checked by comparing the file with the bytes the
   digest was taken from (kept per session, within a budget), not by hashing:
   the same verdict, caught here on a rewrite that a stat cannot see.
 - Snapshot budget accounting stays exact when sizes are remembered instead of
@@ -174,11 +174,33 @@ def test_the_gate_hands_a_young_versions_bytes_to_load(callgate_session):
     assert loader.seen["text"] == "héllo\n"
 
 
-def test_an_old_version_is_loaded_from_the_file(callgate_session):
+def test_an_old_version_is_checked_by_its_bytes_too(callgate_session):
+    """Age proves nothing (an mmap writer keeps size and times): an hour-old version is
+    compared by bytes like a young one, and those bytes are handed to load."""
     loader = Loader()
     s = callgate_session(plugins=[callgate_files, loader], files={"a.txt": "old\n"})
     hour_ago = os.stat(s.workspace / "a.txt").st_mtime - 3600
     os.utime(s.workspace / "a.txt", (hour_ago, hour_ago))
     assert not s.call("read_file", {"path": "a.txt"}).is_error
     assert not s.call("loader", {"path": "a.txt"}).is_error
-    assert loader.seen["handed"] is None and loader.seen["data"] == b"old\n"
+    assert loader.seen["handed"] == b"old\n" == loader.seen["data"]
+
+
+def test_a_version_whose_bytes_were_not_kept_is_hashed_and_handed(callgate_session,
+                                                                  monkeypatch):
+    loader = Loader()
+    s = callgate_session(plugins=[callgate_files, loader], files={"a.txt": "kept\n"})
+    monkeypatch.setattr(obs, "CONTENT_BUDGET", 0)  # nothing kept: the digest decides
+    assert not s.call("read_file", {"path": "a.txt"}).is_error
+    assert not s.call("loader", {"path": "a.txt"}).is_error
+    assert loader.seen["handed"] == b"kept\n" == loader.seen["data"]
+
+
+def test_a_version_above_the_digest_limit_is_loaded_from_the_file(callgate_session,
+                                                                   monkeypatch):
+    loader = Loader()
+    s = callgate_session(plugins=[callgate_files, loader], files={"a.txt": "large\n"})
+    monkeypatch.setattr(obs, "DIGEST_MAX_BYTES", 4)
+    assert not s.call("read_file", {"path": "a.txt"}).is_error
+    assert not s.call("loader", {"path": "a.txt"}).is_error
+    assert loader.seen["handed"] is None and loader.seen["data"] == b"large\n"

@@ -54,12 +54,15 @@ def test_absent_forget_and_move(tmp_path):
     assert isinstance(moved, Present) and ledger.snapshot(moved) == "x"
 
 
-def test_young_small_files_carry_a_digest_that_is_checked(tmp_path):
+def test_small_files_carry_a_digest_that_is_checked_whatever_their_age(tmp_path):
     f = tmp_path / "a"
     f.write_bytes(b"abc")
     st = os.stat(f)
     assert needs_digest(st)
-    assert not needs_digest(st, now_ns=time.time_ns() + 3_000_000_000)
+    assert needs_digest(st, now_ns=time.time_ns() + 3_000_000_000)  # age proves nothing
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * ((1 << 20) + 1))
+    assert not needs_digest(os.stat(big))
     ledger = ObservationLedger()
     entry = ledger.record_present(str(f), st, content=b"abc")
     assert entry.digest is not None and matches(entry, st, str(f))

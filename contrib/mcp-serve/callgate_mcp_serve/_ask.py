@@ -27,6 +27,7 @@ from typing import Any
 from callgate import hookimpl
 
 from ._approval import Elicit, current_channel
+from ._render import visible
 
 log = logging.getLogger("callgate.mcp_serve")
 
@@ -39,36 +40,40 @@ def form_schema(questions: list[dict[str, Any]]) -> dict[str, Any]:
     for q in questions:
         choices = [
             {
-                "const": o["label"],
-                "title": f"{o['label']} — {o['description']}" if o["description"] else o["label"],
+                "const": o["label"],  # the answer names the label exactly
+                "title": visible(f"{o['label']} — {o['description']}" if o["description"]
+                                 else o["label"]),
             }
             for o in q["options"]
         ]
         if q["multiSelect"]:
             properties[q["id"]] = {
                 "type": "array",
-                "title": q["header"],
-                "description": q["question"],
+                "title": visible(q["header"]),
+                "description": visible(q["question"]),
                 "items": {"anyOf": choices},
             }
         else:
             properties[q["id"]] = {
                 "type": "string",
-                "title": q["header"],
-                "description": q["question"],
+                "title": visible(q["header"]),
+                "description": visible(q["question"]),
                 "oneOf": choices,
             }
         properties[q["id"] + OTHER_SUFFIX] = {
             "type": "string",
-            "title": f"{q['header']}: other",
+            "title": f"{visible(q['header'])}: other",
             "description": "Or type your own answer (it replaces the choice above).",
         }
     return {"type": "object", "properties": properties}
 
 
 def form_message(questions: list[dict[str, Any]]) -> str:
+    """The questions for people, one line each: nothing in them is hidden or redraws the
+    screen (`visible`: controls, separators and invisible characters escaped)."""
     lines = ["The assistant asks:"]
-    lines += [f"{i}. [{q['header']}] {q['question']}" for i, q in enumerate(questions, 1)]
+    lines += [f"{i}. [{visible(q['header'])}] {visible(q['question'])}"
+              for i, q in enumerate(questions, 1)]
     return "\n".join(lines)
 
 

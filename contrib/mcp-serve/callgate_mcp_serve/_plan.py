@@ -22,9 +22,12 @@ from typing import Any
 from callgate import ToolResult
 
 from ._approval import REQUEST_CANCELLED, TIMED_OUT, answer_approves
+from ._render import clip_lines, visible
 
 EXIT_PLAN_TOOL = "exit_plan_mode"
 PLAN_MAX_CHARS = 6000
+#: A plan is shown with at most this many lines (its head and tail).
+PLAN_MAX_LINES = 30
 
 DESCRIPTION = (
     "Present your plan to the user and ask to leave plan mode. While the session is in plan "
@@ -68,8 +71,11 @@ def _clip(text: str, limit: int = PLAN_MAX_CHARS) -> str:
 
 
 def approval_message(plan: str) -> str:
+    """What the user reads: the plan with its lines kept, but nothing hidden (`visible`) and
+    at most `PLAN_MAX_LINES` lines, its head and its tail."""
+    shown = clip_lines(_clip(visible(plan, keep_newlines=True)), PLAN_MAX_LINES)
     return ("The model asks to leave plan mode and start making changes. Its plan:\n\n"
-            f"{_clip(plan)}\n\nApprove the plan?")
+            f"{shown}\n\nApprove the plan?")
 
 
 def plan_argument(arguments: Any) -> str | None:

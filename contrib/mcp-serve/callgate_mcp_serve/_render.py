@@ -5,14 +5,18 @@ would touch, and the change as a unified diff, never a Python repr such as
 ``FilePreview(kind='modify', …, old_bytes=b'…')``. Everything is bounded, and clipped in
 the middle with a count of what is not shown; a clipped diff always shows its first change
 (its first ``+``/``-`` line) and its end, so a long diff cannot hide what it changes.
-Invisible characters are escaped and long blank runs counted (`visible`), so an argument
-cannot hide a payload behind spaces or bidi controls.
+Every character that draws nothing, moves the cursor or breaks a line (controls such as
+``\r`` and ESC, zero-width and bidi characters, U+2028/U+2029/U+0085, non-ASCII spaces) is
+escaped, newlines inside an argument show as ``⏎`` (an argument is one line), and long
+blank runs are counted (`visible`), so an argument cannot hide a payload behind blanks,
+push it out of the shown head and tail, or redraw what the user reads.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,18 +30,92 @@ FIRST_CHANGE_CONTEXT = 8
 LINE_MAX_CHARS = 300
 #: argument keys whose value is a command line, shown on a line of its own
 COMMAND_KEYS = ("command", "cmd", "script")
-#: A run of this many blank characters or more is shown as a count, never as blank space.
-_BLANK_RUN = re.compile(r"[ \t]{16,}")
-#: Characters that draw nothing or reorder what is drawn (bidi overrides, zero-width).
-_INVISIBLE = re.compile(
-    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
-)
+#: A run of this many blank or invisible characters or more is shown as a count.
+BLANK_RUN = 16
+#: Letters and marks that draw nothing but are not format characters (Hangul fillers,
+#: the braille blank, the combining grapheme joiner, variation selectors).
+_INVISIBLE_LETTERS = frozenset(
+    "\u115f\u1160\u17b4\u17b5\u3164\uffa0\u2800\u034f\u180b\u180c\u180d\u180f"
+) | frozenset(chr(c) for c in (*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)))
+#: The markers this module writes: escaped when the text itself holds them, so text
+#: cannot pass for a marker.
+_MARKERS = frozenset("⏎⟨⟩")
+_NAMED = {"\t": "\\t", "\r": "\\r", "\n": "⏎"}
+_RUN_NAMES = {" ": "space", "\n": "newline", "\t": "tab", "\r": "carriage return"}
 
 
-def visible(text: str) -> str:
-    """``text`` with long blank runs counted and invisible characters escaped."""
-    text = _BLANK_RUN.sub(lambda m: f"⟨{len(m.group(0))} blanks⟩", text)
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+def _hides(ch: str) -> bool:
+    """Whether ``ch`` draws nothing visible by itself, or moves or breaks what is drawn:
+    every control (C0, DEL, C1), format character (zero-width, bidi, tags), line or
+    paragraph separator, non-ASCII space, surrogate, unassigned code point, and the
+    invisible letters."""
+    if " " < ch < "\x7f":
+        return False
+    if ch in _INVISIBLE_LETTERS:
+        return True
+    cat = unicodedata.category(ch)
+    return cat in ("Cc", "Cf", "Zl", "Zp", "Cs", "Cn") or (cat == "Zs" and ch != " ")
+
+
+def _escape(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _count(run: str) -> str:
+    """A run of blank or invisible characters as a count, with what it is made of."""
+    if set(run) == {" "}:
+        return f"⟨{len(run)} blanks⟩"
+    kinds = Counter(run).most_common()
+    parts = [f"{n} × {_RUN_NAMES.get(ch) or f'U+{ord(ch):04X}'}" for ch, n in kinds[:3]]
+    if len(kinds) > 3:
+        parts.append("…")
+    return f"⟨{len(run)} blank or invisible characters: {', '.join(parts)}⟩"
+
+
+def visible(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with nothing hidden: every character that draws nothing, moves the cursor
+    or breaks a line (`_hides`) is escaped (``\\x1b``, ``\\u2028``; a newline is ``⏎``),
+    and a run of `BLANK_RUN` or more blank or invisible characters is shown as a count.
+
+    The result is one line, so nothing in it can push what follows out of view; with
+    ``keep_newlines`` (prose such as a plan) ``\\n`` stays a line break, and a long run of
+    them is counted like any other.
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == " " or ch.isspace() or _hides(ch):
+            j = i + 1
+            while j < n and (text[j] == " " or text[j].isspace() or _hides(text[j])):
+                j += 1
+            run = text[i:j]
+            if len(run) >= BLANK_RUN:
+                out.append(_count(run))
+            else:
+                out += [c if c == " " or (keep_newlines and c == "\n") else _escape(c)
+                        for c in run]
+            i = j
+            continue
+        out.append(_escape(ch) if ch in _MARKERS else ch)
+        i += 1
+    return "".join(out)
+
+
+def clip_lines(text: str, max_lines: int) -> str:
+    """``text`` whole, or its first and last lines around a count of the lines not shown."""
+    lines = text.split("\n")
+    if len(lines) <= max_lines:
+        return text
+    head = max_lines * 3 // 5
+    tail = max_lines - head - 1
+    hidden = len(lines) - head - tail
+    return "\n".join([*lines[:head], f"⟨{hidden:,} lines not shown⟩", *lines[len(lines) - tail:]])
 
 
 def clip_middle(text: str, limit: int) -> str:
@@ -157,7 +235,8 @@ def approval_message(call: Any, preview: Any, tool: Any = None) -> str:
             break
     paths = [(k, args[k]) for k in _path_keys(tool) if isinstance(args.get(k), str)]
     if paths:
-        lines.append("Paths: " + ", ".join(f"{visible(v)} ({k})" for k, v in paths))
+        lines.append("Paths: " + ", ".join(f"{clip_middle(visible(v), LINE_MAX_CHARS)} ({k})"
+                                           for k, v in paths))
     shown = render_preview(preview)
     if shown:
         lines += ["Change it would make:", *shown]
@@ -168,4 +247,5 @@ def approval_message(call: Any, preview: Any, tool: Any = None) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["approval_message", "clip_diff", "clip_middle", "render_preview", "visible"]
+__all__ = ["approval_message", "clip_diff", "clip_lines", "clip_middle", "render_preview",
+           "visible"]

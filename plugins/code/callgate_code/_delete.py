@@ -16,7 +16,16 @@ from typing import Any
 
 import attrs
 from callgate import ToolContext, ToolError, ToolResult, Violation
-from callgate.files import GatedPath, replace_file, stale, version_of
+from callgate.files import (
+    FileChanged,
+    GatedPath,
+    WriterOpen,
+    changed_while_applying,
+    open_for_writing,
+    replace_file,
+    stale,
+    version_of,
+)
 
 from ._languages import BY_EXTENSION, extension_of, parser
 from ._ranges import Lines, SharedLine, preamble_start, symbol_rows, with_seam
@@ -208,9 +217,15 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             raise stale(gated.display)
 
     try:
-        replace_file(gated.resolved, result.data, before_publish=unchanged_since_gate)
+        # under a read lease: another program's write during the replace is never lost
+        replace_file(gated.resolved, result.data, before_publish=unchanged_since_gate,
+                     guard_writers=True)
     except ToolError:
         raise
+    except WriterOpen:
+        raise open_for_writing(gated.display) from None
+    except FileChanged:
+        raise changed_while_applying(gated.display) from None
     except OSError as exc:
         raise _fail(f"cannot write {gated.display}: {exc.strerror}", "CODE_IO") from None
     ctx.files.record(gated.resolved, result.data)

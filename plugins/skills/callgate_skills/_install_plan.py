@@ -18,10 +18,12 @@ import json
 import os
 import posixpath
 import re
+import stat
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+from callgate.paths import READ_FLAGS, ResolvedPath
 
 from ._install_tree import Entry, Tree, read_file, read_folder, read_zip, source_error
 from ._roots import install_dir
@@ -220,31 +222,53 @@ def _servers_of(tree: Tree, single_file: bool) -> tuple[list[McpAction], list[st
 # --- the plan -----------------------------------------------------------------------------
 
 
-def load_tree(path: str, denied: Callable[[str], bool] | None = None) -> tuple[Tree, bool]:
-    """The source's tree and whether it was a single file."""
-    if os.path.isdir(path):
+def load_tree(
+    path: ResolvedPath, denied: Callable[[str], bool] | None = None
+) -> tuple[Tree, bool]:
+    """The source's tree and whether it was a single file (read beneath its root, never
+    through a symlink: see `_install_tree`)."""
+    try:
+        is_dir = stat.S_ISDIR(path.stat().st_mode)
+    except OSError as exc:
+        raise source_error("UNREADABLE", f"{path.display} cannot be read "
+                           f"({exc.strerror or exc})") from None
+    if is_dir:
         return read_folder(path, denied), False
-    if path.lower().endswith(".zip"):
+    if path.path.lower().endswith(".zip"):
         return read_zip(path), False
     return read_file(path), True
 
 
-def _config_digest(path: str) -> str | None:
+def read_config(path: str) -> bytes | None:
+    """The workspace's ``callgate.toml``, never through a symlink (``None``: none there)."""
     try:
-        with open(path, "rb") as fh:
-            return _digest(fh.read())
+        fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise source_error(
+            "BAD_CONFIG", f"{CONFIG_NAME} cannot be read ({exc.strerror or exc}); it must be "
+            "a regular file"
+        ) from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise source_error("BAD_CONFIG", f"{CONFIG_NAME} is not a regular file")
+        return fh.read()
+
+
+def _config_digest(path: str) -> str | None:
+    data = read_config(path)
+    return None if data is None else _digest(data)
 
 
 def _existing_servers(path: str) -> set[str]:
     import tomlkit
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = tomlkit.parse(fh.read())
-    except FileNotFoundError:
+    data = read_config(path)
+    if data is None:
         return set()
+    try:
+        doc = tomlkit.parse(data.decode("utf-8"))
     except Exception as exc:
         raise source_error(
             "BAD_CONFIG", f"{CONFIG_NAME} does not parse as TOML ({exc}); fix it first"
@@ -255,7 +279,7 @@ def _existing_servers(path: str) -> set[str]:
 
 def build_plan(
     *,
-    source: str | None,
+    source: ResolvedPath | None,
     display: str,
     kind: str,
     scope: str,
@@ -268,8 +292,8 @@ def build_plan(
     configured_servers: set[str],
     denied: Callable[[str], bool] | None = None,
 ) -> Plan:
-    """The plan for one call's arguments (``source`` an absolute, checked path or ``None``
-    for a ``command`` + ``args`` server)."""
+    """The plan for one call's arguments (``source`` a confined path, or ``None`` for a
+    ``command`` + ``args`` server)."""
     tree = Tree({})
     single = False
     if source is not None:
@@ -344,7 +368,7 @@ def build_plan(
         why = f"connecting it runs: {' '.join([action.command, *action.args])[:300]}"
         checked_servers.append(attrs.evolve(action, why=why, blocked=blocked))
     digest_doc = {
-        "source": source,
+        "source": source.path if source is not None else None,
         "kind": kind,
         "scope": scope,
         "skills": [

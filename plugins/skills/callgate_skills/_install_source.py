@@ -20,12 +20,13 @@ import json
 import os
 import secrets
 import shutil
+import stat
 from typing import Any
 
 from callgate import Decision, ToolContext, ToolError
 from callgate.files import create_file, rename_noreplace, replace_file
 
-from ._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan
+from ._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan, read_config
 from ._install_skill import taken_names
 from ._install_tree import source_error
 
@@ -115,22 +116,24 @@ def plan_for(ctx_session: Any, args: dict[str, Any], taken: set[str]) -> Plan:
     kind = args.get("kind", "auto")
     if command is not None and kind == "skill":
         raise source_error("KIND", "a command is an MCP server, not a skill")
-    path = display = None
+    resolved = display = None
     files = ctx_session.files
     if source is not None:
         resolved = ctx_session.workspace.resolve(source)
-        path, display = resolved.path, resolved.display
-        if not os.path.exists(path):
+        display = resolved.display
+        try:
+            is_dir = stat.S_ISDIR(resolved.stat().st_mode)  # beneath its root, not followed
+        except OSError:
             raise ToolError(
                 "not_found",
                 f"INSTALL_NOT_FOUND: {display} does not exist",
                 "INSTALL_NOT_FOUND",
                 {"executed": False},
-            )
-        if not os.path.isdir(path) and files.denied(path):
+            ) from None
+        if not is_dir and files.denied(resolved):
             raise source_error("DENIED", f"{display} is on the read deny list")
     return build_plan(
-        source=path,
+        source=resolved,
         display=display or f"command {command}",
         kind=kind,
         scope=args.get("scope", "project"),
@@ -291,11 +294,7 @@ def _write_config(plan: Plan) -> None:
             "CONFIG_LINK",
             f"{path} is a symlink; install_source writes only a regular callgate.toml",
         )
-    try:
-        with open(path, "rb") as fh:
-            before: bytes | None = fh.read()
-    except FileNotFoundError:
-        before = None
+    before = read_config(path)  # never through a symlink
     digest = hashlib.sha256(before).hexdigest() if before is not None else None
     if digest != plan.config_digest:
         raise source_error("PLAN_CHANGED", "callgate.toml changed since the plan; plan again")
@@ -304,9 +303,9 @@ def _write_config(plan: Plan) -> None:
     ).encode("utf-8")
 
     def unchanged() -> None:
-        with open(path, "rb") as fh:
-            if hashlib.sha256(fh.read()).hexdigest() != digest:
-                raise source_error("PLAN_CHANGED", "callgate.toml changed while installing")
+        now = read_config(path)
+        if now is None or hashlib.sha256(now).hexdigest() != digest:
+            raise source_error("PLAN_CHANGED", "callgate.toml changed while installing")
 
     try:
         if before is None:

@@ -7,17 +7,24 @@ under fixed limits, so a plan and its apply see the same bytes and a zip is neve
 extracted anywhere before it is checked. A zip entry with an absolute or ``..``
 path (zip-slip), a symlink, or sizes past the limits is refused; a symlink in a
 folder is skipped and reported.
+
+The source is read as the file tools read (`callgate.paths`): the folder is held open,
+every name is opened beneath its held directory without following a symlink, and what
+was opened is judged by its descriptor. A file swapped for a link to something outside
+between the listing and the read is skipped; nothing outside the source is ever read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import attrs
 from callgate import ToolError
+from callgate.paths import READ_FLAGS, HeldDir, PathChanged, ResolvedPath
 
 MAX_FILES = 2000
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -69,48 +76,118 @@ class _Budget:
             raise source_error("TOO_LARGE", f"the source is over {MAX_TOTAL_BYTES} bytes")
 
 
-def _walk(root: str) -> Iterator[tuple[str, str]]:
-    for current, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        rel = os.path.relpath(current, root)
-        for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(current, d))]:
-            path = os.path.join(current, name)
-            yield ("" if rel == "." else rel.replace(os.sep, "/") + "/") + name, path
-
-
-def _git_head(root: str) -> str | None:
-    """The checked-out ref or commit named by ``.git/HEAD`` (read, never run)."""
+def _read_held(held: HeldDir, name: str, rel: str) -> tuple[bytes, bool] | str:
+    """The bytes of the regular file ``name`` in ``held`` and whether it is executable, or
+    why it was skipped. Opened beneath the held folder without following a symlink, and
+    judged by the opened descriptor: a swap after the listing reads nothing outside."""
     try:
-        with open(os.path.join(root, ".git", "HEAD"), encoding="utf-8") as fh:
-            return fh.read(200).strip() or None
-    except OSError:
+        fd = held.open(name, READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink"
+        return f"unreadable: {exc.strerror or exc}"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        if st.st_size > MAX_FILE_BYTES:
+            raise source_error(
+                "TOO_LARGE", f"{rel} is {st.st_size} bytes; at most {MAX_FILE_BYTES} per file"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise source_error("TOO_LARGE", f"{rel} grew past {MAX_FILE_BYTES} bytes")
+    return data, bool(st.st_mode & 0o111)
+
+
+def _git_head(top: HeldDir) -> str | None:
+    """The checked-out ref or commit named by ``.git/HEAD`` (read, never run; a symlinked
+    ``.git`` or ``HEAD`` is not followed)."""
+    try:
+        with top.sub(".git") as git:
+            read = _read_held(git, "HEAD", ".git/HEAD")
+    except (OSError, ToolError):
         return None
+    if isinstance(read, str):
+        return None
+    return read[0][:200].decode("utf-8", "replace").strip() or None
 
 
-def read_folder(root: str, denied: Callable[[str], bool] | None = None) -> Tree:
-    """Every regular file below ``root``; ``denied(path)`` files (the read deny list) are
-    left out and reported, like symlinks."""
+def read_folder(root: ResolvedPath, denied: Callable[[str], bool] | None = None) -> Tree:
+    """Every regular file below the folder ``root``; symlinks, other kinds and ``denied(path)``
+    files (the read deny list) are left out and reported.
+
+    Every directory is held open and every name opened beneath it without following a
+    symlink (`callgate.paths`), so a file or folder swapped for a link to something
+    outside after it was listed is skipped, never read.
+    """
     budget = _Budget()
     files: dict[str, Entry] = {}
     skipped: list[str] = []
-    for rel, path in _walk(root):
-        st = os.lstat(path)
-        if stat.S_ISLNK(st.st_mode):
-            skipped.append(f"{rel} (a symlink)")
-            continue
-        if denied is not None and denied(path):
-            skipped.append(f"{rel} (on the read deny list)")
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            skipped.append(f"{rel} (not a regular file)")
-            continue
-        budget.take(rel, st.st_size)
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise source_error("TOO_LARGE", f"{rel} grew past {MAX_FILE_BYTES} bytes")
-        files[rel] = Entry(data, bool(st.st_mode & 0o111))
-    return Tree(files, tuple(skipped), _git_head(root))
+    top = root.opendir()
+    with top:
+        stack: list[tuple[str, HeldDir | None]] = [("", None)]
+        while stack:
+            prefix, held = stack.pop()
+            current = top if held is None else held
+            try:
+                entries = current.scandir()
+            except OSError:
+                entries = []
+            subdirs: list[tuple[str, HeldDir]] = []
+            try:
+                for entry in entries:
+                    rel = prefix + entry.name
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                        is_link = entry.is_symlink()
+                    except OSError:
+                        continue
+                    if is_dir and entry.name in SKIP_DIRS:
+                        continue
+                    if is_link:
+                        skipped.append(f"{rel} (a symlink)")
+                        continue
+                    if is_dir:
+                        try:
+                            subdirs.append((rel + "/", current.sub(entry.name)))
+                        except PathChanged:
+                            skipped.append(f"{rel} (a symlink)")
+                        except OSError:
+                            skipped.append(f"{rel} (unreadable)")
+                        continue
+                    try:
+                        regular = entry.is_file(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not regular:  # a FIFO or a device is never opened
+                        skipped.append(f"{rel} (not a regular file)")
+                        continue
+                    if denied is not None and denied(current.join(entry.name)):
+                        skipped.append(f"{rel} (on the read deny list)")
+                        continue
+                    read = _read_held(current, entry.name, rel)
+                    if isinstance(read, str):
+                        skipped.append(f"{rel} ({read})")
+                        continue
+                    budget.take(rel, len(read[0]))
+                    files[rel] = Entry(*read)
+            except BaseException:
+                for _, sub in subdirs:
+                    sub.close()
+                for _, sub in stack:
+                    if sub is not None:
+                        sub.close()
+                raise
+            finally:
+                if held is not None:
+                    held.close()
+            stack.extend(reversed(subdirs))
+        head = _git_head(top)
+    return Tree(dict(sorted(files.items())), tuple(skipped), head)
 
 
 def _zip_path(name: str) -> str:
@@ -126,14 +203,30 @@ def _zip_path(name: str) -> str:
     return "/".join(parts)
 
 
-def read_zip(path: str) -> Tree:
+def _open_regular(path: ResolvedPath) -> int:
+    """A descriptor of the regular file ``path``, opened beneath its root without following a
+    final symlink."""
+    try:
+        fd = path.open(READ_FLAGS)
+    except OSError as exc:
+        raise source_error("UNREADABLE", f"{path.display} cannot be read "
+                           f"({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise source_error("UNREADABLE", f"{path.display} is not a regular file")
+    return fd
+
+
+def read_zip(path: ResolvedPath) -> Tree:
     budget = _Budget()
     files: dict[str, Entry] = {}
+    fh = os.fdopen(_open_regular(path), "rb")
     try:
-        archive = zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError) as exc:
+        fh.close()
         raise source_error("BAD_ZIP", f"not a readable zip archive ({exc})") from None
-    with archive:
+    with fh, archive:
         infos = archive.infolist()
         for info in infos:
             rel = _zip_path(info.filename)
@@ -147,8 +240,8 @@ def read_zip(path: str) -> Tree:
             if rel.split("/")[0] in SKIP_DIRS or any(p in SKIP_DIRS for p in rel.split("/")):
                 continue
             budget.take(rel, info.file_size)
-            with archive.open(info) as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)
+            with archive.open(info) as member:
+                data = member.read(MAX_FILE_BYTES + 1)
             if len(data) != info.file_size:
                 raise source_error(
                     "UNSAFE_ZIP", f"zip entry {info.filename!r} does not hold the size it declares"
@@ -169,10 +262,14 @@ def _strip_single_top(files: dict[str, Entry]) -> dict[str, Entry]:
     return {p.split("/", 1)[1]: e for p, e in files.items()}
 
 
-def read_file(path: str) -> Tree:
-    st = os.stat(path)
-    if st.st_size > MAX_FILE_BYTES:
-        raise source_error("TOO_LARGE", f"{path} is {st.st_size} bytes; at most {MAX_FILE_BYTES}")
-    with open(path, "rb") as fh:
+def read_file(path: ResolvedPath) -> Tree:
+    with os.fdopen(_open_regular(path), "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if st.st_size > MAX_FILE_BYTES:
+            raise source_error(
+                "TOO_LARGE", f"{path.display} is {st.st_size} bytes; at most {MAX_FILE_BYTES}"
+            )
         data = fh.read(MAX_FILE_BYTES + 1)
-    return Tree({os.path.basename(path): Entry(data, bool(st.st_mode & 0o111))})
+    if len(data) > MAX_FILE_BYTES:
+        raise source_error("TOO_LARGE", f"{path.display} grew past {MAX_FILE_BYTES} bytes")
+    return Tree({os.path.basename(path.path): Entry(data, bool(st.st_mode & 0o111))})
