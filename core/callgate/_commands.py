@@ -13,13 +13,21 @@ What counts as a command:
   ``>(...)`` and unquoted here-documents, because those run too;
 - the command a wrapper runs (``timeout``, ``nice``, ``nohup``, ``time``,
   ``stdbuf``, ``command``, ``builtin``, ``exec``, ``env``, ``sudo``, ``xargs``,
-  ``find -exec``, ``watch``, ``flock``, ``su -c`` and ``sh``/``bash -c`` with a
-  literal script, which is parsed in turn).
+  ``find -exec``, ``watch``, ``flock``, ``su -c``, ``sh``/``bash -c`` with a
+  literal script, which is parsed in turn, and launchers such as ``uv run``,
+  ``poetry run``, ``npx``, ``bundle exec``, ``chroot`` or ``strace``); what
+  ``xargs`` or ``find -exec`` add at run time leaves the command's tail open
+  (`Command.open_tail`: a deny or ask rule it could grow into fires);
+- for ``git``, the command without its global options (``git -C dir push`` is
+  also ``git push``; ``send-pack`` is also ``push``) and the programs its ``-c``
+  options and ``GIT_PAGER``-like variables make it run (`_gitline`).
 
 What cannot be decided, and is reported in ``undecidable`` (the permission
 engine then counts the line as matching every deny and ask rule, and no
 allow rule covers it): a line that does not parse; ``eval``, ``source``/``.``,
-``alias``, ``trap`` and other builtins that run text as code; a variable,
+``alias``, ``trap`` and other builtins that run text as code; a git alias
+defined on the line (``git -c alias.p=push p``) or config injected through the
+environment (``GIT_CONFIG_COUNT``...); a variable,
 expansion or substitution in command position; an escape, ANSI-C quote, glob
 or brace in a command name; a shell reading its script from standard input
 (a pipe, here-string or here-document); a dynamic ``sh -c`` script or
@@ -43,6 +51,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
+
+from ._gitline import SAME_AS, SCRIPT_VARIABLES, changes_what_runs, parse_git
 
 _WS = re.compile(r"\s+")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -72,7 +82,8 @@ class Command:
     ``argv`` holds its words with quotes removed (a dynamic word keeps its
     source text). ``forms`` lists everything a deny or ask rule is tried on:
     the text, the argv, the program's base name, and the wrapper lines it was
-    unwrapped from. ``undecidable`` says why it cannot be judged, or is None.
+    unwrapped from (and, for git, the line without its global options).
+    ``undecidable`` says why it cannot be judged, or is None.
     """
 
     text: str
@@ -80,6 +91,15 @@ class Command:
     forms: tuple[str, ...] = ()
     allow_forms: tuple[str, ...] = ()
     undecidable: str | None = None
+    #: variables set for this command only (``A=1 cmd``, ``env A=1 cmd``), by name
+    assignments: tuple[str, ...] = ()
+    #: the wrappers and launchers it was unwrapped from, outermost first (``timeout``...)
+    launchers: tuple[str, ...] = ()
+    #: indexes in ``argv`` of words computed at run time (expansions, globs, braces, the
+    #: ``{}`` of ``find -exec``/``xargs -I``): their value is not the one shown
+    dynamic: tuple[int, ...] = ()
+    #: more arguments are appended at run time (``xargs``, ``find -exec ... +``)
+    open_tail: bool = False
 
     @property
     def program(self) -> str | None:
@@ -194,6 +214,14 @@ _DANGEROUS_VARIABLES = frozenset({
     "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "GLOBIGNORE", "CDPATH", "EXECIGNORE",
     "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "PYTHONSTARTUP", "NODE_OPTIONS",
 })
+
+
+def _dangerous(name: str) -> bool:
+    """Whether setting variable ``name`` changes which program or code a command runs."""
+    return name in _DANGEROUS_VARIABLES or name.startswith("BASH_FUNC_") or \
+        changes_what_runs(name)
+
+
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash",
                      "lksh", "pdksh", "fish"})
 _WRITE_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>"})
@@ -255,14 +283,19 @@ def _analyze_plain(text: str, out: _Collector, depth: int) -> bool:
             prefix.append(names.pop(0))
         for assignment in prefix:
             name = _ASSIGNMENT.match(assignment).group(1)  # type: ignore[union-attr]
-            if name in _DANGEROUS_VARIABLES or name.startswith("BASH_FUNC_"):
+            if _dangerous(name):
                 out.undecided(piece, f"it sets {name}, which changes what later commands run")
             walker.tainted.add(name)
         if not names:
+            for assignment in prefix:  # an exported variable keeps steering later commands
+                name, _eq, value = assignment.partition("=")
+                walker.script_variable(name, _Word(value, value), piece)
             continue
         piped = separators[k] in ("|", "|&")
         words = [_Word(n, n) for n in names]
-        walker._judge(words, normalize(piece), prefix, False, piped)
+        assigned = tuple((a.partition("=")[0], _Word(a.partition("=")[2], a.partition("=")[2]))
+                         for a in prefix)
+        walker._judge(words, normalize(piece), prefix, False, piped, assigned=assigned)
     return True
 
 
@@ -344,6 +377,21 @@ _OPTIONS_WITH_VALUE: dict[str, frozenset[str]] = {
                         "--max-chars", "--process-slot-var"}),
     "watch": frozenset({"-n", "--interval", "-q", "--equexit", "--differences"}),
     "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
+    "uv run": frozenset({"--with", "--with-editable", "--with-requirements", "--python",
+                         "-p", "--package", "--extra", "--group", "--only-group",
+                         "--no-group", "--env-file", "--directory", "--project", "--index",
+                         "--default-index", "--index-url", "--extra-index-url",
+                         "--config-file", "--cache-dir", "--exclude-newer", "--resolution",
+                         "--prerelease"}),
+    "conda run": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    "mamba run": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    "micromamba run": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    "npx": frozenset({"-p", "--package"}),
+    "npm exec": frozenset({"-p", "--package", "-w", "--workspace"}),
+    "npm x": frozenset({"-p", "--package", "-w", "--workspace"}),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P",
+                         "-S", "-X"}),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-w", "-l"}),
 }
 #: Wrappers that run their arguments as the same command: rules judge the inner command.
 _TRANSPARENT = frozenset({"timeout", "nice", "nohup", "time", "stdbuf", "ionice", "command",
@@ -352,7 +400,38 @@ _TRANSPARENT = frozenset({"timeout", "nice", "nohup", "time", "stdbuf", "ionice"
 #: what environment runs the command); deny and ask rules see the inner command too.
 _GOVERNING = frozenset({"sudo", "doas", "env"})
 #: Positional arguments a wrapper takes before the command.
-_LEADING_POSITIONALS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}
+_LEADING_POSITIONALS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1, "chroot": 1,
+                        "faketime": 1, "direnv exec": 1}
+#: Launchers: programs (or ``program subcommand``) that run the command after their
+#: options, in an environment of their own. Like ``sudo`` and ``env``, their written line
+#: is what an allow rule must name, and deny and ask rules see the command they run too.
+#: Options not listed in `_OPTIONS_WITH_VALUE`/`_FLAGS` leave where the command starts
+#: uncertain, so deny and ask rules then see every later start.
+_LAUNCHERS: dict[str, tuple[str, ...]] = {
+    "uv": ("run",), "poetry": ("run",), "pipenv": ("run",), "pdm": ("run",),
+    "hatch": ("run",), "rye": ("run",), "conda": ("run",), "mamba": ("run",),
+    "micromamba": ("run",), "pixi": ("run", "exec"), "npm": ("exec", "x"),
+    "pnpm": ("exec",), "yarn": ("exec",), "bundle": ("exec",), "mise": ("exec", "x"),
+    "direnv": ("exec",), "npx": (), "bunx": (), "unbuffer": (), "chronic": (),
+    "eatmydata": (), "fakeroot": (), "torsocks": (), "proxychains": (), "proxychains4": (),
+    "catchsegv": (), "dbus-run-session": (), "xvfb-run": (), "rlwrap": (), "chroot": (),
+    "nsenter": (), "unshare": (), "setpriv": (), "prlimit": (), "systemd-run": (),
+    "firejail": (), "strace": (), "ltrace": (), "valgrind": (), "numactl": (),
+    "faketime": (),
+}
+#: Programs that run a script given to an option (``script -c``, ``npx -c``).
+_SCRIPT_OPTIONS = {"script": ("-c", "--command"), "npx": ("-c", "--call")}
+
+
+def _launcher(program: str, rest: Sequence[_Word]) -> str | None:
+    """The `_LAUNCHERS` key ``program`` (with ``rest``) starts, or ``None``."""
+    subcommands = _LAUNCHERS.get(program)
+    if subcommands is None:
+        return None
+    if not subcommands:
+        return program
+    first = rest[0].value if rest else None
+    return f"{program} {first}" if first in subcommands else None
 
 
 #: Per wrapper: options that take no value (short flags may be clustered: ``-rt``).
@@ -380,6 +459,26 @@ _FLAGS: dict[str, frozenset[str]] = {
     "flock": frozenset({"-s", "--shared", "-x", "--exclusive", "-u", "--unlock", "-n",
                         "--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"}),
     "setsid": frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"}),
+    "uv run": frozenset({"--no-project", "--frozen", "--locked", "--isolated", "--no-sync",
+                         "--all-extras", "--no-dev", "--dev", "--quiet", "-q", "--verbose",
+                         "-v", "--offline", "--no-cache", "--active", "--exact",
+                         "--all-packages", "--no-editable", "--inexact", "--all-groups",
+                         "--no-config", "--no-env-file", "--native-tls"}),
+    "conda run": frozenset({"--no-capture-output", "--live-stream", "-v", "--verbose"}),
+    "mamba run": frozenset({"--no-capture-output", "--live-stream", "-v", "--verbose"}),
+    "micromamba run": frozenset({"--attach", "-a", "--detach", "-d", "-v", "--verbose"}),
+    "npx": frozenset({"-y", "--yes", "--no", "-q", "--quiet"}),
+    "npm exec": frozenset({"-y", "--yes", "--no"}),
+    "npm x": frozenset({"-y", "--yes", "--no"}),
+    "poetry run": frozenset({"-q", "--quiet", "-v", "-vv", "-vvv", "--verbose",
+                             "--no-interaction", "-n"}),
+    "pipenv run": frozenset(),
+    "bundle exec": frozenset({"--keep-file-descriptors"}),
+    "strace": frozenset({"-f", "-ff", "-q", "-qq", "-c", "-C", "-w", "-T", "-t", "-tt",
+                         "-ttt", "-r", "-x", "-xx", "-y", "-yy", "-v", "-V", "-k", "-z",
+                         "-Z", "-n", "-i", "-A", "-d", "-D", "-h"}),
+    "ltrace": frozenset({"-f", "-c", "-C", "-i", "-r", "-S", "-t", "-tt", "-ttt", "-T",
+                         "-b", "-h"}),
 }
 #: Options whose value may be attached only (``-e[eof]``, ``-i[replace]``, ``-l[n]``).
 _ATTACHED_ONLY = {"xargs": frozenset("eil")}
@@ -489,10 +588,14 @@ class _Walker:
         if name_node is not None and name_node.type == "subscript":
             inner = name_node.child_by_field_name("name")
             name = _text(inner) if inner is not None else name
-        if name in _DANGEROUS_VARIABLES or name.startswith("BASH_FUNC_"):
+        if _dangerous(name):
             self.out.undecided(_text(node), f"it sets {name}, which changes what later "
                                "commands run")
         value = node.child_by_field_name("value")
+        if node.parent is None or node.parent.type != "command":
+            # an exported variable keeps steering later commands (GIT_PAGER=...; git log)
+            self.script_variable(name, _word(value) if value is not None else _Word("", ""),
+                                 _text(node))
         if value is None or value.type not in ("number", "arithmetic_expansion"):
             self.tainted.add(name)
 
@@ -552,12 +655,17 @@ class _Walker:
 
     def command(self, node: Any) -> None:
         prefix: list[str] = []
+        assigned: list[tuple[str, _Word]] = []
         words: list[_Word] = []
         stdin_text = False
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
                 prefix.append(_text(child))
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                assigned.append((_text(name) if name is not None else "",
+                                 _word(value) if value is not None else _Word("", "")))
             elif kind == "command_name":
                 words.insert(0, _word(child.named_children[0] if child.named_child_count
                                       else child))
@@ -571,15 +679,24 @@ class _Walker:
         if parent is not None and parent.type == "redirected_statement":
             stdin_text = stdin_text or _feeds_stdin(parent)
         written = normalize(" ".join([*prefix, *(w.raw for w in words)]))
-        self._judge(words, written, prefix, stdin_text, piped=_is_piped_into(node))
+        self._judge(words, written, prefix, stdin_text, piped=_is_piped_into(node),
+                    assigned=tuple(assigned))
 
     def _judge(self, words: Sequence[_Word], written: str, prefix: list[str],
                stdin_text: bool, piped: bool, outer: tuple[str, ...] = (),
-               governed: tuple[str, ...] | None = None) -> None:
-        """Record the command ``words`` (written as ``written``) and what it runs."""
+               governed: tuple[str, ...] | None = None, *,
+               assigned: Sequence[tuple[str, _Word]] = (), inherited: tuple[str, ...] = (),
+               launchers: tuple[str, ...] = (), open_tail: bool = False,
+               hole: str | None = None) -> None:
+        """Record the command ``words`` (written as ``written``) and what it runs.
+
+        ``assigned``: the variables its prefix sets (name, value); ``inherited``: the names
+        a wrapper (``env A=1``) set; ``launchers``: the wrappers it was unwrapped from;
+        ``open_tail``: arguments are appended at run time; ``hole``: words holding this
+        text are filled in at run time (``{}`` of ``find -exec``, ``xargs -I``)."""
         out = self.out
         head = words[0]
-        if head.value is None:
+        if head.value is None or (hole is not None and hole in head.value):
             out.undecided(written, f"the command name {head.raw} is computed at run time")
             return
         if head.escaped:
@@ -608,55 +725,141 @@ class _Walker:
                         *outer)
         allow = governed if governed is not None else _unique(
             written, " ".join([*prefix, plain]) if prefix else plain)
-        for assignment in prefix:
-            match = _ASSIGNMENT.match(assignment)
-            if match and (match.group(1) in _DANGEROUS_VARIABLES
-                          or match.group(1).startswith("BASH_FUNC_")):
-                out.undecided(written, f"it sets {match.group(1)}, which changes what the "
-                              "command runs")
+        for name, value in assigned:
+            if _dangerous(name):
+                out.undecided(written, f"it sets {name}, which changes what the command runs")
                 return
+            self.script_variable(name, value, written)
+        dynamic = tuple(i for i, w in enumerate(words) if w.value is None or w.pattern
+                        or (hole is not None and hole in w.value))
+        if dynamic and hole is not None:
+            # filled in at run time: a rule the known words could grow into fires
+            open_tail = True
+            forms = _unique(*forms, " ".join(argv[:dynamic[0]]),
+                            " ".join((program, *argv[1:dynamic[0]])))
+        context = {"assignments": (*(n for n, _v in assigned), *inherited),
+                   "launchers": launchers, "dynamic": dynamic, "open_tail": open_tail}
         rest = words[1:]
         if program in _SHELLS:
+            if dynamic and hole is not None:
+                out.undecided(written, f"the script {program} runs is filled in at run time")
+                return
             self._shell(program, rest, written, forms, allow, stdin_text, piped)
+            return
+        script_options = _SCRIPT_OPTIONS.get(program, ())
+        if any(w.value is not None and w.value.split("=", 1)[0] in script_options
+               for w in rest):
+            out.commands.append(Command(written, argv, forms, allow, **context))  # type: ignore[arg-type]
+            self._su(rest, written, script_options)
+            return
+        launcher = _launcher(program, rest)
+        if launcher is not None:
+            self._wrapper(launcher, rest[len(launcher.split()) - 1:], written, forms, allow,
+                          stdin_text, piped, governing=True, inherited=inherited,
+                          launchers=launchers, open_tail=open_tail, hole=hole)
             return
         if program in _TRANSPARENT or program in _GOVERNING:
             self._wrapper(program, rest, written, forms, allow, stdin_text, piped,
-                          governing=governed is not None or program in _GOVERNING)
+                          governing=governed is not None or program in _GOVERNING,
+                          inherited=inherited, launchers=launchers, open_tail=open_tail,
+                          hole=hole)
             return
+        if program == "git":
+            forms = self._git(rest, written, forms)
+        command = Command(written, argv, forms, allow, **context)  # type: ignore[arg-type]
         if program == "xargs":
-            out.commands.append(Command(written, argv, forms, allow))
-            _flags, i, _ok = _split_options("xargs", rest)
-            inner = list(rest[i:]) or [_Word("echo", "echo")]
-            self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False, False)
+            out.commands.append(command)
+            self._xargs(rest, written, launchers)
             return
         if program == "find":
-            out.commands.append(Command(written, argv, forms, allow))
-            self._find(rest)
+            out.commands.append(command)
+            self._find(rest, launchers)
             return
         if program == "watch":
-            out.commands.append(Command(written, argv, forms, allow))
+            out.commands.append(command)
             flags, i, _ok = _split_options("watch", rest)
             inner = list(rest[i:])
             if not inner:
                 return
             if "-x" in flags or "--exec" in flags:
-                self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False, False)
+                self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False, False,
+                            launchers=(*launchers, "watch"))
             else:
                 self._script(inner, written, "watch runs its arguments with sh -c")
             return
         if program == "flock":
-            out.commands.append(Command(written, argv, forms, allow))
+            out.commands.append(command)
             self._flock(rest, written)
             return
         if program in ("su", "runuser"):
-            out.commands.append(Command(written, argv, forms, allow))
+            out.commands.append(command)
             self._su(rest, written)
             return
-        out.commands.append(Command(written, argv, forms, allow))
+        out.commands.append(command)
+
+    def script_variable(self, name: str, value: _Word, written: str) -> None:
+        """A variable whose value programs run as a command (``GIT_PAGER``, ``EDITOR``...):
+        that command is judged too."""
+        if name not in SCRIPT_VARIABLES:
+            return
+        if value.value is None:
+            self.out.undecided(written, f"{name} names a command computed at run time")
+        elif value.value.strip():
+            _analyze_bash(value.value, self.out, self.depth + 1)
+
+    def _git(self, rest: Sequence[_Word], written: str, forms: tuple[str, ...]
+             ) -> tuple[str, ...]:
+        """``git``'s forms without its global options (and under a subcommand it is the
+        same as); the programs its ``-c`` options name are judged; an alias or config
+        pointer defined on the line makes it undecidable."""
+        values = [w.value for w in rest]
+        line = parse_git(values)
+        for script in line.scripts:
+            _analyze_bash(script, self.out, self.depth + 1)
+        if line.undecidable is not None:
+            self.out.undecided(written, line.undecidable)
+        if line.sub is None:
+            return forms
+        tail = [w.shown for w in rest[line.sub:]]
+        extra = ["git " + " ".join(tail)]
+        same = SAME_AS.get(tail[0])
+        if same is not None:
+            extra.append(" ".join(["git", same, *tail[1:]]))
+        return _unique(*forms, *extra)
+
+    def _xargs(self, rest: Sequence[_Word], written: str, launchers: tuple[str, ...]) -> None:
+        """The command ``xargs`` runs: its tail is open (arguments from standard input), or
+        with ``-I`` its words holding the replacement are filled in."""
+        _flags, i, _ok = _split_options("xargs", rest)
+        replace: str | None = None
+        options = list(rest[:i])
+        for k, word in enumerate(options):
+            value = word.value
+            if value is None:
+                continue
+            if value in ("-I", "--replace") and k + 1 < len(options):
+                replace = options[k + 1].value
+                if replace is None:
+                    self.out.undecided(written, "xargs -I is given a computed replacement")
+                    return
+            elif value.startswith("-I") and len(value) > 2:
+                replace = value[2:]
+            elif value.startswith("--replace="):
+                replace = value.split("=", 1)[1]
+            elif value == "-i" or value == "--replace":
+                replace = "{}"
+            elif value.startswith("-i") and len(value) > 2:
+                replace = value[2:]
+        inner = list(rest[i:]) or [_Word("echo", "echo")]
+        self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False, False,
+                    launchers=(*launchers, "xargs"), open_tail=replace is None,
+                    hole=replace or None)
 
     def _wrapper(self, program: str, rest: Sequence[_Word], written: str,
                  forms: tuple[str, ...], allow: tuple[str, ...], stdin_text: bool,
-                 piped: bool, governing: bool) -> None:
+                 piped: bool, governing: bool, inherited: tuple[str, ...] = (),
+                 launchers: tuple[str, ...] = (), open_tail: bool = False,
+                 hole: str | None = None) -> None:
         flags, i, ok = _split_options(program, rest)
         if program == "command" and any(f in ("-v", "-V") for f in flags):
             self.out.commands.append(Command(written, tuple(w.shown for w in (
@@ -666,13 +869,17 @@ class _Walker:
                 ("--split-string=", "-S")) for f in flags):
             self.out.undecided(written, "env -S splits a string into a command at run time")
             return
+        names: list[str] = []
         if program in ("env", "sudo", "doas"):
             while i < len(rest) and rest[i].value and _ASSIGNMENT.match(rest[i].value):
                 name = _ASSIGNMENT.match(rest[i].value).group(1)  # type: ignore[union-attr]
-                if name in _DANGEROUS_VARIABLES or name.startswith("BASH_FUNC_"):
+                if _dangerous(name):
                     self.out.undecided(written, f"it sets {name}, which changes what the "
                                        "command runs")
                     return
+                value = (rest[i].value or "").split("=", 1)[1]
+                self.script_variable(name, _Word(value, value), written)
+                names.append(name)
                 i += 1
         i += _LEADING_POSITIONALS.get(program, 0)
         inner = list(rest[i:])
@@ -687,7 +894,8 @@ class _Walker:
                                   for start in range(i + 1, len(rest)))
         inner_written = normalize(" ".join(w.raw for w in inner))
         self._judge(inner, inner_written, [], stdin_text, piped, outer=forms,
-                    governed=allow if governing else None)
+                    governed=allow if governing else None, inherited=(*inherited, *names),
+                    launchers=(*launchers, program), open_tail=open_tail, hole=hole)
 
     def _shell(self, program: str, rest: Sequence[_Word], written: str,
                forms: tuple[str, ...], allow: tuple[str, ...], stdin_text: bool,
@@ -737,7 +945,7 @@ class _Walker:
             return
         _analyze_bash(" ".join(w.value or "" for w in words), self.out, self.depth + 1)
 
-    def _find(self, rest: Sequence[_Word]) -> None:
+    def _find(self, rest: Sequence[_Word], launchers: tuple[str, ...] = ()) -> None:
         i = 0
         while i < len(rest):
             if rest[i].value in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -747,7 +955,7 @@ class _Walker:
                 inner = list(rest[i + 1:j])
                 if inner:
                     self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False,
-                                False)
+                                False, launchers=(*launchers, "find"), hole="{}")
                 i = j
             i += 1
 
@@ -760,15 +968,17 @@ class _Walker:
             self._judge(operands, normalize(" ".join(w.raw for w in operands)), [], False,
                         False)
 
-    def _su(self, rest: Sequence[_Word], written: str) -> None:
+    def _su(self, rest: Sequence[_Word], written: str,
+            options: Sequence[str] = ("-c", "--command")) -> None:
+        """The script of ``su -c`` (or ``script -c``, ``npx -c``: the ``options``)."""
         for k, word in enumerate(rest):
             value = word.value or ""
-            if value in ("-c", "--command"):
-                self._script(rest[k + 1:k + 2], written, "su -c runs a script")
+            if value in options:
+                self._script(rest[k + 1:k + 2], written, f"{value} runs a script")
                 return
-            if value.startswith("--command="):
-                self._script([_Word(value.split("=", 1)[1], word.raw)], written,
-                             "su -c runs a script")
+            name, eq, script = value.partition("=")
+            if eq and name in options and name.startswith("--"):
+                self._script([_Word(script, word.raw)], written, f"{name} runs a script")
                 return
 
 

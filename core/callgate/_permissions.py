@@ -11,10 +11,14 @@ and connects) are answered by the plugin that owns them
 
 - ``command``: ``cmd:*`` is a word-boundary prefix match, applied to every
   command the line would run (`analyze_command`: lists, pipelines,
-  substitutions, wrappers such as ``timeout`` or ``bash -c``). A deny or ask
-  rule fires when any command matches, or when anything in the line cannot
-  be decided statically (``eval``, ``$cmd``, ...); an allow rule covers a
-  call only when every command is matched by some allow rule. A redirection
+  substitutions, wrappers such as ``timeout`` or ``bash -c``, launchers such as
+  ``uv run``, and ``git`` without its global options). A deny or ask rule
+  fires when any command matches, when a command whose arguments are completed
+  at run time (``echo push | xargs git``) could grow into a match, or when
+  anything in the line cannot be decided statically (``eval``, ``$cmd``, a git
+  alias defined on the line, ...); an allow rule covers a call only when every
+  command is matched by some allow rule (an open-ended one only by a ``:*`` or
+  ``*`` rule). A redirection
   that writes a file is judged as a write by ``Edit`` rules: deny and ask
   ``Edit`` rules fire on it, and it is covered only by an ``Edit`` allow
   rule (or by a spec-less ``Bash`` allow). Rules are a policy aid; the
@@ -133,6 +137,8 @@ class Unit:
     undecidable: str | None = None
     #: ``"write"`` for a shell redirection's target (judged by ``Edit`` rules)
     role: str = "subject"
+    #: arguments are appended at run time (``xargs``): a rule it could grow into fires
+    open_tail: bool = False
 
     @property
     def inside(self) -> bool:
@@ -153,6 +159,19 @@ def _star_regex(pattern: str) -> str:
 
 def _is_abs(value: str) -> bool:
     return value.startswith("/") or bool(re.match(r"^[A-Za-z]:/", value))
+
+
+def could_grow_into(spec: str, form: str) -> bool:
+    """Whether words appended to the command ``form`` could make it match the command
+    spec ``spec`` (for a command whose tail is filled in at run time)."""
+    text = normalize(spec)
+    if text.endswith(":*"):
+        text = text[:-2].rstrip()
+    head, star, _rest = text.partition("*")
+    if star:  # a wildcard in the spec: anything that agrees with its literal start may grow
+        return head.startswith(form + " ") or (form + " ").startswith(head) or \
+            head.startswith(form)
+    return text.startswith(form + " ")
 
 
 def _clean_path_pattern(spec: str) -> str:
@@ -252,7 +271,8 @@ def _path_unit(text: str, workspace: Any, role: str = "subject") -> Unit:
 def command_units(text: str, flavor: str, session: Any = None) -> list[Unit]:
     """The units of one command line: its commands, then the files it writes by redirection."""
     line = analyze_command(text, flavor)
-    units = [Unit(c.forms or (c.text,), (c.allow_forms or (c.text,),), c.text, c.undecidable)
+    units = [Unit(c.forms or (c.text,), (c.allow_forms or (c.text,),), c.text, c.undecidable,
+                  open_tail=c.open_tail)
              for c in line.commands]
     workspace = getattr(session, "workspace", None)
     for redirection in line.writes:
@@ -438,7 +458,9 @@ class RuleEngine:
             return None
         matcher = self._matcher(kind, rule.spec)
         return next((u for u in units if u.undecidable is not None
-                     or any(matcher(form) for form in u.loose)), None)
+                     or any(matcher(form) for form in u.loose)
+                     or (u.open_tail and kind == "command"
+                         and any(could_grow_into(rule.spec, f) for f in u.loose))), None)
 
     def _edit_rules(self, kind: str | None) -> list[Rule]:
         """``Edit`` rules, which also judge the files a shell command writes by redirection."""
@@ -499,6 +521,7 @@ class RuleEngine:
             return None
         for group in unit.strict:
             rule = next((r for r in allows if r.spec is not None and
+                         (not unit.open_tail or r.spec.rstrip().endswith("*")) and
                          any(self._matcher(kind, r.spec)(f) for f in group)), None)
             if rule is None:
                 return None

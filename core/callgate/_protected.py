@@ -13,9 +13,15 @@ write root of a session:
   user config trusts (``[trust] workspaces``: a session started there would
   apply it in full);
 - ``.callgate/`` (callgate's own state);
-- ``.git/hooks/``, ``.git/config`` and ``.git/config.worktree`` (at any depth,
-  submodules' ``.git/modules/*/`` included), and the directory git's
-  ``core.hooksPath`` names;
+- every file git reads as configuration or as a redirection of it (at any depth,
+  submodules' ``.git/modules/*/`` and linked worktrees' ``.git/worktrees/*/``
+  included): ``hooks/``, ``config*``, ``info/`` (attributes pick filter and diff
+  drivers), ``commondir`` (where config, hooks and objects are read),
+  ``worktrees/`` (each a commondir, a gitdir and a worktree config),
+  ``objects/info/*alternates`` (other object stores), a ``.git`` entry itself (a
+  ``gitdir:`` file names another repository) and any ``HEAD`` file (beside
+  ``objects/``, ``refs/`` and ``config`` it makes its directory a repository git
+  discovers); and the directory git's ``core.hooksPath`` names;
 - every path ``[files] protected`` names (globs as in permission rules);
 
 minus what ``[files] allow_protected`` exempts (a key only the user config, an
@@ -47,18 +53,39 @@ if TYPE_CHECKING:
 SIGNATURE = "FS_PROTECTED"
 WORKSPACE_CONFIG = "callgate.toml"
 #: ``(pattern relative to a write root, why it is protected)``; globs as in path rules
+_HOOKS = "git runs its hooks outside any sandbox"
+_CONFIG = "git reads hooks, filters and commands from it"
+_INFO = "git reads attributes from it, which pick the filters and diff drivers it runs"
+_COMMONDIR = "it tells git where to read its config and hooks from"
+_ALTERNATES = "it tells git to read objects from another store"
+#: the git directories a repository holds: its own and its submodules' (a linked worktree's
+#: entry under .git/worktrees/ is protected whole)
+_GIT_DIRS = ("**/.git", "**/.git/modules/**")
 BUILT_IN: tuple[tuple[str, str], ...] = (
     (".callgate/**", "it holds callgate's own state"),
-    ("**/.git/hooks/**", "git runs its hooks outside any sandbox"),
-    ("**/.git/modules/**/hooks/**", "git runs its hooks outside any sandbox"),
-    ("**/.git/config", "git reads hooks, filters and commands from it"),
-    ("**/.git/config.worktree", "git reads hooks, filters and commands from it"),
-    ("**/.git/modules/**/config", "git reads hooks, filters and commands from it"),
+    ("**/.git", "a .git file (gitdir:) tells git which repository to use"),
+    ("**/HEAD", "a HEAD file beside objects/ and refs/ makes its directory a repository "
+                "whose config git reads"),
+    *((f"{d}/{rel}", why) for d in _GIT_DIRS for rel, why in (
+        ("hooks/**", _HOOKS),
+        ("config*", _CONFIG),
+        ("info/**", _INFO),
+        ("commondir", _COMMONDIR),
+        ("gitdir", "it tells git where this worktree's repository is"),
+        ("objects/info/*alternates", _ALTERNATES),
+    )),
+    ("**/.git/worktrees/**", "each linked worktree's entry redirects git's config"),
 )
 #: concrete paths (relative to a write root) the sandbox mounts read-only when they exist
+#: (a .git *file* too: a directory stays writable, git writes its own data there)
 SANDBOX_PATHS = (WORKSPACE_CONFIG, ".callgate", ".git/hooks", ".git/config",
-                 ".git/config.worktree")
-SANDBOX_GLOBS = (".git/modules/*/hooks", ".git/modules/*/config")
+                 ".git/config.worktree", ".git/info", ".git/commondir",
+                 ".git/objects/info/alternates", ".git/objects/info/http-alternates")
+SANDBOX_GLOBS = (".git/modules/*/hooks", ".git/modules/*/config",
+                 ".git/modules/*/config.worktree", ".git/modules/*/info",
+                 ".git/modules/*/commondir", ".git/modules/*/objects/info/alternates",
+                 ".git/worktrees/*/commondir", ".git/worktrees/*/gitdir",
+                 ".git/worktrees/*/config.worktree")
 MAX_EXPANDED = 256  # paths a [files] protected glob expands to for the sandbox, at most
 GIT_TIMEOUT_S = 5.0
 
@@ -192,6 +219,9 @@ def protected_paths(session: Session) -> list[str]:
     wanted: list[str] = [f for f in prot.config_files if any(within(f, r) for r in roots)]
     for root in roots:
         wanted += [os.path.join(root, rel) for rel in SANDBOX_PATHS]
+        dot_git = os.path.join(root, ".git")
+        if os.path.isfile(dot_git) and not os.path.islink(dot_git):
+            wanted.append(dot_git)  # a gitdir file
         for pattern in SANDBOX_GLOBS:
             wanted += _expand(root, pattern)
         for pattern in prot.extra_patterns:

@@ -2,155 +2,41 @@
 
 `readonly_command` parses the line with the permission engine's bash grammar
 (`_commands.analyze_command`, tree-sitter-bash) and accepts it only when everything
-is decided and every command it would run is on a short list of programs that read
-and print (with the options that make them write refused), no redirection writes a
-file, and nothing runs under another user. Whatever the parser cannot decide is
-refused, never guessed. PowerShell lines are refused (no classifier for them yet).
+is decided, no redirection writes a file, and every command it would run is an
+allow-listed program given only allow-listed options (`_readonly_options`,
+`_readonly_git`): exact option names (an abbreviation such as ``--outp`` is refused),
+no variable set for the command (``GIT_DIR=x git``, ``env A=1 cmd``), no wrapper but
+``timeout``, ``nice``, ``command``, ``builtin``, ``xargs`` and ``find -exec``, and no
+word computed at run time (an expansion, a glob, what ``xargs`` appends) given to a
+program one argument could make write or run something (``sort --compress-program``).
+Whatever the parser cannot decide is refused, never guessed. PowerShell lines are
+refused (no classifier for them yet).
 
-Like the permission rules this judges the line, not the programs' behaviour: it is
-a policy for subagents that are told to only read, not a sandbox.
+This judges the line, not the programs' behaviour. Where the sandbox works, a strict
+read-only child's commands also see the workspace read-only (the boundary); without
+it this allow-list alone decides.
 """
 
 from __future__ import annotations
 
-import posixpath
+import re
 from collections.abc import Sequence
 
 from ._commands import Command, analyze_command
-
-#: Programs that only read files and print, whatever their options (checked ones below).
-PLAIN = frozenset(
-    {
-        "ls",
-        "cat",
-        "head",
-        "tail",
-        "wc",
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "pwd",
-        "echo",
-        "printf",
-        "true",
-        "false",
-        "test",
-        "[",
-        "file",
-        "stat",
-        "du",
-        "df",
-        "which",
-        "type",
-        "whoami",
-        "id",
-        "uname",
-        "basename",
-        "dirname",
-        "realpath",
-        "readlink",
-        "diff",
-        "cmp",
-        "comm",
-        "cut",
-        "tr",
-        "uniq",
-        "nl",
-        "od",
-        "hexdump",
-        "md5sum",
-        "sha1sum",
-        "sha256sum",
-        "sha512sum",
-        "cksum",
-        "jq",
-        "column",
-        "fold",
-        "expand",
-        "unexpand",
-        "rev",
-        "seq",
-        "printenv",
-        "cd",
-        "xargs",
-        "tac",
-        "strings",
-        "paste",
-        "join",
-        "locale",
-        "nproc",
-        "ps",
-        "lsof",
-    }
+from ._gitline import parse_git
+from ._readonly_git import ACTIONS, LISTERS, SUBCOMMANDS
+from ._readonly_options import (
+    FIND_EXEC,
+    FIND_FLAGS,
+    FIND_LEADING,
+    LAUNCHERS,
+    PROGRAMS,
+    Options,
+    find_valued,
 )
-
-#: Options that make an otherwise reading program write, run or change something.
-WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
-    "find": ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls", "-ok", "-okdir"),
-    "sort": ("-o", "--output"),
-    "tree": ("-o",),
-    "date": ("-s", "--set"),
-    "rg": ("--pre",),
-    "file": ("-C",),
-}
-
-#: git subcommands that only read the repository.
-GIT_READERS = frozenset(
-    {
-        "status",
-        "diff",
-        "log",
-        "show",
-        "blame",
-        "grep",
-        "ls-files",
-        "ls-tree",
-        "rev-parse",
-        "describe",
-        "shortlog",
-        "cat-file",
-        "rev-list",
-        "merge-base",
-        "name-rev",
-        "show-ref",
-        "for-each-ref",
-        "whatchanged",
-        "count-objects",
-        "version",
-        "help",
-    }
-)
-#: git subcommands that read when given only listing options.
-GIT_LISTERS: dict[str, frozenset[str]] = {
-    "branch": frozenset(
-        {
-            "-a",
-            "-r",
-            "-v",
-            "-vv",
-            "--list",
-            "-l",
-            "--all",
-            "--remotes",
-            "--show-current",
-            "--contains",
-            "--merged",
-            "--no-merged",
-        }
-    ),
-    "tag": frozenset({"-l", "--list", "-n"}),
-    "remote": frozenset({"-v", "--verbose", "show", "get-url"}),
-    "stash": frozenset({"list", "show"}),
-    "config": frozenset({"--get", "--get-all", "--list", "-l", "--get-regexp"}),
-    "worktree": frozenset({"list"}),
-}
-#: git options that run programs or write files even for a reading subcommand.
-GIT_UNSAFE = ("--output", "--ext-diff", "-O", "--open-files-in-pager", "--exec-path")
-#: git's global options that take a value (``git -C dir status``).
-GIT_VALUED = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
 
 OTHER_USERS = frozenset({"sudo", "su", "doas", "runuser", "pkexec"})
+_NUMERIC = re.compile(r"^-\d+$")
 
 
 def readonly_command(text: str, dialect: str = "posix") -> str | None:
@@ -174,77 +60,166 @@ def readonly_command(text: str, dialect: str = "posix") -> str | None:
 def _command(command: Command) -> str | None:
     for form in command.forms:
         first = form.split(" ", 1)[0]
-        if posixpath.basename(first) in OTHER_USERS:
+        if first.rsplit("/", 1)[-1] in OTHER_USERS:
             return f"{first} runs it as another user"
     program = command.program
     if program is None:
         return f"{command.text} cannot be classified"
-    argv = command.argv[1:]
+    if command.assignments:
+        return (f"{command.text} sets {', '.join(command.assignments)} for the command; a "
+                "read-only line runs commands in their own environment")
+    wrapper = next((w for w in command.launchers if w not in LAUNCHERS), None)
+    if wrapper is not None:
+        return f"{wrapper} is not a wrapper a read-only line may use"
+    argv = list(command.argv[1:])
+    dynamic = {i - 1 for i in command.dynamic if i > 0}
     if program == "git":
-        return _git(argv, command.text)
-    if program in WRITING_OPTIONS:
-        bad = _options(argv, WRITING_OPTIONS[program])
-        return f"{program} {bad} changes something" if bad else None
-    if program == "hostname":
-        return (
-            None
-            if not argv or all(a.startswith("-") for a in argv)
-            else "hostname with a name sets it"
-        )
-    if program in PLAIN:
+        return _git(argv, dynamic, command)
+    if program == "find":
+        return _find(argv, dynamic)
+    options = PROGRAMS.get(program)
+    if options is None:
+        return f"{program} is not a known read-only program"
+    if (command.open_tail or dynamic) and not options.tail_safe:
+        return (f"{program} is given arguments only known at run time, and one of them "
+                "could make it write or run something")
+    return _arguments(program, options, argv, dynamic)
+
+
+def _arguments(name: str, options: Options, argv: Sequence[str], dynamic: set[int],
+               numeric: bool | None = None) -> str | None:
+    """Why ``argv`` is not what ``options`` allows ``name`` (the option names exactly),
+    else ``None``."""
+    if options.any_words:
         return None
-    return f"{program} is not a known read-only program"
-
-
-def _options(argv: Sequence[str], bad: Sequence[str]) -> str | None:
-    """The first of ``bad`` that ``argv`` uses (``--opt=value`` and a one-letter option
-    inside a cluster like ``-no`` count)."""
-    for word in argv:
-        for option in bad:
-            if word == option or (option.startswith("--") and word.startswith(option + "=")):
-                return option
-            if (
-                len(option) == 2
-                and word.startswith("-")
-                and not word.startswith("--")
-                and option[1] in word[1:]
-            ):
-                return option
+    numeric = options.numeric if numeric is None else numeric
+    operands: list[str] = []
+    i, ended = 0, False
+    while i < len(argv):
+        word, at = argv[i], i
+        i += 1
+        if at in dynamic:
+            operands.append(word)  # tail-safe here: any value is data
+            continue
+        if ended or word == "-" or not word.startswith("-"):
+            if options.stop_at_operand:
+                return None  # the rest is a command, judged on its own
+            operands.append(word)
+            continue
+        if word == "--":
+            ended = True
+            continue
+        if numeric and _NUMERIC.match(word):
+            continue
+        if word.startswith("--"):
+            option, eq, _value = word.partition("=")
+            if option in options.flags and not eq:
+                continue
+            if option in options.optional:
+                continue
+            arity = options.valued.get(option)
+            if arity is None:
+                return f"{name} {option} is not an option a read-only line may use"
+            if not eq or arity > 1:
+                i += arity - (1 if eq else 0)
+            continue
+        for k, letter in enumerate(word[1:], start=1):
+            option = f"-{letter}"
+            if option in options.valued:
+                if k == len(word) - 1:
+                    i += options.valued[option]  # the value is the next word
+                break  # the rest of the word is the value
+            if option in options.flags:
+                continue
+            if option in options.optional:
+                break
+            return f"{name} {option} is not an option a read-only line may use"
+    if i > len(argv):
+        return f"{name} is missing an option's value"
+    if options.operands is not None and len(operands) > options.operands:
+        return (f"{name} takes at most {options.operands} operand"
+                f"{'' if options.operands == 1 else 's'} in a read-only line")
+    if options.script is not None and (not operands or not options.script(operands[0])):
+        return f"{name} runs only a script that prints lines in a read-only line"
+    if options.operand is not None:
+        bad = next((o for o in operands if not options.operand(o)), None)
+        if bad is not None:
+            return f"{name} {bad} is not read-only"
     return None
 
 
-def _git(argv: Sequence[str], text: str) -> str | None:
-    words = list(argv)
-    while words and words[0].startswith("-"):
-        option = words.pop(0)
-        if option in GIT_VALUED:
-            if not words:
-                return f"{text} cannot be classified"
-            words.pop(0)
-        elif option not in (
-            "--no-pager",
-            "-P",
-            "--no-optional-locks",
-            "--bare",
-        ) and not option.startswith(("--git-dir=", "--work-tree=")):
-            return f"git {option} cannot be classified"
-    if not words:
+def _git(argv: list[str], dynamic: set[int], command: Command) -> str | None:
+    line = parse_git(argv)
+    if line.undecidable is not None:
+        return line.undecidable
+    extra = [o for o in line.options if o != "--no-pager"]
+    if extra:
+        return (f"git {extra[0]} is not allowed in a read-only line (no global option but "
+                "--no-pager: the others point git at other repositories or config)")
+    if line.sub is None:
+        return None if not argv else "git without a subcommand cannot be classified"
+    if command.open_tail or any(i <= line.sub for i in dynamic):
+        return "git is given arguments only known at run time"
+    sub, rest = argv[line.sub], argv[line.sub + 1:]
+    shifted = {i - line.sub - 1 for i in dynamic}
+    if any(i < _end_of_options(rest) for i in shifted):
+        return f"git {sub} is given an argument computed at run time before --"
+    options = SUBCOMMANDS.get(sub)
+    if options is not None:
+        why = _arguments(f"git {sub}", options, rest, shifted)
+        return None if why is None else f"{why} (or it writes or runs something)"
+    if sub in LISTERS:
+        options, listing = LISTERS[sub]
+        why = _arguments(f"git {sub}", options, rest, shifted)
+        if why is not None:
+            return why
+        if sub == "config" and not listing.intersection(rest):
+            return "git config without --get or --list changes the configuration"
+        operands = [w for w in rest if not w.startswith("-")]
+        if operands and not listing.intersection(rest):
+            return f"git {' '.join([sub, *rest])} changes the repository"
         return None
-    sub, rest = words[0], words[1:]
-    bad = _options(rest, GIT_UNSAFE)
-    if bad:
-        return f"git {sub} {bad} writes or runs something"
-    if sub in GIT_READERS:
-        return None
-    listing = GIT_LISTERS.get(sub)
-    if listing is not None:
-        if sub == "config":
-            return (
-                None
-                if rest and rest[0] in listing
-                else f"git config {' '.join(rest)} changes the configuration"
-            )
-        if all(w in listing or (sub == "branch" and w.startswith("--format")) for w in rest):
-            return None
-        return f"git {' '.join(words)} changes the repository"
+    actions = ACTIONS.get(sub)
+    if actions is not None:
+        action = next((w for w in rest if not w.startswith("-")), None)
+        options = actions.get(action) if action in actions else None
+        if options is None:
+            return f"git {sub} {action or ''} changes the repository or reaches a remote"
+        words = list(rest)
+        if action is not None:
+            words.remove(action)
+        return _arguments(f"git {sub} {action or ''}".strip(), options, words, set())
     return f"git {sub} changes the repository or is not known to be read-only"
+
+
+def _end_of_options(words: Sequence[str]) -> int:
+    return words.index("--") if "--" in words else len(words)
+
+
+def _find(argv: list[str], dynamic: set[int]) -> str | None:
+    if dynamic:
+        return "find is given a word computed at run time, which could be an action"
+    i = 0
+    while i < len(argv) and argv[i] in FIND_LEADING:
+        i += 1
+    while i < len(argv) and not _find_expression(argv[i]):
+        i += 1  # the starting points
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        if word in FIND_EXEC:
+            while i < len(argv) and argv[i] not in (";", "+"):
+                i += 1  # the command, judged on its own
+            i += 1
+        elif find_valued(word):
+            i += 1
+        elif word not in FIND_FLAGS:
+            return f"find {word} is not something a read-only line may use"
+    return None
+
+
+def _find_expression(word: str) -> bool:
+    return word.startswith("-") or word in ("!", "(", ")", ",")
+
+
+__all__ = ["readonly_command"]

@@ -209,7 +209,6 @@ def test_profile_values_are_checked():
         "find . -name '*.py' -exec grep -l x {} +",
         "cat a 2>/dev/null",
         "git branch -a",
-        "git -C sub status",
         "cd src && ls",
     ],
 )
@@ -237,6 +236,7 @@ def test_read_only_lines(line):
         "unterminated 'quote",
         "rg --pre ./x foo",
         "doas cat f",
+        "git -C sub status",  # no git global option but --no-pager (issue 30)
     ],
 )
 def test_lines_that_are_not_read_only(line):

@@ -84,8 +84,10 @@ def _identifiers(path: Path) -> set[str]:
 
 #: The shell-language parsers: there ``bash`` and ``pwsh`` are programs a command line runs
 #: (``bash -c ...`` is unwrapped) and the names of the two dialects, not the shell tools;
-#: the read-only classifier lists programs (``ls``, ``grep``), not the tools of those names.
-SHELL_LANGUAGE = {"_commands.py", "_commands_pwsh.py", "_readonly.py"}
+#: the read-only classifier and its tables list programs (``ls``, ``grep``, ``git grep``), not
+#: the tools of those names.
+SHELL_LANGUAGE = {"_commands.py", "_commands_pwsh.py", "_gitline.py", "_readonly.py",
+                  "_readonly_git.py", "_readonly_options.py"}
 #: The permission verdicts: ``"ask"`` there is the rule engine's word (allow / ask / deny),
 #: not the ``ask`` tool of callgate-ask that shares it.
 VERDICTS = {"allow", "ask", "deny"}

@@ -42,6 +42,8 @@ class Policy:
     is the host's filesystem, read-only, except ``private_dirs``: each is a
     fresh place of the sandbox's own (``/tmp`` is the session's ``tmp_dir``),
     writable except for the directories that hold a bind (`holds_bind`).
+    ``read_only`` marks the policy of a strict read-only session: its workspace is among
+    the ``read_roots`` and nothing of the host is writable (`read_only_policy`).
     """
 
     workspace: tuple[str, ...]
@@ -53,6 +55,7 @@ class Policy:
     private_dirs: tuple[str, ...] = ("/tmp",)
     #: protected paths in the workspace (``callgate.protected_paths``): shown read-only
     protected: tuple[str, ...] = ()
+    read_only: bool = False
 
     @property
     def write_binds(self) -> tuple[str, ...]:
@@ -87,6 +90,18 @@ class Policy:
     def private(self, path: str) -> bool:
         """Whether ``path`` lies in one of the sandbox's own directories (not the host's)."""
         return any(within(path, d) for d in self.private_dirs)
+
+
+def read_only_policy(policy: Policy) -> Policy:
+    """``policy`` for a strict read-only session: the workspace and the ``writable`` paths
+    are shown read-only like the ``read_roots``; only the sandbox's own private dirs stay
+    writable. A backend then confines the session's commands by construction, whatever its
+    command classifier accepted."""
+    return attrs.evolve(
+        policy, workspace=(), writable=(),
+        read_roots=tuple(dict.fromkeys((*policy.workspace, *policy.read_roots))),
+        readable=tuple(dict.fromkeys((*policy.writable, *policy.readable))),
+        protected=(), read_only=True)
 
 
 class Backend(abc.ABC):

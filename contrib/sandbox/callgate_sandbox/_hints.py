@@ -154,9 +154,13 @@ def _judge(kind: str, path: str, display: str, policy: Policy) -> Finding | None
     if any(within(path, d) for d in KERNEL_DIRS):
         return None
     if kind in ("rofs", "acces", "busy"):
+        if policy.read_only:
+            return Finding("write", "this subagent is strictly read-only: the sandbox shows the "
+                                    "workspace read-only, so nothing it runs can change a file "
+                                    "(only the sandbox's private /tmp is writable)")
         if policy.is_protected(path):
-            return Finding("write", f"{display} is protected (callgate's config, .git/hooks, "
-                                    ".git/config or [files] protected), so the sandbox keeps it "
+            return Finding("write", f"{display} is protected (callgate's config, git's config "
+                                    "and hooks, or [files] protected), so the sandbox keeps it "
                                     "read-only; only the user config's [files] allow_protected "
                                     "can allow changing it")
         if kind == "busy" or policy.writable_inside(path):

@@ -23,7 +23,7 @@ from callgate import BootError, Host, Registry, hookimpl
 from callgate.files import protected_paths
 
 from . import hookspecs
-from ._backend import Backend, Policy, Probe
+from ._backend import Backend, Policy, Probe, read_only_policy
 from ._bwrap import BwrapBackend
 from ._config import AUTO, CONFIG_SCHEMA, NONE, TABLE, ErrorFactory, SandboxConfig, read_config
 from ._hints import refusal_hint
@@ -86,18 +86,25 @@ class SessionSandbox:
     def backend(self) -> Backend | None:
         return self.active.backend if self.active is not None else None
 
+    @property
+    def read_only(self) -> bool:
+        """A strict read-only session (a profile of it or of an ancestor says so)."""
+        return any(getattr(p, "read_only", False) for p in getattr(self.session, "profiles", ()))
+
     def policy(self) -> Policy:
-        """The policy for this session's commands (its private temp dir created on first use)."""
+        """The policy for this session's commands (its private temp dir created on first use);
+        a strict read-only session's sees the workspace read-only (`read_only_policy`)."""
         assert self.active is not None and self.backend is not None
         config = self.active.config
         workspace = self.session.workspace
         write_roots = tuple(workspace.write_roots)
-        return Policy(
+        policy = Policy(
             workspace=write_roots,
             read_roots=tuple(r for r in workspace.read_roots if r not in write_roots),
             writable=config.writable, readable=config.readable, network=config.network,
             tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs,
-            protected=tuple(protected_paths(self.session)))
+            protected=() if self.read_only else tuple(protected_paths(self.session)))
+        return read_only_policy(policy) if self.read_only else policy
 
     def _temp_dir(self) -> str:
         with self._lock:

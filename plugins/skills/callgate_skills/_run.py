@@ -10,8 +10,10 @@ The runner receives a request shaped like the tasks plugin's ``SubagentRequest``
 ``session``, ``profile``, ``max_steps``) plus ``system_prompt`` (the skill's body)
 and ``task`` (the arguments); ``prompt`` holds both for runners that read only it.
 Records go to the tasks plugin's ``session.subagents`` book, so
-``read_subagent_result`` pages a long answer and ``continue_from`` retries one
-(``run_skill`` only: a ``read_only_skill`` child is ephemeral).
+``read_subagent_result`` pages a long answer and ``continue_from`` retries one:
+``run_skill`` only, and only a child ``run_skill`` started for the same skill, which
+runs again with the profile it was started with (a ``read_only_skill`` child is never
+continued, so it never runs without its strict profile).
 """
 
 from __future__ import annotations
@@ -259,9 +261,12 @@ async def run_subagent(
     arguments: str,
     *,
     read_only: bool,
+    tool: str,
     continue_from: str | None = None,
 ) -> ToolResult:
-    """Run ``skill`` as a child; its answer (or failure) as the tool's result."""
+    """Run ``skill`` as a child for ``tool`` (``run_skill`` or ``read_only_skill``: the
+    record names it, and only it continues the child); its answer (or failure) as the
+    tool's result."""
     runner = runner_of(ctx.session)
     book = _book(ctx.session)
     if runner is None or book is None:
@@ -291,10 +296,19 @@ async def run_subagent(
     description = f"skill {skill.name}: {arguments.strip().splitlines()[0][:80]}"
     continuation = None
     if continue_from:
-        continuation = book.continuable(continue_from)
+        continuation = book.continuable(continue_from, tool=tool)
+        started = book.profile_of(continuation)
+        if started is None or started.name != profile.name:
+            raise skill_error(
+                "WRONG_SKILL",
+                f"{continue_from} was started for another skill "
+                f"({started.name if started else 'unknown'}); continue it with that skill",
+                "invalid_arguments",
+            )
+        profile = started
         record = book.restart(continuation, description)
     else:
-        record = book.start(description)
+        record = book.start(description, tool=tool, profile=profile)
     request = SkillRequest(
         ref=record.ref,
         description=description,
@@ -327,7 +341,8 @@ async def run_run_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
             )
         return ctx.session.skills.render(skill, arguments)
     return await run_subagent(
-        ctx, skill, arguments, read_only=skill.read_only, continue_from=args.get("continue_from")
+        ctx, skill, arguments, read_only=skill.read_only, tool="run_skill",
+        continue_from=args.get("continue_from"),
     )
 
 
@@ -336,4 +351,4 @@ async def run_read_only_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
     arguments = args.get("arguments", "") or ""
     if not skill.is_subagent:
         return ctx.session.skills.render(skill, arguments)
-    return await run_subagent(ctx, skill, arguments, read_only=True)
+    return await run_subagent(ctx, skill, arguments, read_only=True, tool="read_only_skill")

@@ -4,9 +4,11 @@ Records live in the session store (``session.storage``, namespace ``subagents``,
 value per ref), committed when a child starts and when it ends; a session directory
 from before the store may hold them as ``subagents/<ref>.json``, imported once when
 first asked for. A reference is honoured only by the session that holds it and
-only for the same workspace. A record found ``running`` that this session did not
-start belongs to a host that stopped mid-run: it reads as cancelled, ``interrupted``
-and retryable (and is rewritten so).
+only for the same workspace, and ``continue_from`` only through the tool that started
+the child, which then runs with the profile the child was started with (`profile_of`):
+a strict read-only child never continues with its caller's wider profile. A record
+found ``running`` that this session did not start belongs to a host that stopped
+mid-run: it reads as cancelled, ``interrupted`` and retryable (and is rewritten so).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-from callgate import ToolError
+from callgate import ChildProfile, ToolError
 from callgate.store import StoreError
 
 from ._model import SubagentOutcome, SubagentRecord
@@ -52,17 +54,21 @@ class SubagentBook:
 
     # --- lifecycle of a record ------------------------------------------------------
 
-    def start(self, description: str) -> SubagentRecord:
-        """A new record (fresh ref, ``running``), written before the child runs."""
+    def start(self, description: str, *, tool: str | None = None,
+              profile: ChildProfile | None = None) -> SubagentRecord:
+        """A new record (fresh ref, ``running``), written before the child runs; ``tool``
+        started it and ``profile`` is the child's own (what a continuation runs with)."""
         record = SubagentRecord(ref="sa_" + secrets.token_hex(8), description=description,
                                 status="running", retryable=False, error_code=None, answer=None,
                                 state=None, attempts=1, workspace=self._workspace,
-                                created_at=utc_now(), finished_at=None)
+                                created_at=utc_now(), finished_at=None, tool=tool,
+                                profile=profile_json(profile) if profile is not None else None)
         self._store(record)
         return record
 
     def restart(self, record: SubagentRecord, description: str) -> SubagentRecord:
-        """The same ref run again (``continue_from``): one more attempt, ``running`` again."""
+        """The same ref run again (``continue_from``): one more attempt, ``running`` again;
+        its tool and profile stay."""
         again = attrs.evolve(record, description=description, status="running",
                              retryable=False, error_code=None,
                              attempts=record.attempts + 1, finished_at=None)
@@ -100,9 +106,17 @@ class SubagentBook:
                                  f"{ref} has no answer to read (status={record.status})")
         return record
 
-    def continuable(self, ref: str) -> SubagentRecord:
-        """A finished, retryable record that ``continue_from`` may run again."""
+    def continuable(self, ref: str, *, tool: str) -> SubagentRecord:
+        """A finished, retryable record that ``continue_from`` of ``tool`` may run again:
+        only the tool that started the child continues it (with `profile_of` the record)."""
         record = self.find(ref)
+        if record.tool != tool or self.profile_of(record) is None:
+            made = f"by {record.tool}" if record.tool else "before continuations were bound " \
+                "to the tool that started them"
+            again = f"continue it with {record.tool}" if record.tool else "start a new one"
+            raise subagent_error("WRONG_TOOL", f"{ref} was started {made}, and a child is "
+                                 f"continued only by the tool that started it, with its own "
+                                 f"profile; {again}", "invalid_arguments")
         if record.status == "running":
             raise subagent_error("RUNNING", f"{ref} is still running")
         if record.status == "completed":
@@ -112,6 +126,17 @@ class SubagentBook:
             raise subagent_error("NOT_RETRYABLE", f"{ref} is not retryable (status="
                                  f"{record.status} error_code={record.error_code})")
         return record
+
+    @staticmethod
+    def profile_of(record: SubagentRecord) -> ChildProfile | None:
+        """The profile the child was started with (``None``: not recorded or unreadable)."""
+        data = record.profile
+        if not isinstance(data, dict):
+            return None
+        try:
+            return ChildProfile(**{k: data[k] for k in PROFILE_FIELDS if k in data})
+        except (TypeError, ValueError):
+            return None
 
     # --- storage ----------------------------------------------------------------------------
 
@@ -168,6 +193,17 @@ class SubagentBook:
         except (OSError, StoreError, TypeError, ValueError):
             log.warning("could not import the subagent record %s", path, exc_info=True)
         return data
+
+
+PROFILE_FIELDS = ("name", "tools", "denied", "read_only", "mcp", "max_depth")
+
+
+def profile_json(profile: ChildProfile) -> dict[str, Any]:
+    """``profile`` as JSON (what `SubagentBook.profile_of` reads back)."""
+    return {"name": profile.name,
+            "tools": list(profile.tools) if profile.tools is not None else None,
+            "denied": list(profile.denied), "read_only": profile.read_only,
+            "mcp": profile.mcp, "max_depth": profile.max_depth}
 
 
 def _encoded(record: SubagentRecord) -> dict[str, Any]:

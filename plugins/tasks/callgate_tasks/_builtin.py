@@ -161,8 +161,10 @@ def profile_tool(name: str) -> ToolSpec:
         book = ctx.session.subagents
         description = f"{name}: {args['task'][:100]}"
         continuation = None
+        child_profile = depth_profile(ctx.session, profile)
         if "continue_from" in args:
-            continuation = book.continuable(args["continue_from"])
+            continuation = book.continuable(args["continue_from"], tool=name)
+            child_profile = book.profile_of(continuation) or child_profile
         prompt = f"{PROMPTS[name]}\n\nTask:\n{args['task']}"
         if name in READS_CHANGES:
             changes = await anyio.to_thread.run_sync(change_set, ctx.session.workspace.root)
@@ -172,10 +174,10 @@ def profile_tool(name: str) -> ToolSpec:
         record = (
             book.restart(continuation, description)
             if continuation is not None
-            else book.start(description)
+            else book.start(description, tool=name, profile=child_profile)
         )
         [outcome] = await _children(ctx, runner).run_all(
-            [Job(record, prompt, continuation, depth_profile(ctx.session, profile))]
+            [Job(record, prompt, continuation, child_profile)]
         )
         return _result(book.finish(record, outcome), ctx.session.max_chars)
 
@@ -221,7 +223,8 @@ async def run_read_only_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResu
     profile = depth_profile(
         ctx.session, ChildProfile(name="read_only_task", tools=tools, read_only=True)
     )
-    record = book.start(args.get("description") or args["prompt"][:100])
+    record = book.start(args.get("description") or args["prompt"][:100],
+                        tool="read_only_task", profile=profile)
     [outcome] = await _children(ctx, runner).run_all(
         [Job(record, args["prompt"], None, profile, args.get("max_steps"))]
     )

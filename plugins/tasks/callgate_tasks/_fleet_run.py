@@ -117,7 +117,8 @@ class FleetRun:
             if slot.item.claims and writers >= self._max_writers:
                 continue
             slot.status = "running"
-            slot.record = self._book.start(slot.item.description)
+            slot.record = self._book.start(slot.item.description, tool="fleet",
+                                           profile=self._profile_of(slot.item))
             slot.scope = anyio.CancelScope()
             running.append(slot)
             writers += bool(slot.item.claims)

@@ -64,7 +64,11 @@ class SubagentRunner(Protocol):
 
 @attrs.frozen(kw_only=True)
 class SubagentRecord:
-    """``subagents/<ref>.json``: one child's result, kept so it can be paged and continued."""
+    """``subagents/<ref>.json``: one child's result, kept so it can be paged and continued.
+
+    ``tool`` is the tool that started the child and ``profile`` the child's own
+    `callgate.ChildProfile` (as JSON): ``continue_from`` continues a child only through
+    that tool and always with that profile (a record without them is not continued)."""
 
     ref: str
     description: str
@@ -77,6 +81,8 @@ class SubagentRecord:
     workspace: str
     created_at: str
     finished_at: str | None
+    tool: str | None = None
+    profile: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"version": 1, **attrs.asdict(self)}

@@ -142,13 +142,15 @@ async def run_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     runner = _runner(ctx)
     book = ctx.session.subagents
     continuation = None
+    profile = depth_profile(ctx.session)
     if "continue_from" in args:
-        continuation = book.continuable(args["continue_from"])
+        continuation = book.continuable(args["continue_from"], tool="task")
+        profile = book.profile_of(continuation) or profile
         record = book.restart(continuation, args["description"])
     else:
-        record = book.start(args["description"])
+        record = book.start(args["description"], tool="task", profile=profile)
     [outcome] = await _children(ctx, runner).run_all(
-        [Job(record, args["prompt"], continuation, depth_profile(ctx.session))])
+        [Job(record, args["prompt"], continuation, profile)])
     record = book.finish(record, outcome)
     text = _text.one_child(record, ctx.session.max_chars)
     meta = _meta([record])
@@ -163,8 +165,10 @@ async def run_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 async def run_parallel(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     runner = _runner(ctx)
     book = ctx.session.subagents
-    jobs = [Job(book.start(t["description"]), t["prompt"], profile=depth_profile(ctx.session))
-            for t in args["tasks"]]
+    profile = depth_profile(ctx.session)
+    # task children run side by side: task continues them (same tool family, same profile)
+    jobs = [Job(book.start(t["description"], tool="task", profile=profile), t["prompt"],
+                profile=profile) for t in args["tasks"]]
     outcomes = await _children(ctx, runner).run_all(jobs)
     records = [book.finish(job.record, o) for job, o in zip(jobs, outcomes, strict=True)]
     text = _text.many_children(records, ctx.session.max_chars)
