@@ -21,7 +21,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                       "x-workspace": "user"},
         "pwsh_path": {"type": "string", "minLength": 1, "default": "pwsh",
                       "x-workspace": "user"},
-        "filter_secret_env": {"type": "boolean", "default": False,
+        "filter_secret_env": {"type": "boolean", "default": True,
                               "x-workspace": [False, True]},
         "secret_env_names": {"type": "array", "items": {"type": "string"}, "default": [],
                              "x-workspace": "add"},
