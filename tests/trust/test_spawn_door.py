@@ -150,9 +150,12 @@ def unique_sleep() -> str:
     return f"sleep {random.randint(100000, 999999)}.{random.randint(100000, 999999)}"
 
 
-def sandbox_config(*writable: Path) -> str:
+def sandbox_config(*writable: Path, readable: tuple[Path, ...] = ()) -> str:
+    """``[sandbox]`` on; ``writable`` holds the evidence, ``readable`` the planted programs
+    (the sandbox hides the host's /tmp, where the tests plant them)."""
     paths = ", ".join(toml_string(str(p)) for p in writable)
-    return f"[sandbox]\nenabled = true\nwritable = [{paths}]\n"
+    shown = ", ".join(toml_string(str(p)) for p in readable)
+    return f"[sandbox]\nenabled = true\nwritable = [{paths}]\nreadable = [{shown}]\n"
 
 
 def need_program(path: Path | str, why: str) -> None:
@@ -414,7 +417,7 @@ def test_attack_language_server_writes_the_workspace(tmp_path: Path) -> None:
     replay(tmp_path, ws,
            [{"name": "lsp_hover", "arguments": {"file": "x.dmp", "line": 1, "symbol": "word"}}],
            plugins="files,lsp,sandbox",
-           config=sandbox_config(evidence_dir)
+           config=sandbox_config(evidence_dir, readable=(server.parent,))
            + f"[lsp.servers.dump]\ncommand = {toml_string(str(server))}\n"
              'extensions = [".dmp"]\n')
     found = records(evidence)
@@ -432,7 +435,8 @@ def test_attack_grep_writes_the_workspace(tmp_path: Path, monkeypatch: pytest.Mo
     planted_rg(tmp_path, evidence, monkeypatch)
     s = callgate_session(plugins=[callgate_search, callgate_sandbox], files={"a.txt": "alpha\n"},
                          config={"search": {"grep_engine": "rg"},
-                                 "sandbox": {"enabled": True, "writable": [str(evidence_dir)]}})
+                                 "sandbox": {"enabled": True, "writable": [str(evidence_dir)],
+                                             "readable": [str(tmp_path / "host-rg")]}})
     s.call("grep", {"pattern": "alpha"})
     found = records(evidence)
     assert found, "rg never ran"
@@ -448,7 +452,8 @@ def test_attack_reviews_git_writes_the_workspace(tmp_path: Path, monkeypatch: py
     planted_git(tmp_path, evidence, monkeypatch)
     s = callgate_session(plugins=[callgate_tasks, callgate_sandbox, Reviewer()],
                          files={".git/HEAD": "x\n"},
-                         config={"sandbox": {"enabled": True, "writable": [str(evidence_dir)]}})
+                         config={"sandbox": {"enabled": True, "writable": [str(evidence_dir)],
+                                             "readable": [str(tmp_path / "host-git")]}})
     s.call("review", {"task": "review the change"})
     found = records(evidence)
     assert found, "git never ran"
