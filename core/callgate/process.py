@@ -257,11 +257,11 @@ class Prepared:
         return subprocess.CompletedProcess(list(self.argv), proc.returncode, out, err)
 
 
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
-    """Signal process group ``pgid`` (a program started with ``start_new_session``); a
-    group that is gone already is no error."""
+def kill_group(pgid: int, sig: int | None = None) -> None:
+    """Signal process group ``pgid`` (a program started with ``start_new_session``; POSIX)
+    with ``sig`` (default SIGKILL); a group that is gone already is no error."""
     try:
-        os.killpg(pgid, sig)
+        os.killpg(pgid, signal.SIGKILL if sig is None else sig)
     except (ProcessLookupError, PermissionError):
         pass
 

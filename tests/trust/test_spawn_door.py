@@ -32,12 +32,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import callgate_lsp
 import callgate_sandbox
 import callgate_search
 import callgate_tasks
 import psutil
 import pytest
-from callgate import hookimpl
+from callgate import ChildProfile, hookimpl
 from callgate.testing import run_replay
 from callgate_tasks import SubagentOutcome
 
@@ -404,7 +405,8 @@ def test_attack_host_secrets_reach_reviews_git(tmp_path: Path, monkeypatch: pyte
 
 
 @needs_bwrap
-def test_attack_language_server_writes_the_workspace(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["default", "plan"])
+def test_attack_language_server_writes_the_workspace(tmp_path: Path, mode: str) -> None:
     evidence_dir = tmp_path / "evidence"
     evidence_dir.mkdir()
     evidence = evidence_dir / "evidence.jsonl"
@@ -417,11 +419,32 @@ def test_attack_language_server_writes_the_workspace(tmp_path: Path) -> None:
            plugins="files,lsp,sandbox",
            config=sandbox_config(evidence_dir, readable=(server.parent,))
            + f"[lsp.servers.dump]\ncommand = {toml_string(str(server))}\n"
-             'extensions = [".dmp"]\n')
+             'extensions = [".dmp"]\n', args=("--mode", mode))
     found = records(evidence)
     assert found, "the language server never started"
     assert not (ws / "written-by-a-program.txt").exists()
     assert all(r["wrote"] is not True for r in found), found
+
+
+@needs_bwrap
+def test_attack_language_server_writes_the_workspace_from_a_read_only_child(
+        tmp_path: Path, callgate_session: Any) -> None:
+    """The same from a strict read-only child (a review or explore subagent)."""
+    evidence_dir = tmp_path / "evidence"
+    evidence_dir.mkdir()
+    evidence = evidence_dir / "evidence.jsonl"
+    server = planted(tmp_path / "host-bin", "writer-server", recorder(evidence))
+    s = callgate_session(
+        plugins=[callgate_lsp, callgate_sandbox], files={"x.dmp": "word\n"},
+        config={"sandbox": {"enabled": True, "writable": [str(evidence_dir)],
+                            "readable": [str(server.parent)]},
+                "lsp": {"servers": {"dump": {"command": str(server),
+                                             "extensions": [".dmp"]}}}})
+    child = s.child(ChildProfile(name="explore", read_only=True))
+    child.call("lsp_hover", {"file": "x.dmp", "line": 1, "symbol": "word"})
+    found = records(evidence)
+    assert found, "the language server never started"
+    assert not s.path("written-by-a-program.txt").exists()
 
 
 @needs_bwrap
