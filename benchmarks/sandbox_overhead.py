@@ -23,7 +23,7 @@ from typing import Any
 
 import callgate_sandbox
 import callgate_shell
-from callgate import ToolCall, sync
+from callgate import ToolCall, process, sync
 
 
 def pct(values: list[float], q: float) -> float:
@@ -79,8 +79,10 @@ def measure(calls: int) -> dict[str, Any]:
 
             bash = shutil.which("bash") or "bash"
             argv = [bash, "-c", "true"]
-            wrapped, env, _cwd, _note = boxed.session.sandbox.wrap(argv, {"PATH": "/usr/bin:/bin"},
-                                                                   ws)
+            prepared = process.prepare(boxed.session, argv, workspace="write", network=True,
+                                       env=process.Environment(set={"PATH": "/usr/bin:/bin"},
+                                                               inherit="minimal"), cwd=ws)
+            wrapped, env = list(prepared.argv), dict(prepared.env)
             raw_plain, raw_boxed = [], []
             for _ in range(calls):
                 for target, samples in ((argv, raw_plain), (wrapped, raw_boxed)):

@@ -31,6 +31,7 @@ from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
 if TYPE_CHECKING:
     from ._session import Session
     from ._spec import ToolSpec
+    from .process import Confined, Launch
 
 #: The hooks whose answers the host labels with the answering plugin's name.
 LABELLED = ("callgate_pre_tool_use", "callgate_check_permission")
@@ -158,6 +159,14 @@ class PipelineHooks:
             if isinstance(answer, ToolResult):
                 result = answer
         return result
+
+    def confine_process(self, launch: Launch, session: Session) -> Confined | None:
+        """The sandbox's wrapping of ``launch`` (`callgate.process`), or ``None``: no plugin
+        confines programs, or the session runs them unconfined."""
+        caller = self._caller("callgate_confine_process")
+        if caller is None:
+            return None
+        return caller(launch=launch, session=session)  # type: ignore[no-any-return]
 
     def session_start(self, session: Session) -> None:
         self._pm.hook.callgate_session_start(session=session)

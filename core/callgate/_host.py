@@ -43,6 +43,11 @@ log = logging.getLogger("callgate")
 PROJECT = "callgate"
 ENTRY_POINT_GROUP = "callgate"
 CORE = "callgate.core"
+#: The boot notice of a host where no plugin confines the programs sessions start.
+UNCONFINED = ("no sandbox plugin is loaded: programs sessions start (shell commands, language "
+              "servers, grep's rg, review's git) run unconfined, and those that would run "
+              "workspace-controlled code are refused; install callgate-sandbox (and "
+              "bubblewrap) to confine them")
 NO_TOOLS = ("no tool plugin is installed, so every call answers unknown tool; install "
             '"callgate[all]" (every built-in tool family) or a tool plugin')
 
@@ -328,6 +333,9 @@ class Host:
         self.warnings.extend(self.permissions.warnings)
         if not registry.names():
             self._force(NO_TOOLS)
+        elif not self.hooks.implemented("callgate_confine_process"):
+            log.warning(UNCONFINED)
+            self.warnings.append(UNCONFINED)
         surface_cfg = registry.table("surface")
         mode = surface or surface_cfg["mode"]
         if mode not in ("lean", "full"):

@@ -328,6 +328,9 @@ class Session:
         _durable.detach(self)
         self.results.close()
         self.workspace.close()  # the held roots go once no call is using them
+        from . import _lifeline
+
+        _lifeline.end_scope(self)  # what the session's programs left running (setsid, nohup)
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None

@@ -49,6 +49,9 @@ class SharedResources:
                 close(value)
             except Exception:
                 log.exception("closing a shared session resource failed")
+        from . import _lifeline
+
+        _lifeline.end_scope(self)  # what the family's programs left running
 
     @property
     def members(self) -> int:

@@ -12,8 +12,8 @@ target, an alias's primary), that tool with its name and arguments; the call
 as the model sent it is ``call.via``.
 
 Hooks that only one plugin family needs from the integrator (a conversation,
-a subagent runner, an image describer, a command wrapper) live in that
-plugin's package and are added with ``registry.add_hookspecs(module)``.
+a subagent runner, an image describer) live in that plugin's package and are
+added with ``registry.add_hookspecs(module)``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._registry import Registry
     from ._session import Session
     from ._spec import ToolSpec
+    from .process import Confined, Launch
 
 hookspec = pluggy.HookspecMarker("callgate")
 hookimpl = pluggy.HookimplMarker("callgate")
@@ -111,6 +112,25 @@ def callgate_shape_result(call: ToolCall, tool: ToolSpec, result: ToolResult,
     implementation sees the tool's result; the last replacement in call order is
     used (to build on another plugin's, implement a wrapper: it sees the outcome).
     The host's truncation and notices come after.
+    """
+
+
+# --- programs -------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def callgate_confine_process(launch: Launch, session: Session) -> Confined | None:
+    """Confine one program a session starts (`callgate.process`): every shell command,
+    background job, language server, MCP server, ``rg`` and ``git`` comes through here.
+
+    ``launch`` says what to start (``argv``, ``env``, ``cwd``), how it may use the
+    workspace (``workspace``: ``"read"`` or ``"write"``), whether it wants the network,
+    what it is for (``purpose``) and the call that starts it. Return a
+    `callgate.process.Confined` (the wrapped argv, env and cwd, and an optional ``note``
+    that explains a failure the sandbox caused), ``None`` when this session runs programs
+    unconfined, or raise `ToolError` to refuse it. The first answer wins. A program killed
+    through its process group must take everything it started with it. ``contrib/sandbox``
+    implements it (bubblewrap).
     """
 
 

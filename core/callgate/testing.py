@@ -28,7 +28,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from . import sync
+from . import process, sync
 from ._model import ToolCall, ToolResult
 
 __all__ = ["CallgateSession", "assert_error", "assert_ok", "callgate_session", "run_replay"]
@@ -88,10 +87,11 @@ def run_replay(lines: Sequence[Mapping[str, Any] | str], workspace: str | os.Pat
     """
     __tracebackhide__ = True
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", "-",
-                           "--workspace", os.fspath(workspace), *args],
-                          input=text, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    argv = [sys.executable, "-m", "callgate.cli", "replay", "-", "--workspace",
+            os.fspath(workspace), *args]
+    everything = process.Environment(secrets=True, path_from_workspace=True, set=env or {})
+    proc = process.prepare(None, argv, sandbox="off", env=everything,
+                           purpose="callgate replay").run(input=text, timeout=timeout, text=True)
     if proc.returncode != 0:
         pytest.fail(f"callgate replay exited {proc.returncode}:\n{proc.stderr}")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]

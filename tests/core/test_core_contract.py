@@ -138,7 +138,7 @@ def test_every_hookspec_is_implemented_by_a_test_plugin() -> None:
     host = Host.boot({}, surface="full")
     specs = {name for name, caller in vars(host.pm.hook).items()
              if name.startswith("callgate_") and getattr(caller, "spec", None) is not None}
-    assert {"callgate_register_tools", "callgate_shape_result", "callgate_wrap_command"} <= specs
+    assert {"callgate_register_tools", "callgate_shape_result", "callgate_confine_process"} <= specs
     implemented: set[str] = set()
     marker = re.compile(r"@hookimpl[^\n]*\n(?:\s*@[^\n]*\n)*\s*(?:async\s+)?def (callgate_\w+)")
     for path in (ROOT / "tests").rglob("*.py"):

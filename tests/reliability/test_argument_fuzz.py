@@ -34,6 +34,7 @@ from typing import Any
 import jsonschema
 import pytest
 from callgate import ERROR_KINDS, Refuse, hookimpl
+from callgate.process import Confined
 from callgate_tasks import SubagentOutcome
 from callgate_workflow import Message
 from hypothesis import given
@@ -93,11 +94,10 @@ class Neutralizer:
     def __init__(self) -> None:
         self.launched = 0
 
-    @hookimpl(optionalhook=True)
-    def callgate_wrap_command(self, argv: list[str], env: dict[str, str], cwd: str,
-                              session: Any, call: Any) -> Any:
+    @hookimpl
+    def callgate_confine_process(self, launch: Any, session: Any) -> Any:
         self.launched += 1
-        return [TRUE, "--", *argv], env, cwd, None
+        return Confined(argv=[TRUE, "--", *launch.argv], env=launch.env, cwd=launch.cwd)
 
 
 class Integrator:

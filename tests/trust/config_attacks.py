@@ -167,6 +167,9 @@ ATTACKS: tuple[Attack, ...] = (
     Attack(("lsp", "servers", "python", "settings"), {"python": {"pythonPath": "{plant}"}}),
     Attack(("lsp", "servers", "python", "enabled"), True,
            user={"lsp": {"servers": {"python": {"enabled": False}}}}),
+    # a server the user requires confined: the workspace may not let it run unconfined
+    Attack(("lsp", "servers", "python", "sandbox"), "if_available",
+           user={"lsp": {"servers": {"python": {"sandbox": "required"}}}}),
     # --- serve (callgate-mcp-serve)
     Attack(("serve", "approval_timeout_s"), 86400),
 )

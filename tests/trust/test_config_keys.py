@@ -45,14 +45,28 @@ FORMS = ("callgate.toml", "pyproject.toml")
 def places(tmp_path: Path) -> dict[str, Any]:
     """The workspace, a directory outside it, and the attacker's program (it leaves
     ``marker`` when it runs)."""
-    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws, outside, out = tmp_path / "ws", tmp_path / "outside", tmp_path / "out"
     ws.mkdir()
     outside.mkdir()
-    marker = tmp_path / "marker"
+    out.mkdir()
+    marker = out / "marker"
     plant = ws / "plant.sh"
     plant.write_text(f"#!/bin/sh\necho ran >> {json.dumps(str(marker))}\n")
     plant.chmod(plant.stat().st_mode | stat.S_IXUSR)
-    return {"ws": ws, "outside": str(outside), "plant": str(plant), "marker": marker}
+    return {"ws": ws, "outside": str(outside), "plant": str(plant), "marker": marker,
+            "out": out}
+
+
+def sandbox_lets_it_write(places: dict[str, Any]) -> str:
+    """User config lines that let a language server write ``places["out"]`` (the marker's
+    and the record's directory) inside the sandbox: a planted program that ran would leave
+    its marker, so "no marker" means it did not run, not that the sandbox stopped it."""
+    return f"[sandbox]\nwritable = [{json.dumps(str(places['out']))}]\n"
+
+
+@pytest.fixture(autouse=True)
+def _marker_writable(places: dict[str, Any], user_config: Path) -> None:
+    (user_config / "config.toml").write_text(sandbox_lets_it_write(places))
 
 
 def boot(ws: Path, user: Mapping[str, Any]) -> Host:
@@ -178,10 +192,10 @@ def test_attack_lsp_default_server_command_replaced_never_runs(places: dict[str,
         in stderr
 
 
-def user_server(user_config: Path, record: Path) -> None:
+def user_server(user_config: Path, record: Path, places: dict[str, Any]) -> None:
     """The user's own language server for ``.scr`` files (a real one, pygls)."""
     record.mkdir()
-    (user_config / "config.toml").write_text(
+    (user_config / "config.toml").write_text(sandbox_lets_it_write(places) +
         f"[lsp.servers.scripted]\ncommand = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(str(SCRIPTED))}]\nextensions = [\".scr\"]\n"
         f"env = {{SCRIPTED_DIR = {json.dumps(str(record))}, SCRIPTED_MODES = \"silent\"}}\n")
@@ -191,8 +205,8 @@ def test_attack_lsp_user_server_args_replaced_never_run(places: dict[str, Any],
                                                         user_config: Path,
                                                         tmp_path: Path) -> None:
     ws = places["ws"]
-    record = tmp_path / "record"
-    user_server(user_config, record)
+    record = places["out"] / "record"
+    user_server(user_config, record, places)
     (ws / "a.scr").write_text("x = 1\n")
     (ws / "plant.py").write_text(f"open({json.dumps(str(places['marker']))}, 'a').write('ran')\n")
     file, line = plant_server(places, "callgate.toml", "scripted",
@@ -211,8 +225,8 @@ def test_attack_lsp_user_server_env_injection_never_runs(places: dict[str, Any],
     """``PYTHONPATH`` pointing at a workspace folder with a ``sitecustomize.py``: the user's
     (Python) server would run the attacker's code before its own."""
     ws = places["ws"]
-    record = tmp_path / "record"
-    user_server(user_config, record)
+    record = places["out"] / "record"
+    user_server(user_config, record, places)
     (ws / "a.scr").write_text("x = 1\n")
     (ws / "inject").mkdir()
     (ws / "inject" / "sitecustomize.py").write_text(
@@ -249,7 +263,8 @@ def test_attack_pyproject_in_a_trusted_workspace_only_tightens(places: dict[str,
     """Trusted or not, ``pyproject.toml`` stays an ordinary file write tools may edit, so
     its ``[tool.callgate]`` is never trusted (``callgate.toml`` carries trusted settings)."""
     ws = places["ws"]
-    (user_config / "config.toml").write_text(f"[trust]\nworkspaces = [{json.dumps(str(ws))}]\n")
+    (user_config / "config.toml").write_text(
+        sandbox_lets_it_write(places) + f"[trust]\nworkspaces = [{json.dumps(str(ws))}]\n")
     (ws / "pyproject.toml").write_text('[project]\nname = "victim"\nversion = "1.0"\n')
     (ws / "a.zzz").write_text("x = 1\n")
     content = ('[project]\nname = "victim"\nversion = "1.0"\n\n[tool.callgate.lsp.servers.x]\n'
@@ -269,7 +284,8 @@ def test_a_trusted_workspace_may_define_a_language_server(places: dict[str, Any]
                                                           user_config: Path) -> None:
     """The positive control of the front-door attacks: trusted, the same file runs it."""
     ws = places["ws"]
-    (user_config / "config.toml").write_text(f"[trust]\nworkspaces = [{json.dumps(str(ws))}]\n")
+    (user_config / "config.toml").write_text(
+        sandbox_lets_it_write(places) + f"[trust]\nworkspaces = [{json.dumps(str(ws))}]\n")
     (ws / "a.zzz").write_text("x = 1\n")
     plant_server(places, "callgate.toml", "x",
                  f'command = "{places["plant"]}"\nextensions = [".zzz"]\n')

@@ -184,9 +184,11 @@ def test_attack_the_repositorys_own_config_runs_nothing_in_reviews_git(tmp_path:
     assert not review["is_error"], review
     assert _pwned(tmp_path) == []
     # and the change set the child was given still holds the changes
+    from callgate import sync
     from callgate_tasks._changes import change_set
 
-    text = change_set(str(ws))
+    with sync.Host.boot(plugins=[]) as host, host.open_session(ws) as session:
+        text = change_set(session.session)
     assert text is not None and "A  new.txt" in text and " M a.txt" in text, text
     assert "+changed by the user, longer than before" in text, text
     assert _pwned(tmp_path) == []

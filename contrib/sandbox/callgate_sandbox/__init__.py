@@ -1,13 +1,17 @@
-"""callgate-sandbox: every shell command confined, by a backend chosen at boot.
+"""callgate-sandbox: every program a session starts confined, by a backend chosen at boot.
 
-The shell plugin launches each foreground command and background job through
-its ``callgate_wrap_command`` hook; this plugin answers it. With the Linux
-backend (bubblewrap) a command sees the whole filesystem read-only except the
-workspace (its protected paths, such as ``callgate.toml`` and ``.git/hooks``,
-stay read-only) and a private ``/tmp``, a minimal ``/proc`` and ``/dev``, and
-the network unless ``network = false`` (then no socket reaches anything
-outside, Unix sockets included). Killing the command's process group ends the
-confined tree.
+Every program a session starts goes through the core's door (`callgate.process`):
+shell commands and background jobs, language servers, grep's ``rg``, review's
+``git``, MCP servers an untrusted workspace config defines. The door asks the
+``callgate_confine_process`` hook, which this plugin answers. With the Linux
+backend (bubblewrap) a program sees the whole filesystem read-only except the
+workspace (writable for shell commands, its protected paths, such as
+``callgate.toml`` and ``.git/hooks``, read-only; read-only whole for the
+programs that only read it: language servers, ``rg``, review's ``git``) and a
+private ``/tmp``, a minimal ``/proc`` and ``/dev``, and the network unless
+``network = false`` or the program does not ask for it (then no socket reaches
+anything outside, Unix sockets included). Killing the program's process group
+ends the confined tree (``--unshare-pid --die-with-parent``).
 
 Config (``callgate.toml``; every key optional)::
 
@@ -19,7 +23,8 @@ Config (``callgate.toml``; every key optional)::
     readable = ["/run/user/1000/keyring"] # shown read-only where the sandbox hides paths
 
 ``enabled = true`` with no working backend fails boot; ``"auto"`` then runs
-commands unconfined after a one-line boot notice; ``callgate plugins`` shows
+programs unconfined after a one-line boot notice (and those that would run
+workspace-controlled code are refused); ``callgate plugins`` shows
 the active backend. A command that failed because the sandbox refused
 something gets one ``[note: ...]`` line naming the key that would allow it.
 
@@ -35,9 +40,9 @@ from ._hints import refusal_hint
 from ._plugin import (
     ActiveSandbox,
     SessionSandbox,
+    callgate_confine_process,
     callgate_register_tools,
     callgate_session_end,
-    callgate_wrap_command,
 )
 
 __all__ = [
@@ -49,8 +54,8 @@ __all__ = [
     "Probe",
     "SandboxConfig",
     "SessionSandbox",
+    "callgate_confine_process",
     "callgate_register_tools",
     "callgate_session_end",
-    "callgate_wrap_command",
     "refusal_hint",
 ]

@@ -30,13 +30,12 @@ in the process group the shell plugin signals.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
 
-from callgate import ToolError
+from callgate import ToolError, process
 
 from ._backend import Backend, Policy, Probe, within
 from ._seccomp import SeccompUnavailable, filter_path
@@ -69,7 +68,7 @@ class BwrapBackend(Backend):
         binary and user for the life of the process: boots are frequent in tests)."""
         if not sys.platform.startswith("linux"):
             return Probe(False, f"bubblewrap needs Linux; this is {sys.platform}")
-        found = shutil.which(self.program)
+        found = process.which(self.program)  # never a relative PATH entry (the cwd's)
         if found is None:
             return Probe(False, f"the {self.program!r} program is not on PATH; install "
                                 "bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)")
@@ -98,7 +97,7 @@ class BwrapBackend(Backend):
 
     def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, policy: Policy
              ) -> tuple[list[str], dict[str, str], str]:
-        program = self.path or shutil.which(self.program) or self.program
+        program = self.path or process.which(self.program) or self.program
         launcher: list[str] = []
         args = [program, *namespace_args(policy.network)]
         if not policy.network:
@@ -235,8 +234,8 @@ def _run_probe(program: str, *, seccomp: bool = False) -> Probe:
             *(["--seccomp", "3"] if seccomp else []), "--ro-bind",
             "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=PROBE_TIMEOUT_S, check=False)
+        done = process.prepare(None, argv, sandbox="off", purpose="sandbox probe").run(
+            timeout=PROBE_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError) as exc:
         return Probe(False, f"running {program} failed: {exc}")
     if done.returncode != 0:
@@ -245,8 +244,8 @@ def _run_probe(program: str, *, seccomp: bool = False) -> Probe:
         return Probe(False, f"{program} cannot create a sandbox here: {reason} (bubblewrap "
                             "needs unprivileged user namespaces, or root)")
     try:
-        version = subprocess.run([program, "--version"], stdin=subprocess.DEVNULL,
-                                 capture_output=True, timeout=PROBE_TIMEOUT_S, check=False)
+        version = process.prepare(None, [program, "--version"], sandbox="off",
+                                  purpose="sandbox probe").run(timeout=PROBE_TIMEOUT_S)
         detail = version.stdout.decode(errors="replace").strip() or "bubblewrap"
     except (OSError, subprocess.SubprocessError):
         detail = "bubblewrap"

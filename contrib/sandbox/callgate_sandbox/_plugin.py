@@ -1,10 +1,13 @@
-"""The plugin's hooks: choose the backend at boot, wrap every shell command of a session,
-and remove the session's private temp directory when it closes.
+"""The plugin's hooks: choose the backend at boot, confine every program a session starts
+(``callgate_confine_process``: shell commands and jobs, language servers, ``rg``, review's
+``git``, MCP servers a workspace defines), and remove the session's private temp
+directory when it closes.
 
 Boot is where a sandbox that cannot work must fail: ``enabled = true`` with no
 working backend is a config error, never an unconfined run. The default,
 ``enabled = "auto"``, confines wherever a backend works and otherwise runs
-commands unconfined after one boot notice saying so.
+programs unconfined after one boot notice saying so (those that would run
+workspace-controlled code are then refused by `callgate.process`).
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 from callgate import BootError, Host, Registry, hookimpl
 from callgate.files import protected_paths
+from callgate.process import Confined, Launch
 
 from . import hookspecs
 from ._backend import Backend, Policy, Probe, read_only_policy
@@ -30,10 +34,12 @@ from ._hints import refusal_hint
 
 log = logging.getLogger("callgate.sandbox")
 
+#: What the lines saying the sandbox is off add: what runs, and what is refused.
+UNCONFINED = ("programs sessions start run unconfined and those that would run "
+              "workspace-controlled code are refused")
+
 EXTENSION = "sandbox"
 BUILT_IN: tuple[Callable[[], Backend], ...] = (BwrapBackend,)
-
-NoteFn = Callable[[str, "int | None"], "str | None"]
 
 
 @attrs.frozen
@@ -53,10 +59,10 @@ class ActiveSandbox:
         if self.backend is None or self.probe is None:
             if self.unavailable is not None:
                 return (f'sandbox: off (enabled = "auto" and no backend works here: '
-                        f"{self.unavailable}; shell commands run unconfined)")
+                        f"{self.unavailable}; {UNCONFINED})")
             if self.config.enabled is not False:
-                return 'sandbox: none (backend = "none": shell commands run unconfined)'
-            return "sandbox: off (enabled = false: shell commands run unconfined)"
+                return f'sandbox: none (backend = "none": {UNCONFINED})'
+            return f"sandbox: off (enabled = false: {UNCONFINED})"
         extra = "".join(f", {p}" for p in self.config.writable)
         network = "network on" if self.config.network else \
             "no network (Unix sockets included)"
@@ -67,7 +73,7 @@ class ActiveSandbox:
         """The one-line boot notice when ``"auto"`` left commands unconfined."""
         if self.unavailable is None:
             return None
-        return (f"sandbox: off, shell commands run unconfined: no sandbox backend works here "
+        return (f"sandbox: off, {UNCONFINED}: no sandbox backend works here "
                 f'({self.unavailable}); install bubblewrap, or set [sandbox] enabled = false '
                 "to say you want it off")
 
@@ -91,20 +97,41 @@ class SessionSandbox:
         """A strict read-only session (a profile of it or of an ancestor says so)."""
         return any(getattr(p, "read_only", False) for p in getattr(self.session, "profiles", ()))
 
-    def policy(self) -> Policy:
-        """The policy for this session's commands (its private temp dir created on first use);
-        a strict read-only session's sees the workspace read-only (`read_only_policy`)."""
+    def policy(self, launch: Launch | None = None) -> Policy:
+        """The policy for one program of this session (its private temp dir created on first
+        use): the workspace writable for ``launch.workspace == "write"`` (a shell command),
+        read-only for ``"read"`` (a language server, ``rg``, review's ``git``); the network
+        when the config allows it and the program asks for it. A strict read-only session's
+        programs see the workspace read-only whatever they ask (`read_only_policy`)."""
         assert self.active is not None and self.backend is not None
         config = self.active.config
         workspace = self.session.workspace
         write_roots = tuple(workspace.write_roots)
+        writes = launch is None or launch.workspace == "write"
+        network = config.network and (launch is None or launch.network or
+                                      not self._network_off_works())
+        if not writes:
+            # a program that only reads (a language server, rg, review's git) sees the
+            # workspace read-only in every session; the user's [sandbox] writable paths
+            # (its caches) stay as configured, strict read-only session or not
+            return Policy(
+                workspace=(), read_roots=tuple(workspace.read_roots),
+                writable=config.writable, readable=config.readable, network=network,
+                tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs)
         policy = Policy(
             workspace=write_roots,
             read_roots=tuple(r for r in workspace.read_roots if r not in write_roots),
-            writable=config.writable, readable=config.readable, network=config.network,
+            writable=config.writable, readable=config.readable, network=network,
             tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs,
             protected=() if self.read_only else tuple(protected_paths(self.session)))
         return read_only_policy(policy) if self.read_only else policy
+
+    def _network_off_works(self) -> bool:
+        """Whether the backend can take the network away here (bwrap: the Unix-socket
+        filter loads); where it cannot, a program that does not ask for the network still
+        gets it, as shell commands do under ``network = true``."""
+        probe = getattr(self.backend, "probe_network_off", None)
+        return not callable(probe) or bool(probe().ok)
 
     def _temp_dir(self) -> str:
         with self._lock:
@@ -115,20 +142,20 @@ class SessionSandbox:
                                                 dir=self.session.scratch_dir())
             return self.tmp_dir
 
-    def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: str
-             ) -> tuple[list[str], dict[str, str], str, NoteFn] | None:
-        """The confined launch, or ``None`` when this host runs commands unconfined."""
+    def wrap(self, launch: Launch) -> Confined | None:
+        """The confined launch, or ``None`` when this host runs programs unconfined."""
         backend = self.backend
         if backend is None:
             return None
-        policy = self.policy()
-        new_argv, new_env, new_cwd = backend.wrap(argv, env, cwd, policy)
-        home = env.get("HOME")
+        policy = self.policy(launch)
+        new_argv, new_env, new_cwd = backend.wrap(launch.argv, launch.env, launch.cwd, policy)
+        home = launch.env.get("HOME")
+        cwd = launch.cwd
 
         def note(output: str, exit_code: int | None) -> str | None:
             return refusal_hint(output, exit_code, policy, cwd, home)
 
-        return new_argv, new_env, new_cwd, note
+        return Confined(argv=new_argv, env=new_env, cwd=new_cwd, note=note)
 
     def close(self) -> None:
         with self._lock:
@@ -204,14 +231,13 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
     registry.add_session_extension(EXTENSION, lambda session: SessionSandbox(session, active))
 
 
-@hookimpl(optionalhook=True)
-def callgate_wrap_command(argv: list[str], env: dict[str, str], cwd: str, session: Any,
-                          call: Any) -> tuple[list[str], dict[str, str], str, NoteFn] | None:
-    """Run the command inside the session's sandbox (``None``: the sandbox is off)."""
+@hookimpl
+def callgate_confine_process(launch: Launch, session: Any) -> Confined | None:
+    """Run the program inside the session's sandbox (``None``: the sandbox is off)."""
     sandbox = getattr(session, EXTENSION, None)
     if not isinstance(sandbox, SessionSandbox):
         return None
-    return sandbox.wrap(argv, env, cwd)
+    return sandbox.wrap(launch)
 
 
 @hookimpl(trylast=True)
@@ -223,5 +249,5 @@ def callgate_session_end(session: Any) -> None:
             sandbox.close()
 
 
-__all__ = ["ActiveSandbox", "SessionSandbox", "callgate_register_tools",
-           "callgate_session_end", "callgate_wrap_command", "choose"]
+__all__ = ["ActiveSandbox", "SessionSandbox", "callgate_confine_process",
+           "callgate_register_tools", "callgate_session_end", "choose"]

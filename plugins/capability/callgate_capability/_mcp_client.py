@@ -7,8 +7,9 @@ own asyncio loop; connects and calls are coroutines submitted to it, and
 callers wait on the returned futures (watching for cancellation).
 
 A connection is held open by one task per server: ``stdio_client`` (the SDK
-spawns the child in its own process group and, on exit, closes stdin, waits,
-then kills the tree) and ``ClientSession``; ``initialize`` and a full
+spawns the child, prepared by the core's door, `callgate.process`, in its own process
+group and, on exit, closes stdin, waits, then kills the tree; what escaped the group
+ends with the session family) and ``ClientSession``; ``initialize`` and a full
 ``tools/list`` run before the server counts as connected. Only this module
 imports ``mcp``: without the SDK the rest of the plugin still works.
 """
@@ -31,6 +32,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import attrs
+from callgate import process
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 
@@ -51,7 +53,8 @@ _WATCH_S = 0.1
 
 @attrs.frozen
 class Launch:
-    """Everything needed to start one server (env already expanded)."""
+    """Everything needed to start one server (env already expanded; ``prepared``: its
+    program through the core's door, `callgate.process`)."""
 
     name: str
     identity: str
@@ -61,6 +64,7 @@ class Launch:
     cwd: str
     startup_timeout_s: float
     log_path: str
+    prepared: process.Prepared = attrs.field(eq=False, repr=False)
 
 
 class StartFailure(Exception):
@@ -356,9 +360,11 @@ class Connection:
         sink: list[Any] = []
         _SPAWN_SINK.set(sink)
         error: BaseException | None = None
-        launch = self.launch
-        params = StdioServerParameters(command=launch.command, args=list(launch.args),
-                                       env=launch.env or None, cwd=launch.cwd)
+        # the program as the core's door prepared it: sandbox, environment, lifetime
+        command, *args = self.launch.prepared.argv
+        params = StdioServerParameters(command=command, args=args,
+                                       env=dict(self.launch.prepared.env),
+                                       cwd=self.launch.prepared.cwd)
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from callgate import ImageBlock, TextBlock, ToolError, ToolResult
+from callgate import ImageBlock, TextBlock, ToolError, ToolResult, process
 
 from ._cache import CachedServer, McpToolInfo, SchemaCache
 from ._config import MissingVariable, ServerConfig, cache_dir, server_config
@@ -47,6 +47,30 @@ def mcp_installed() -> bool:
     except ImportError:
         return False
     return True
+
+
+def prepare_server(session: Any, config: ServerConfig, env: dict[str, str]
+                   ) -> process.Prepared:
+    """A server's program through the core's door: the SDK's few variables plus ``env``
+    (no other host variable), tied to the session family's lifetime. A server of the
+    user's config is the user's own program and runs outside the sandbox; one an untrusted
+    workspace config defines runs the workspace's choice of program, so only inside the
+    sandbox (refused where none works)."""
+    untrusted = config.from_untrusted_workspace
+    try:
+        return process.prepare(
+            session, [config.command, *config.args], workspace="write", network=True,
+            sandbox="required" if untrusted else "off",
+            because="an untrusted workspace config defines it (define it in your user config, "
+                    "or trust the workspace with [trust] workspaces, to run it unconfined)",
+            env=process.Environment(inherit="minimal", set=env), cwd=config.cwd,
+            purpose=f'MCP server "{config.name}"', lifetime="family")
+    except FileNotFoundError:
+        raise _start_error(config.name, f'command "{config.command}" was not found',
+                           "(no stderr output)") from None
+    except PermissionError:
+        raise _start_error(config.name, f'command "{config.command}" could not be run '
+                           "(permission denied)", "(no stderr output)") from None
 
 
 class McpServers:
@@ -168,9 +192,10 @@ class McpServers:
         if not os.path.isdir(config.cwd):
             raise _start_error(config.name, f'working directory "{config.cwd}" does not exist',
                                "(no stderr output)")
+        prepared = prepare_server(self._session, config, env)
         log_path = os.path.join(self._session.scratch_dir(), "mcp", f"{config.name}.stderr.log")
         return Launch(config.name, config.identity, config.command, tuple(config.args), env,
-                      config.cwd, float(config.startup_timeout_s), log_path)
+                      config.cwd, float(config.startup_timeout_s), log_path, prepared)
 
     def connect(self, name: str, cancelled: threading.Event | None = None
                 ) -> list[McpToolInfo]:

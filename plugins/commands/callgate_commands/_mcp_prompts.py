@@ -10,8 +10,10 @@ listing ``mcp:<s>``) connects: the call is judged by the same check as a
 connect of ``<s>`` (`connect_decision`: the rules for ``mcp_connect__<s>``,
 else the connect fallback, and always an approval for a server an untrusted
 workspace config added), then a short-lived stdio child (its own process
-group, killed with it when the call ends) answers ``prompts/list`` and
-``prompts/get``. Nothing in the prompt is run.
+group, killed with it when the call ends; started through the core's door,
+`callgate.process`, with the SDK's few variables plus the server's ``env``, and only
+inside the sandbox for a server an untrusted workspace config defines) answers
+``prompts/list`` and ``prompts/get``. Nothing in the prompt is run.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from callgate import Decision, ToolError, ToolSpec, state_dir
+from callgate import Decision, ToolError, ToolSpec, process, state_dir
 from callgate.files import replace_file
 
 log = logging.getLogger("callgate.commands")
@@ -188,17 +190,43 @@ def _start_error(server: str, reason: str) -> ToolError:
     )
 
 
+def _prepare(session: Any, config: Any) -> process.Prepared:
+    """The server's program through the core's door (as the capability plugin starts it):
+    the user's own program outside the sandbox, an untrusted workspace's only inside it."""
+    try:
+        env = config.expanded_env()
+    except Exception as exc:  # a ${VAR} the host environment lacks
+        raise _start_error(config.name, f"{type(exc).__name__}: {exc}") from None
+    try:
+        return process.prepare(
+            session,
+            [config.command, *config.args],
+            workspace="write",
+            network=True,
+            sandbox="required" if config.from_untrusted_workspace else "off",
+            because="an untrusted workspace config defines it (define it in your user "
+            "config, or trust the workspace with [trust] workspaces, to run it unconfined)",
+            env=process.Environment(inherit="minimal", set=env),
+            cwd=config.cwd,
+            purpose=f'MCP server "{config.name}"',
+        )
+    except FileNotFoundError:
+        raise _start_error(config.name, f'command "{config.command}" was not found') from None
+
+
 async def _exchange(
-    config: Any, prompt: str | None, arguments_for: ArgumentsFor | None, log_path: str
+    prepared: process.Prepared,
+    config: Any,
+    prompt: str | None,
+    arguments_for: ArgumentsFor | None,
+    log_path: str,
 ) -> tuple[list[PromptInfo], Any]:
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
+    command, *args = prepared.argv
     params = StdioServerParameters(
-        command=config.command,
-        args=list(config.args),
-        env=config.expanded_env() or None,
-        cwd=config.cwd,
+        command=command, args=args, env=dict(prepared.env), cwd=prepared.cwd
     )
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     with open(log_path, "ab") as errlog:
@@ -229,11 +257,11 @@ async def _exchange(
 
 
 def fetch(
+    session: Any,
     config: Any,
     prompt: str | None,
     arguments_for: ArgumentsFor | None,
     cancelled: threading.Event,
-    scratch: str,
 ) -> tuple[list[PromptInfo], Any]:
     """Start the server, list its prompts (and get ``prompt`` with the arguments
     ``arguments_for`` makes from its declaration), stop it. Blocking."""
@@ -249,14 +277,15 @@ def fetch(
         ) from None
     if not os.path.isdir(config.cwd):
         raise _start_error(config.name, f'working directory "{config.cwd}" does not exist')
-    log_path = os.path.join(scratch, "mcp", f"{config.name}.prompts.stderr.log")
+    prepared = _prepare(session, config)
+    log_path = os.path.join(session.scratch_dir(), "mcp", f"{config.name}.prompts.stderr.log")
 
     async def main() -> tuple[list[PromptInfo], Any]:
         async with anyio.create_task_group() as tg:
             result: list[Any] = []
 
             async def work() -> None:
-                result.append(await _exchange(config, prompt, arguments_for, log_path))
+                result.append(await _exchange(prepared, config, prompt, arguments_for, log_path))
                 tg.cancel_scope.cancel()
 
             async def watch() -> None:

@@ -188,11 +188,11 @@ def expand_mcp(ctx: ToolContext, name: str, arguments: str) -> str:
         if cached is not None:  # known arguments: check them before anything starts
             _prompt_arguments(cached, arguments)
     prompts, answer = mcp.fetch(
+        ctx.session,
         config,
         wanted,
         lambda p: _prompt_arguments(p, arguments),
         ctx.cancelled,
-        ctx.session.scratch_dir(),
     )
     mcp.save_prompts(config, prompts)
     if wanted is None:

@@ -8,6 +8,10 @@ takes ``file``. Each session starts one server per language on first use
 event-loop thread, restarts it with a note after a crash, and stops it with
 the session (``shutdown``, ``exit``, then a kill of its process group). No
 server is downloaded: a missing binary is an error with its install hint.
+Servers start through the core's door (`callgate.process`): in the sandbox with the
+workspace read-only where one works, without host secrets, with program paths pinned
+to the user's installs (tsserver, basedpyright's interpreter), and refused where no
+sandbox works if their program runs the project's code (`_guards`).
 
 With ``[lsp] diagnostics_after_edit = true``, the result of any tool that
 declares ``mutates_paths`` gains a ``New diagnostics:`` section listing what

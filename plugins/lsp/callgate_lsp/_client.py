@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from callgate import process
 from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
 
@@ -49,7 +50,8 @@ class Client(BaseLanguageClient):
     def __init__(self, settings: Mapping[str, Any], folders: Sequence[types.WorkspaceFolder],
                  version_of: Callable[[str], int | None]) -> None:
         super().__init__("callgate-lsp", "0.1.0")
-        self._settings = settings
+        #: what ``workspace/configuration`` answers (``[lsp.servers.<lang>] settings``, pinned)
+        self.settings = settings
         self._folders = list(folders)
         self._version_of = version_of
         self.published: dict[str, Published] = {}
@@ -63,10 +65,12 @@ class Client(BaseLanguageClient):
 
     # --- the process ---------------------------------------------------------------
 
-    async def start(self, command: str, args: Sequence[str], cwd: str,
-                    env: Mapping[str, str]) -> None:
-        """Spawn the server as the leader of its own process group and start reading."""
-        await self.start_io(command, *args, cwd=cwd, env=dict(env), start_new_session=True)
+    async def start(self, prepared: process.Prepared) -> None:
+        """Spawn the server (prepared by the core's door: sandbox, environment, lifetime) as
+        the leader of its own process group, and start reading."""
+        command, *args = prepared.argv
+        await self.start_io(command, *args, cwd=prepared.cwd, env=dict(prepared.env),
+                            start_new_session=True)
         process = self.process
         if process is not None and process.stderr is not None:
             self._drain = asyncio.ensure_future(self._drain_stderr(process.stderr))
@@ -138,7 +142,7 @@ class Client(BaseLanguageClient):
             feature(method)(_ignore)
 
     def _setting(self, section: str | None) -> Any:
-        found: Any = self._settings
+        found: Any = self.settings
         for part in (section or "").split(".") if section else ():
             if not isinstance(found, Mapping) or part not in found:
                 return None

@@ -48,6 +48,7 @@ class LspManager:
     """The language servers of one session (the ``session.lsp`` extension)."""
 
     def __init__(self, session: Any) -> None:
+        self.session = session
         self.root: str = session.workspace.root
         self.config: dict[str, Any] = dict(session.host.config("lsp"))
         self._table: ServerTable | None = None
@@ -201,7 +202,7 @@ class LspManager:
             failed = self._failed.get(spec.language)
             if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_FAILED_START_S:
                 raise ServerFailed(failed[1], hung=True)
-            server = Server(spec, self.root)
+            server = Server(spec, self.root, self.session)
             try:
                 await server.start(float(self.config.get("initialize_timeout_s", 30)))
             except ServerFailed as exc:

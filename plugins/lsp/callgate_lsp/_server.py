@@ -1,7 +1,10 @@
 """One running language server: start, document sync, requests, diagnostics, stop.
 
-Everything here runs on the manager's event loop. A server is started as the
-leader of a new process group with ``initialize`` under a timeout; it ends with
+Everything here runs on the manager's event loop. A server is started through the
+core's door (`callgate.process`: in the session's sandbox with the workspace read-only
+and no network where one works, with the host's environment without secrets, its program
+paths pinned by `_guards`), as the leader of a new process group, with ``initialize``
+under a timeout; it ends with
 ``shutdown`` (2 s), ``exit``, and a SIGKILL of its whole group, which is also
 what happens to the group of a server that died on its own (its children go
 with it). Documents are synced by content: the first query of a file sends
@@ -23,11 +26,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
-from callgate import ToolError
+from callgate import ToolError, process
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 
+from . import _guards
 from ._client import Client, Published
 from ._positions import UTF8, UTF16, UTF32, split_lines
 from ._table import ServerSpec
@@ -100,9 +104,13 @@ def describe_exit(code: int | None) -> str:
 class Server:
     """A started server of one language for one session."""
 
-    def __init__(self, spec: ServerSpec, root: str) -> None:
+    def __init__(self, spec: ServerSpec, root: str, session: Any = None) -> None:
         self.spec = spec
         self.root = root
+        self.session = session
+        #: whether the session's sandbox confines it (known once started)
+        self.confined = False
+        self.initialization_options: Any = spec.initialization_options
         self.encoding = UTF16
         self.capabilities: types.ServerCapabilities | None = None
         self.documents: OrderedDict[str, Document] = OrderedDict()
@@ -115,13 +123,31 @@ class Server:
     # --- lifecycle -----------------------------------------------------------------------
 
     async def start(self, timeout_s: float) -> None:
-        """Spawn, ``initialize`` (within ``timeout_s``), ``initialized``; `ServerFailed` if not."""
-        command, args = self.spec.launch()
-        env = {**os.environ, **self.spec.env}
+        """Spawn, ``initialize`` (within ``timeout_s``), ``initialized``; `ServerFailed` if not,
+        `ToolError` when it must not start here (not found; needs a sandbox there is not)."""
+        command, args = self.spec.launch(self.session)
+        guard = _guards.guard_for(self.spec, command)
+        roots = self.session.workspace.read_roots if self.session is not None else ()
+        self.initialization_options = _guards.initialization_options(self.spec, command, roots)
         try:
-            await self.client.start(command, args, self.root, env)
+            prepared = process.prepare(
+                self.session, [command, *args], workspace="read", network=False,
+                sandbox=guard.sandbox, because=guard.because,
+                env=process.Environment(set={**guard.env, **self.spec.env}), cwd=self.root,
+                purpose=f"language server {self.spec.label}")
+            self.confined = prepared.confined
+            self.client.settings = _guards.settings(self.spec, command, self.confined,
+                                                    self.session)
+            await self.client.start(prepared)
         except OSError as exc:
             raise ServerFailed(f"could not be started ({exc.strerror or exc})") from None
+        except ToolError as exc:
+            if exc.signature != process.SANDBOX_REQUIRED:
+                raise
+            raise ToolError(exc.kind, f"{exc.message}; to run it unconfined anyway, set "
+                            f'[lsp.servers.{self.spec.language}] sandbox = "if_available" in '
+                            "your user config", exc.signature,
+                            {**(exc.meta or {}), "language": self.spec.language}) from None
         self.started_at = time.monotonic()
         self._watcher = asyncio.ensure_future(self._watch())
         try:
@@ -158,10 +184,12 @@ class Server:
                     version_support=True),
             ),
         )
+        # a confined server cannot see this process (a pid namespace of its own): given our
+        # pid, servers that watch their client (vscode-languageserver) would exit at once
         return types.InitializeParams(
-            process_id=os.getpid(), root_uri=uri_of(self.root), root_path=self.root,
-            workspace_folders=self.client._folders, capabilities=caps,
-            initialization_options=self.spec.initialization_options,
+            process_id=None if self.confined else os.getpid(), root_uri=uri_of(self.root),
+            root_path=self.root, workspace_folders=self.client._folders, capabilities=caps,
+            initialization_options=self.initialization_options,
             client_info=types.ClientInfo(name="callgate-lsp", version="0.1.0"))
 
     @property

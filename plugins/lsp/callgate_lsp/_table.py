@@ -4,18 +4,18 @@ Each language has one server: a command (with alternatives tried in order when
 the default is used), its arguments, the file extensions it covers with the
 ``languageId`` of each, and the install hint a missing binary is reported with.
 Nothing here starts a process or downloads anything: a server is a binary on
-``PATH`` (or an absolute command), found with `shutil.which` when it is needed.
+``PATH`` (or an absolute command), found with `callgate.process.which` when it is needed
+(never in a relative ``PATH`` entry or a workspace directory).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from callgate import ToolError
+from callgate import ToolError, process
 
 
 @attrs.frozen
@@ -32,6 +32,8 @@ class ServerSpec:
     alternatives: tuple[tuple[str, tuple[str, ...]], ...] = ()
     initialization_options: Any = attrs.field(default=None, hash=False)
     settings: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+    #: the user's ``sandbox`` for this server (``None``: what its program needs, `_guards`)
+    sandbox: process.SandboxNeed | None = None
 
     @property
     def label(self) -> str:
@@ -41,10 +43,10 @@ class ServerSpec:
     def language_id(self, path: str) -> str:
         return self.language_ids.get(extension_of(path), self.language)
 
-    def launch(self) -> tuple[str, tuple[str, ...]]:
+    def launch(self, session: Any = None) -> tuple[str, tuple[str, ...]]:
         """The executable path and arguments to start, or `ToolError` with the install hint."""
         for command, args in ((self.command, self.args), *self.alternatives):
-            found = shutil.which(command)
+            found = process.which(command, session)
             if found:
                 return found, args
         hint = self.install_hint or "see docs/lsp.md"
@@ -122,6 +124,10 @@ SERVER_SCHEMA: dict[str, Any] = {
         "initialization_options": {"x-workspace": "user", "x-kind": "program"},
         "settings": {"type": "object", "x-workspace": "user", "x-kind": "program"},
         "enabled": {"type": "boolean", "x-workspace": "user"},
+        # "if_available": run it unconfined where no sandbox works, although its program
+        # runs the project's code (docs/lsp.md); "required": never run it unconfined
+        "sandbox": {"enum": ["required", "if_available"],
+                    "x-workspace": ["if_available", "required"]},
     },
 }
 
@@ -182,7 +188,7 @@ def _merged(language: str, base: ServerSpec | None, table: Mapping[str, Any]) ->
     if "language_id" in table:
         exts = changes.get("extensions", base.extensions)
         changes["language_ids"] = dict.fromkeys(exts, table["language_id"])
-    for key in ("install_hint", "env", "initialization_options", "settings"):
+    for key in ("install_hint", "env", "initialization_options", "settings", "sandbox"):
         if key in table:
             changes[key] = table[key]
     return attrs.evolve(base, **changes)

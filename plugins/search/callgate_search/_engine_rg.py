@@ -14,6 +14,10 @@ lead it outside the workspace. Its output is therefore only a candidate list:
 every file it reports is read again here, beneath the held root (race-free), and
 kept only when each line rg showed is that line of the file read; anything else
 is dropped. What the model sees is always text of a file inside the root.
+
+rg is started through the core's door (`callgate.process`): in the session's sandbox
+with the workspace read-only and no network where one works, with the host's
+environment without secrets.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +33,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from callgate import process
 from callgate.files import DENIED_NAMES
 
 from ._engine_python import open_file
@@ -45,12 +49,13 @@ class InvalidPattern(Exception):
 
 
 def find_rg() -> str | None:
-    """The ``rg`` binary next to the running interpreter, else on ``PATH``."""
+    """The ``rg`` binary next to the running interpreter, else on ``PATH`` (never in a
+    relative ``PATH`` entry)."""
     name = "rg.exe" if os.name == "nt" else "rg"
     beside = os.path.join(os.path.dirname(sys.executable), name)
     if os.path.isfile(beside) and os.access(beside, os.X_OK):
         return beside
-    return shutil.which("rg")
+    return process.which("rg")
 
 
 def command(rg: str, req: GrepRequest) -> list[str]:
@@ -97,13 +102,14 @@ def rg_error(stderr: str) -> str:
     return first
 
 
-def search(rg: str, req: GrepRequest) -> Iterator[FileHits]:
+def search(rg: str, req: GrepRequest, session: Any) -> Iterator[FileHits]:
     """Yield the hits of each file with a matching line, in path order."""
     post_filter_ignores = not req.is_file and req.rules.any_between(req.target_rel)
     post_filter_glob = req.glob is not None and (not req.glob.by_name or req.is_file)
+    prepared = process.prepare(session, command(rg, req), workspace="read", cwd=req.root,
+                               purpose="grep")
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(command(rg, req), cwd=req.root, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=errors)
+        proc = prepared.popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
         done = threading.Event()
         watchdog = threading.Thread(target=_watch, args=(proc, req, done), daemon=True)
         watchdog.start()

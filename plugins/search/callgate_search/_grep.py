@@ -112,7 +112,7 @@ class Grep:
             rules=IgnoreRules(target.base), max_file_bytes=limit_bytes, base=target.base,
             denied=ctx.files.denied if ctx.files.denylist is not None else None,
         )
-        hits = _engine_rg.search(self.rg, req) if engine == "rg" and self.rg else \
+        hits = _engine_rg.search(self.rg, req, ctx.session) if engine == "rg" and self.rg else \
             _engine_python.search(req)
         try:
             rendered = render(_prefixed(hits, target.prefix), limit, req.context)

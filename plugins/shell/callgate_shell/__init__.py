@@ -11,9 +11,11 @@ non-interactive environment and the workspace root as cwd; timeouts,
 cancellation, ``job_kill`` and session close end the whole group. Background
 output goes to a log in the session directory plus a 64 KiB in-memory tail.
 
-The entry point is this module (``shell = "callgate_shell"``). Integrators may
-wrap every command with the ``callgate_wrap_command`` hook (`hookspecs`), and
-read a session's jobs with ``session.jobs()``.
+Every command is started through the core's door (`callgate.process`): the
+session's sandbox (the ``callgate_confine_process`` hook) and the environment
+filter apply, and whatever a command leaves running (``setsid``, ``nohup``) ends
+with the session. The entry point is this module (``shell = "callgate_shell"``);
+integrators read a session's jobs with ``session.jobs()``.
 """
 
 from ._jobs import Job, JobTable

@@ -1,5 +1,6 @@
 """What ``bash`` and ``pwsh`` share (shell.md §2-§3): the schema, the blank-command check,
-the command wrapper hook, a foreground run with its status line, and a background start.
+the launch through the core's door (`callgate.process`: sandbox, environment, lifetime),
+a foreground run with its status line, and a background start.
 
 A `Shell` says how one shell turns a command into argv; everything else is common.
 """
@@ -13,12 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from callgate import ErrorInfo, TextBlock, ToolContext, ToolError, ToolResult, Violation
+from callgate import ErrorInfo, TextBlock, ToolContext, ToolError, ToolResult, Violation, process
 
 from ._capture import Capture
-from ._env import command_env
+from ._env import command_environment
 from ._exemption import keeps_background_processes
-from ._jobs import PIPE_NOTE, Job, JobTable, Launch, job_label, os_error_text
+from ._jobs import PIPE_NOTE, Job, JobTable, job_label, os_error_text
 from ._process import start_group
 
 log = logging.getLogger("callgate.shell")
@@ -80,19 +81,13 @@ def blank_command(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
 # --- launching ------------------------------------------------------------------------------
 
 
-def prepare_launch(ctx: ToolContext, shell: Shell, command: str) -> Launch:
-    """argv, environment and cwd for one command, passed through ``callgate_wrap_command``."""
-    argv = shell.argv(command)
-    env = command_env(ctx.config)
-    cwd = ctx.workspace.root
-    hook = getattr(ctx.host.pm.hook, "callgate_wrap_command", None)
-    if hook is None:
-        return Launch(argv, env, cwd)
-    wrapped = hook(argv=list(argv), env=dict(env), cwd=cwd, session=ctx.session, call=ctx.call)
-    if wrapped is None:
-        return Launch(argv, env, cwd)
-    new_argv, new_env, new_cwd, note = wrapped
-    return Launch(list(new_argv), dict(new_env), new_cwd, note)
+def prepare_launch(ctx: ToolContext, shell: Shell, command: str) -> process.Prepared:
+    """The command through the door: confined by the session's sandbox (the workspace
+    writable), the host's environment without secrets, tied to the session's lifetime.
+    Raises `OSError` when the shell cannot be found, `ToolError` when the sandbox refuses."""
+    return process.prepare(ctx.session, shell.argv(command), workspace="write", network=True,
+                           env=command_environment(ctx.config), cwd=ctx.workspace.root,
+                           purpose=shell.name, call=ctx.call)
 
 
 def reaps_leftovers(shell: Shell, command: str) -> bool:
@@ -111,7 +106,10 @@ def could_not_start(shell: Shell, exc: OSError, meta: dict[str, Any] | None = No
 def run_foreground(ctx: ToolContext, shell: Shell, args: dict[str, Any]) -> ToolResult:
     command = args["command"]
     timeout_ms = args.get("timeout_ms", DEFAULT_TIMEOUT_MS)
-    launch = prepare_launch(ctx, shell, command)
+    try:
+        launch = prepare_launch(ctx, shell, command)
+    except OSError as exc:
+        return could_not_start(shell, exc)
     capture = Capture(ctx.config["max_capture_bytes"])
     ticker = ProgressTicker(ctx, timeout_ms / 1000)
 
@@ -124,8 +122,7 @@ def run_foreground(ctx: ToolContext, shell: Shell, args: dict[str, Any]) -> Tool
         return "cancelled" if ctx.cancelled.is_set() else None
 
     try:
-        group = start_group(launch.argv, launch.env, launch.cwd, sink,
-                            reap_leftovers=reaps_leftovers(shell, command))
+        group = start_group(launch, sink, reap_leftovers=reaps_leftovers(shell, command))
     except OSError as exc:
         return could_not_start(shell, exc)
     outcome = group.run(deadline=time.monotonic() + timeout_ms / 1000, deadline_reason="timeout",
@@ -221,8 +218,10 @@ def start_background(ctx: ToolContext, shell: Shell, args: dict[str, Any]) -> To
         table.launch(job, launch, reap_leftovers=reaps_leftovers(shell, command),
                      lifetime_ms=config["job_max_lifetime_ms"])
     except OSError as exc:
+        if job.running:  # the door could not find the shell: the job never started
+            job.fail_to_start(os_error_text(exc))
         return could_not_start(shell, exc, meta)
-    except BaseException as exc:  # the wrapper hook failed: the job never started
+    except BaseException as exc:  # the sandbox refused it: the job never started
         if job.running:
             job.fail_to_start(str(exc))
         raise

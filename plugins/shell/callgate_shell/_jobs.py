@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+from callgate import process
 
 from ._capture import ByteTail, decode, dropped_marker, incomplete_utf8_suffix
 from ._process import DRAIN_S, ProcessGroup, RunOutcome, start_group
@@ -49,16 +50,6 @@ def job_label(description: str | None, command: str) -> str:
     """``description`` or the command, whitespace runs collapsed, at most 48 characters + …."""
     text = " ".join((description if description and description.strip() else command).split())
     return text if len(text) <= LABEL_MAX else text[:LABEL_MAX] + "…"
-
-
-@attrs.define
-class Launch:
-    """What to start: argv, environment and cwd (after the command wrapper), and its note."""
-
-    argv: list[str]
-    env: dict[str, str]
-    cwd: str
-    note: NoteFn | None = None
 
 
 @attrs.define
@@ -429,12 +420,11 @@ class JobTable:
             self._storage.job_read(job.id, job.cursor)
         return read
 
-    def launch(self, job: Job, launch: Launch, *, reap_leftovers: bool,
+    def launch(self, job: Job, launch: process.Prepared, *, reap_leftovers: bool,
                lifetime_ms: int) -> None:
         """Start ``job``'s process group and its supervisor thread; raises `OSError`."""
         try:
-            group = start_group(launch.argv, launch.env, launch.cwd, job.add_output,
-                                reap_leftovers=reap_leftovers)
+            group = start_group(launch, job.add_output, reap_leftovers=reap_leftovers)
         except OSError as exc:
             job.fail_to_start(os_error_text(exc))
             raise

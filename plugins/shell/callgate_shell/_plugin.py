@@ -7,7 +7,6 @@ from typing import Any
 
 from callgate import Host, Registry, hookimpl
 
-from . import hookspecs
 from ._jobs import JobTable
 from ._select import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
 from .bash import bash_tool
@@ -23,7 +22,6 @@ SHELLS = ("bash", "pwsh")
 def callgate_register_tools(registry: Registry, host: Host) -> None:
     """``bash`` (POSIX) or ``pwsh`` (Windows or ``[shell] force``), ``job_output``,
     ``job_kill`` and the aliases ``bash_output``, ``kill_shell``, ``wait``."""
-    registry.add_hookspecs(hookspecs)
     config = registry.add_config(CONFIG_TABLE, CONFIG_SCHEMA)
     registry.add_session_extension(EXTENSION, JobTable)
     try:

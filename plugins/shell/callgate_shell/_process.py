@@ -1,5 +1,6 @@
-"""One command in its own process group: start it, feed its output to a sink, and end
-the whole group on exit, timeout or a stop request (shell.md §1.2-§1.3, §2).
+"""One command in its own process group: start it (through the core's door, already
+prepared by `callgate.process.prepare`), feed its output to a sink, and end the whole group
+on exit, timeout or a stop request (shell.md §1.2-§1.3, §2).
 
 Foreground commands and background jobs share this code; only who waits differs
 (the tool's worker thread, or a job's supervisor thread). Which implementation
@@ -17,11 +18,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 
 import attrs
-
-from ._lifeline import lifeline
+from callgate import process
 
 log = logging.getLogger("callgate.shell")
 
@@ -52,10 +52,11 @@ class RunOutcome:
     duration_ms: int
 
 
-def start_group(argv: Sequence[str], env: Mapping[str, str], cwd: str, sink: Sink, *,
+def start_group(prepared: process.Prepared, sink: Sink, *,
                 reap_leftovers: bool = True) -> ProcessGroup:
-    """Start ``argv`` in a new process group with stdin on the null device; raises `OSError`."""
-    group = _IMPLEMENTATION(list(argv), dict(env), cwd, sink, reap_leftovers=reap_leftovers)
+    """Start ``prepared`` in a new process group with stdin on the null device; raises
+    `OSError`."""
+    group = _IMPLEMENTATION(prepared, sink, reap_leftovers=reap_leftovers)
     group.start()
     return group
 
@@ -63,11 +64,8 @@ def start_group(argv: Sequence[str], env: Mapping[str, str], cwd: str, sink: Sin
 class ProcessGroup:
     """The shared interface of the POSIX and Windows implementations."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: str, sink: Sink, *,
-                 reap_leftovers: bool) -> None:
-        self.argv = argv
-        self.env = env
-        self.cwd = cwd
+    def __init__(self, prepared: process.Prepared, sink: Sink, *, reap_leftovers: bool) -> None:
+        self.prepared = prepared
         self.sink = sink
         self.reap_leftovers = reap_leftovers
         self.proc: subprocess.Popen[bytes] | None = None
@@ -126,11 +124,9 @@ class PosixProcessGroup(ProcessGroup):
         self._exited = False
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
-            self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, cwd=self.cwd, env=self.env, start_new_session=True,
-            close_fds=True)
-        lifeline.hold(self.proc.pid)  # the group dies with this process, even on SIGKILL
+        self.proc = self.prepared.popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        close_fds=True)
         self.started = time.monotonic()
         assert self.proc.stdout is not None
         self._fd = self.proc.stdout.fileno()
@@ -174,8 +170,6 @@ class PosixProcessGroup(ProcessGroup):
             return self._outcome(ended_by, pipe_held=not drained)
         finally:
             self._close()
-            if self.proc is not None:
-                lifeline.release(self.proc.pid)
 
     # --- the loop ------------------------------------------------------------------
 
@@ -315,9 +309,8 @@ class WindowsProcessGroup(ProcessGroup):
     def start(self) -> None:
         flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | \
             getattr(subprocess, "CREATE_NO_WINDOW", 0)
-        self.proc = subprocess.Popen(
-            self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, cwd=self.cwd, env=self.env, creationflags=flags)
+        self.proc = self.prepared.popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, creationflags=flags)
         self.started = time.monotonic()
         self._reader = threading.Thread(target=self._read_all, daemon=True,
                                         name=f"callgate-shell-reader-{self.proc.pid}")
@@ -344,9 +337,8 @@ class WindowsProcessGroup(ProcessGroup):
     def _kill_tree(self) -> None:
         assert self.proc is not None
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(["taskkill", "/T", "/F", "/PID", str(self.proc.pid)],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=10, check=False)
+            process.prepare(None, ["taskkill", "/T", "/F", "/PID", str(self.proc.pid)],
+                            sandbox="off", purpose="taskkill").run(timeout=10)
 
     def run(self, *, deadline: float | None = None, deadline_reason: str = "timeout",
             stop: StopCheck | None = None, poll: float | None = None) -> RunOutcome:

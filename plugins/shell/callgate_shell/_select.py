@@ -3,12 +3,12 @@ config table."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+from callgate import process
 
 #: ``x-workspace`` (callgate's config layering): what a workspace config the user config does
 #: not trust may do; it never picks the program every command runs through.
@@ -22,7 +22,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                       "x-workspace": "user", "x-kind": "program"},
         "pwsh_path": {"type": "string", "minLength": 1, "default": "pwsh",
                       "x-workspace": "user", "x-kind": "program"},
-        "filter_secret_env": {"type": "boolean", "default": False,
+        "filter_secret_env": {"type": "boolean", "default": True,
                               "x-workspace": [False, True], "x-kind": "scope"},
         # names to drop from commands' environment: adding drops more
         "secret_env_names": {"type": "array", "items": {"type": "string"}, "default": [],
@@ -63,12 +63,14 @@ def real_os() -> str:
 
 
 def select_shell(host_os: str, machine_os: str, config: Mapping[str, Any],
-                 which: Callable[[str], str | None] = shutil.which) -> ShellChoice:
+                 which: Callable[[str], str | None] = process.which) -> ShellChoice:
     """``bash`` on POSIX, ``pwsh`` on Windows, or what ``force`` says.
 
-    When ``host_os`` differs from ``machine_os`` (a forced surface, for tests and
-    for generating the other OS's contract) the program is not looked up; a call
-    then fails to start. Otherwise a missing program raises `ShellNotFound`.
+    The program is looked up on ``PATH`` without its relative entries
+    (`callgate.process.which`: boot's working directory is often the workspace). When
+    ``host_os`` differs from ``machine_os`` (a forced surface, for tests and for generating
+    the other OS's contract) the program is not looked up; a call then fails to start.
+    Otherwise a missing program raises `ShellNotFound`.
     """
     force = config.get("force", "auto")
     tool = force if force in ("bash", "pwsh") else ("pwsh" if host_os == "windows" else "bash")

@@ -167,7 +167,7 @@ def profile_tool(name: str) -> ToolSpec:
             child_profile = book.profile_of(continuation) or child_profile
         prompt = f"{PROMPTS[name]}\n\nTask:\n{args['task']}"
         if name in READS_CHANGES:
-            changes = await anyio.to_thread.run_sync(change_set, ctx.session.workspace.root)
+            changes = await anyio.to_thread.run_sync(change_set, ctx.session)
             prompt += "\n\nChange set:\n" + (
                 changes or "(not a git work tree: find the changes to review yourself)"
             )

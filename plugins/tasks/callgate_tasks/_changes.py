@@ -1,8 +1,9 @@
 """The workspace's VCS change set, for ``review`` and ``security_review`` children.
 
-``git status --porcelain`` and ``git diff HEAD`` (staged and unstaged), in their own
-process group, killed on timeout, output capped. Not a git repository (or no git):
-``None``, and the child is told to find the change set itself.
+``git status --porcelain`` and ``git diff HEAD`` (staged and unstaged), through the core's
+door (`callgate.process`: the session's sandbox with the workspace read-only, no network, no
+host secrets), in their own process group, killed on timeout, output capped. Not a git
+repository (or no git): ``None``, and the child is told to find the change set itself.
 
 Git is data here, never configuration (`hardened_git`): the workspace and its ``.git``
 are the attacker's, so the repository is located by this module (git's discovery would
@@ -15,9 +16,10 @@ before the diff is read.
 from __future__ import annotations
 
 import os
-import shutil
-import signal
 import subprocess
+from typing import Any
+
+from callgate import process
 
 TIMEOUT_S = 10.0
 MAX_CHARS = 60_000
@@ -87,22 +89,23 @@ def _common_dir(git_dir: str) -> str:
     return git_dir
 
 
-def hardened_git(root: str, blank: tuple[str, ...] = ()
+def hardened_git(session: Any, root: str, blank: tuple[str, ...] = ()
                  ) -> tuple[list[str], dict[str, str], str] | None:
     """``(argv prefix, environment, cwd)`` for running git on the repository holding
-    ``root`` with its configuration reduced to data, or ``None`` (no repository, no git).
+    ``root`` with its configuration reduced to data, or ``None`` (no repository, no git);
+    the environment is what is set on top of the door's minimal one (`_git`).
 
     The repository is pinned (``GIT_DIR``, ``GIT_COMMON_DIR``, ``GIT_WORK_TREE``); the
     host's own ``GIT_*`` variables are dropped; system and global config are not read;
     `OVERRIDES` and each key in ``blank`` (set to empty) are given as command-line config
     through ``GIT_CONFIG_COUNT``/``KEY``/``VALUE``, so a key or value is never parsed
     out of one string."""
-    git = shutil.which("git")
+    git = process.which("git", session)
     found = _repository(root)
     if git is None or found is None:
         return None
     git_dir, common_dir, work_tree = found
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env: dict[str, str] = {}  # on the door's minimal environment: no host GIT_* reaches git
     env.update({
         "GIT_DIR": git_dir, "GIT_COMMON_DIR": common_dir, "GIT_WORK_TREE": work_tree,
         "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_SYSTEM": os.devnull,
@@ -121,51 +124,44 @@ def hardened_git(root: str, blank: tuple[str, ...] = ()
     return [git, *GIT_OPTIONS], env, work_tree
 
 
-def _git(launch: tuple[list[str], dict[str, str], str], *args: str) -> str | None:
+def _git(session: Any, launch: tuple[list[str], dict[str, str], str], *args: str
+         ) -> str | None:
     argv, env, cwd = launch
-    proc = subprocess.Popen(
-        [*argv, *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        start_new_session=True,
-    )
     try:
-        out, _ = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        done = process.prepare(
+            session, [*argv, *args], workspace="read", cwd=cwd, purpose="git",
+            env=process.Environment(inherit="minimal", set=env)).run(timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    if proc.returncode != 0:
+    if done.returncode != 0:
         return None
-    return out.decode("utf-8", "replace")
-
-
-def _drivers(root: str) -> tuple[str, ...] | None:
+    return done.stdout.decode("utf-8", "replace")
+def _drivers(session: Any, root: str) -> tuple[str, ...] | None:
     """The filter and diff driver keys the repository's config defines (``None``: no
     repository). Reading config runs nothing."""
-    launch = hardened_git(root)
+    launch = hardened_git(session, root)
     if launch is None:
         return None
-    out = _git(launch, "config", "--null", "--name-only", "--get-regexp", DRIVER_KEYS)
+    out = _git(session, launch, "config", "--null", "--name-only", "--get-regexp",
+               DRIVER_KEYS)
     return tuple(k for k in (out or "").split("\0") if k)
 
 
-def change_set(root: str, max_chars: int = MAX_CHARS) -> str | None:
-    """The change set as prompt text, or ``None`` outside a git work tree."""
-    drivers = _drivers(root)
-    launch = hardened_git(root, drivers) if drivers is not None else None
+def change_set(session: Any, max_chars: int = MAX_CHARS) -> str | None:
+    """The change set of ``session``'s workspace as prompt text, or ``None`` outside a git
+    work tree."""
+    root = str(session.workspace.root)
+    drivers = _drivers(session, root)
+    launch = hardened_git(session, root, drivers) if drivers is not None else None
     if launch is None:
         return None
-    status = _git(launch, "status", "--porcelain=v1", "--untracked-files=all",
+    status = _git(session, launch, "status", "--porcelain=v1", "--untracked-files=all",
                   "--ignore-submodules=all")
     if status is None:
         return None
-    diff = _git(launch, "diff", *DIFF_OPTIONS, "HEAD")
+    diff = _git(session, launch, "diff", *DIFF_OPTIONS, "HEAD")
     if diff is None:  # no HEAD yet: what is staged
-        diff = _git(launch, "diff", *DIFF_OPTIONS, "--cached") or ""
+        diff = _git(session, launch, "diff", *DIFF_OPTIONS, "--cached") or ""
     if not status.strip() and not diff.strip():
         return "git status: the work tree is clean (no changes to review)."
     text = f"git status --porcelain:\n{status.rstrip()}\n\ngit diff HEAD:\n{diff.rstrip()}"

@@ -177,7 +177,7 @@ async def with_profile_prompts(session: Any, items: list[Item]) -> list[Item]:
     changes: str | None = None
     if any(it.profile in READS_CHANGES for it in items):
         changes = (
-            await anyio.to_thread.run_sync(change_set, session.workspace.root)
+            await anyio.to_thread.run_sync(change_set, session)
             or "(not a git work tree: find the changes to review yourself)"
         )
     out = []

@@ -192,7 +192,8 @@ def test_callgate_plugins_shows_the_active_backend(tmp_path):
 def test_callgate_plugins_says_when_the_sandbox_is_off(tmp_path):
     done = run_plugins_command(tmp_path, "[sandbox]\nenabled = false\n")
     assert done.returncode == 0, done.stderr
-    assert "    sandbox: off (enabled = false: shell commands run unconfined)\n" in done.stdout
+    assert ("    sandbox: off (enabled = false: programs sessions start run unconfined and "
+            "those that would run workspace-controlled code are refused)\n") in done.stdout
     done = run_plugins_command(tmp_path, '[sandbox]\nenabled = true\nbackend = "nope"\n')
     assert done.returncode == 2
     assert "callgate.toml:3: sandbox.backend: unknown backend 'nope'" in done.stderr

@@ -58,7 +58,9 @@ def python_config(server: str, **lsp: Any) -> dict[str, Any]:
     """``[lsp]`` with the Python server chosen: ``"jedi"`` or ``"basedpyright"``."""
     servers: dict[str, Any] = {}
     if server == "jedi":
-        servers["python"] = {"command": need("jedi-language-server")}
+        # jedi imports compiled modules it finds to read them, so the jedi server needs the
+        # sandbox (issue 30); these sessions have none, and the tests' workspaces hold none
+        servers["python"] = {"command": need("jedi-language-server"), "sandbox": "if_available"}
     else:
         servers["python"] = {"command": need("basedpyright-langserver"), "args": ["--stdio"]}
     for language, table in lsp.pop("servers", {}).items():
@@ -142,7 +144,11 @@ def _alive(pid: int) -> bool:
 
 
 def descendants() -> set[int]:
-    return {p.pid for p in psutil.Process().children(recursive=True)}
+    """This process's descendants, but the core's lifeline helper (it lives as long as this
+    process does, by design: it ends what sessions started if this process is killed)."""
+    from callgate._lifeline import lifeline
+
+    return {p.pid for p in psutil.Process().children(recursive=True)} - {lifeline.pid}
 
 
 @pytest.fixture

@@ -256,7 +256,8 @@ def test_replay_reaches_the_tools_through_the_entry_point(tmp_path: Path):
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(text, encoding="utf-8")
     cfg = tmp_path / "callgate.toml"
-    cfg.write_text(f'[lsp.servers.python]\ncommand = "{need("jedi-language-server")}"\n')
+    cfg.write_text(f'[lsp.servers.python]\ncommand = "{need("jedi-language-server")}"\n'
+                   'sandbox = "if_available"\n')
     out = run_replay([{"id": "d", "name": "lsp_definition",
                        "arguments": {"file": "main.py", "line": 5, "symbol": "make_circle"}}],
                      ws, "--surface", "full", "--config", str(cfg),

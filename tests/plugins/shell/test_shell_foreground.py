@@ -121,17 +121,17 @@ def test_cwd_is_the_workspace_and_nothing_carries_over(shell):  # §5.12
         ["unset", root]
 
 
-def test_secret_filter_drops_secret_variables_only_when_on(shell, monkeypatch):  # §5.13
+def test_secret_filter_drops_secret_variables_unless_turned_off(shell, monkeypatch):  # §5.13
     monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
     monkeypatch.setenv("GH_TOKEN", "gh-1")
     monkeypatch.setenv("MY_CUSTOM", "c-1")
     monkeypatch.setenv("PLAIN", "p-1")
-    on = shell({"shell": {"filter_secret_env": True, "secret_env_names": ["my_custom"]}})
+    on = shell({"shell": {"secret_env_names": ["my_custom"]}})  # on by default (issue 30)
     names = {line.split("=", 1)[0]
              for line in on.call("bash", {"command": "env"}).text.split("\n")}
     assert "PLAIN" in names
     assert not names & {"OPENAI_API_KEY", "GH_TOKEN", "MY_CUSTOM"}
-    off = shell()
+    off = shell({"shell": {"filter_secret_env": False}})  # the user's explicit choice
     names = {line.split("=", 1)[0]
              for line in off.call("bash", {"command": "env"}).text.split("\n")}
     assert {"GH_TOKEN", "OPENAI_API_KEY", "PLAIN"} <= names

@@ -1,5 +1,6 @@
-"""The command wrapper hook (shell.md §1.8), the reaping-exemption lexer (§2), the
-environment (§1.4) and the bounded buffers (§1.7, §4) as units."""
+"""The confinement hook as the shell sees it (shell.md §1.8: `callgate.process`'s
+``callgate_confine_process``), the reaping-exemption lexer (§2), the environment (§1.4) and
+the bounded buffers (§1.7, §4) as units."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 import callgate_shell
 import pytest
 from callgate import hookimpl
+from callgate.process import Confined
 from callgate_shell._capture import ByteTail, Capture, incomplete_utf8_suffix
 from callgate_shell._env import FORCED, command_env
 from callgate_shell._exemption import keeps_background_processes
@@ -21,16 +23,17 @@ class Wrapper:
     """Prefixes every command with ``env WRAPPED=yes`` and notes what it saw."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[list[str], str, str]] = []
+        self.seen: list[tuple[list[str], str, str, str]] = []
 
-    @hookimpl(optionalhook=True)
-    def callgate_wrap_command(self, argv, env, cwd, session, call):
-        self.seen.append((list(argv), cwd, call.name))
+    @hookimpl
+    def callgate_confine_process(self, launch, session):
+        self.seen.append((list(launch.argv), launch.cwd, launch.call.name, launch.workspace))
 
         def note(output, exit_code):
             return f"wrapper saw exit {exit_code} after {len(output)} characters"
 
-        return ["env", "WRAPPED=yes", *argv], {**env, "FROM_WRAPPER": "1"}, cwd, note
+        return Confined(argv=["env", "WRAPPED=yes", *launch.argv],
+                        env={**launch.env, "FROM_WRAPPER": "1"}, cwd=launch.cwd, note=note)
 
 
 @posix_only
@@ -39,9 +42,9 @@ def test_the_wrapper_runs_every_foreground_command_and_adds_its_note(callgate_se
     s = callgate_session(plugins=[callgate_shell, ("wrapper", wrapper)])
     r = s.call("bash", {"command": "echo $WRAPPED $FROM_WRAPPER"})
     assert r.text == ("yes 1\n[note: wrapper saw exit 0 after 6 characters]\n[exit code 0]")
-    [(argv, cwd, name)] = wrapper.seen
+    [(argv, cwd, name, access)] = wrapper.seen
     assert argv[1:] == ["-c", "echo $WRAPPED $FROM_WRAPPER"] and argv[0].endswith("bash")
-    assert cwd == os.path.realpath(s.workspace) and name == "bash"
+    assert cwd == os.path.realpath(s.workspace) and name == "bash" and access == "write"
 
 
 @posix_only
@@ -81,7 +84,7 @@ def test_the_environment_is_forced_and_secrets_filtered_on_request():
     assert env["TERM"] == "dumb" and env["A_SECRET"] == "s"
     assert all(env[k] == v for k, v in FORCED.items())
     env = command_env({"filter_secret_env": True, "secret_env_names": ["special"]}, base)
-    assert set(env) - set(FORCED) == {"SECRET_KEY_BASE", "HOME"}
+    assert set(env) - set(FORCED) == {"HOME"}  # SECRET_KEY_BASE (Rails' secret) is one too
 
 
 def test_the_memory_tail_keeps_exactly_the_last_bytes():
