@@ -8,9 +8,16 @@ between all clients. `SessionManager` keeps the SDK's transport
 expiry) and its connection driver (``serve_connection``), but gives every MCP session
 its own `CallgateMCP`, so each has its own ledger, jobs and results:
 
-- a POST without ``Mcp-Session-Id`` (an ``initialize``) opens a session: a new id, a
-  `CallgateMCP` on the fixed workspace or on ``<workspace root>/<id>``, and a callgate
-  session recorded in the session store under the name ``mcp-http-<id>``;
+- every request is checked first (Host, Origin, Content-Type: DNS-rebinding protection);
+  one that fails is answered and opens, reopens and records nothing;
+- a POST without ``Mcp-Session-Id`` that is an ``initialize`` (and accepts JSON and SSE)
+  opens a session: a new id (128 random bits), a `CallgateMCP` on the fixed workspace or
+  on ``<workspace root>/<digest>``, and a callgate session recorded in the session store
+  under the name ``mcp-http-<digest>`` (`stored_name`), owned by the principal that
+  opened it (the bearer token's ``token-<digest>``; without tokens, the server's
+  operating-system user). The store and the workspace root hold a digest of the id, never
+  the id: what ``list_sessions`` shows cannot be presented as ``Mcp-Session-Id``;
+  anything else without an id is refused (400) and opens nothing;
 - a request naming a live session goes to its transport, if it carries the credential
   that opened it (otherwise 404, as if the session did not exist);
 - a request naming a session this process does not hold is looked up in the store:
@@ -30,7 +37,9 @@ with 400: they cannot carry a per-client callgate session.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import ipaddress
+import json
 import logging
 import os
 import re
@@ -43,6 +52,7 @@ import anyio.abc
 import attrs
 import mcp_types as types
 from callgate import Host
+from callgate.store import local_principal
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
     AuthorizationContext,
@@ -52,8 +62,16 @@ from mcp.server.auth.middleware.bearer_auth import (
 )
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_connection
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
+from mcp.server.streamable_http import (
+    MCP_SESSION_ID_HEADER,
+    StreamableHTTPServerTransport,
+    check_accept_headers,
+)
+from mcp.server.transport_security import (
+    RequestBodyLimitMiddleware,
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+)
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
@@ -155,9 +173,58 @@ class _Live:
     done: anyio.Event = attrs.field(factory=anyio.Event)
 
 
-def _error(message: str, status: int) -> Response:
+def stored_name(sid: str) -> str:
+    """The session store's name of MCP session ``sid``: a digest of it, so that a name the
+    session tools list is no handle to drive the session with."""
+    return NAME_PREFIX + workspace_name(sid)
+
+
+def workspace_name(sid: str) -> str:
+    """The directory MCP session ``sid`` works in under ``--workspace-root``: a digest of
+    the id (the root's listing, and the paths recorded in the store, hand out no id)."""
+    return hashlib.sha256(sid.encode("ascii")).hexdigest()[:32]
+
+
+def principal_of_owner(owner: AuthorizationContext | None) -> str:
+    """Whom a session belongs to: the bearer token's principal, else (no tokens) the
+    operating-system user the server runs as."""
+    return owner["client_id"] if owner else local_principal()
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
+    """The request's body (already bounded by `RequestBodyLimitMiddleware`), and a
+    ``receive`` that hands it to the next reader again."""
+    chunks: list[bytes] = []
+    replayed: list[Any] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            replayed.append(message)
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    replayed.insert(0, {"type": "http.request", "body": body, "more_body": False})
+
+    async def again() -> Any:
+        return replayed.pop(0) if replayed else await receive()
+
+    return body, again
+
+
+def _is_initialize(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+            and message.get("method") == "initialize" and "id" in message)
+
+
+def _error(message: str, status: int, code: int = types.INVALID_REQUEST) -> Response:
     body = types.JSONRPCError(
-        jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
     )
     return Response(
         body.model_dump_json(by_alias=True, exclude_unset=True),
@@ -173,6 +240,8 @@ class SessionManager:
         self.host = host
         self.options = options
         self.security = options.security(options.port if port is None else port)
+        #: the SDK's Host/Origin/Content-Type checks, run before anything is opened
+        self._guard = TransportSecurityMiddleware(self.security)
         self._live: dict[str, _Live] = {}
         #: names this process as a session's holder in the store
         self.instance = os.urandom(8).hex()
@@ -204,6 +273,12 @@ class SessionManager:
             await _error("the server is stopping", 503)(scope, receive, send)
             return
         request = Request(scope, receive)
+        # the transport checks these too, but only once a session is open: refused here,
+        # a request from a rebinding page opens, reopens and records nothing
+        refused = await self._guard.validate_request(request, is_post=request.method == "POST")
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await _error(
@@ -217,6 +292,19 @@ class SessionManager:
         owner = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
         sid = request.headers.get(MCP_SESSION_ID_HEADER)
         if sid is None:
+            if request.method != "POST":
+                await _error("Bad Request: Missing session ID", 400)(scope, receive, send)
+                return
+            has_json, has_sse = check_accept_headers(request)
+            if not (has_json and has_sse):
+                await _error("Not Acceptable: Client must accept both application/json and "
+                             "text/event-stream", 406)(scope, receive, send)
+                return
+            body, receive = await _read_body(receive)
+            if not _is_initialize(body):
+                await _error("Bad Request: a request without Mcp-Session-Id must be an "
+                             "initialize request (nothing was opened)", 400)(scope, receive, send)
+                return
             await self._open(None, owner, scope, receive, send)
             return
         live = self._live.get(sid)
@@ -248,7 +336,9 @@ class SessionManager:
         if self.options.workspace is not None:
             return self.options.workspace
         assert self.options.workspace_root is not None
-        path = os.path.join(self.options.workspace_root, sid)
+        # a digest, not the id: the workspace root's listing (or a path in a recorded
+        # session) must not hand out session ids
+        path = os.path.join(self.options.workspace_root, workspace_name(sid))
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
 
@@ -273,8 +363,9 @@ class SessionManager:
             app = CallgateMCP(
                 self.host,
                 self._workspace(sid),
-                session_name=NAME_PREFIX + sid,
+                session_name=stored_name(sid),
                 plan_mode=self.options.plan_mode,
+                principal=principal_of_owner(owner),
             )
         except OSError as exc:
             await _error(f"cannot open a session: {exc}", 500)(scope, receive, send)
@@ -335,8 +426,9 @@ class SessionManager:
                 app = CallgateMCP(
                     self.host,
                     self._workspace(sid),
-                    session_name=NAME_PREFIX + sid,
+                    session_name=stored_name(sid),
                     plan_mode=self.options.plan_mode,
+                    principal=principal_of_owner(owner),
                 )
             except OSError as exc:
                 log.warning("cannot reopen session %s: %s", sid, exc)
@@ -389,7 +481,7 @@ class SessionManager:
         try:
             store, recorder = self.host.session_store()
             recorder.flush()
-            info = store.session(NAME_PREFIX + sid, prefix=False)
+            info = store.session(stored_name(sid), prefix=False)
             if info is None:
                 return None
             state = store.state(info.id)
@@ -546,5 +638,8 @@ __all__ = [
     "build_app",
     "is_loopback",
     "parse_bind",
+    "principal_of_owner",
     "serve_http",
+    "stored_name",
+    "workspace_name",
 ]
