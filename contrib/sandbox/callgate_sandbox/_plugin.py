@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 from callgate import BootError, Host, Registry, hookimpl
-from callgate.files import protected_paths
+from callgate.files import hidden_paths, protected_paths
 
 from . import hookspecs
 from ._backend import Backend, Policy, Probe
@@ -97,7 +97,8 @@ class SessionSandbox:
             read_roots=tuple(r for r in workspace.read_roots if r not in write_roots),
             writable=config.writable, readable=config.readable, network=config.network,
             tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs,
-            protected=tuple(protected_paths(self.session)))
+            protected=tuple(protected_paths(self.session)),
+            hidden=tuple(hidden_paths(self.session)))
 
     def _temp_dir(self) -> str:
         with self._lock:
