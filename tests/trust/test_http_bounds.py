@@ -249,7 +249,13 @@ def test_attack_stdio_request_nested_too_deep_is_answered(stdio: _StdioServer,
 
 def test_attack_stdio_unparseable_line_is_answered_with_a_parse_error(
         stdio: _StdioServer) -> None:
-    stdio.send(b'{"jsonrpc": "2.0", "id": 8, "method": ')
+    stdio.send(b'{"jsonrpc": "2.0", "id": 8, "method": ')  # cut short: its id is known
+    answer = stdio.answer(8)
+    assert answer["error"]["code"] == -32700, answer
+    stdio.send(b"not json at all")  # no id to be found: null, as JSON-RPC says
     answer = stdio.answer(None)
     assert answer["error"]["code"] == -32700, answer
+    stdio.send(b'{"jsonrpc": "2.0", "id": 10, "params": {}}')  # JSON, but no method
+    answer = stdio.answer(10)
+    assert answer["error"]["code"] == -32600, answer
     _still_serves(stdio)
