@@ -32,6 +32,12 @@ its own `CallgateMCP`, so each has its own ledger, jobs and results:
 
 Requests of the 2026-07-28 protocol (no sessions, one exchange per request) are refused
 with 400: they cannot carry a per-client callgate session.
+
+The server stays within bounds (`_bounded_http`, `_quiet_log`): a connection limit below
+the descriptor limit (the oldest connection still waiting for its request head makes
+room for a new one), a header timeout, a small accept batch, a log that is rate-limited
+and never written from the event loop, and a shutdown that waits for nothing stuck: a
+signal arms a deadline after which the process exits whatever is still running.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -83,7 +90,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from . import _quiet_log
 from ._auth import StaticTokenVerifier
+from ._bounded_http import (
+    DEFAULT_HEADER_TIMEOUT_S,
+    LISTEN_QUEUE,
+    MAX_HEADER_BYTES,
+    bounded,
+    connection_limits,
+    descriptor_limit,
+)
 from ._server import CallgateMCP
 
 log = logging.getLogger("callgate.mcp_serve.http")
@@ -93,6 +109,12 @@ STATE_NS = "mcp_http"
 NAME_PREFIX = "mcp-http-"
 DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+#: how long open sessions get to close at shutdown before the server stops waiting
+SESSION_CLOSE_GRACE_S = 10.0
+#: how long uvicorn lets requests in flight finish at shutdown
+GRACEFUL_SHUTDOWN_S = 5
+#: after a stop signal, the process exits by then whatever is still running
+EXIT_DEADLINE_S = GRACEFUL_SHUTDOWN_S + SESSION_CLOSE_GRACE_S + 5.0
 PATH = "/mcp"
 _SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -136,6 +158,10 @@ class HttpOptions:
     allowed_origins: Sequence[str] = ()
     plan_mode: bool = False
     max_body: int = DEFAULT_MAX_BODY
+    #: connections served at once (``None``: from the descriptor limit, `connection_limits`)
+    max_connections: int | None = None
+    #: seconds a connection has to send a whole request head
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT_S
 
     def __attrs_post_init__(self) -> None:
         if (self.workspace is None) == (self.workspace_root is None):
@@ -260,9 +286,16 @@ class SessionManager:
             try:
                 yield
             finally:
-                for live in list(self._live.values()):
-                    with anyio.CancelScope(shield=True):
+                # each session closes (jobs killed, record committed) within the grace;
+                # one that hangs is cancelled, and the exit deadline covers the rest
+                with anyio.move_on_after(SESSION_CLOSE_GRACE_S, shield=True) as grace:
+                    for live in list(self._live.values()):
                         await live.transport.terminate()
+                    for live in list(self._live.values()):
+                        await live.done.wait()
+                if grace.cancelled_caught:
+                    log.warning("sessions still closing after %ss at shutdown: stopped "
+                                "waiting for them", SESSION_CLOSE_GRACE_S)
                 tasks.cancel_scope.cancel()
                 self._tasks = None
 
@@ -590,12 +623,49 @@ def build_app(
     return app, manager
 
 
+def _exit_by(deadline: float, code: int) -> None:
+    """Exit the process ``deadline`` seconds from now, whatever is still running then (a
+    daemon timer: a process that ends sooner ends as usual)."""
+    timer = threading.Timer(deadline, os._exit, (code,))
+    timer.daemon = True
+    timer.start()
+
+
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, whose first stop signal also arms the exit deadline."""
+
+        _deadline_armed = False
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self._deadline_armed:
+                self._deadline_armed = True
+                _exit_by(EXIT_DEADLINE_S, 128 + int(sig))
+            super().handle_exit(sig, frame)
+
+    return Server
+
+
 async def serve_http(host: Host, options: HttpOptions) -> None:
     """Serve until SIGTERM/SIGINT; prints ``callgate: serving MCP on URL`` once listening."""
+    handler = _quiet_log.install()
+    try:
+        await _serve_http(host, options)
+    finally:
+        handler.drain(1.0)
+        _quiet_log.uninstall(handler)
+
+
+async def _serve_http(host: Host, options: HttpOptions) -> None:
     import socket
 
     import uvicorn
 
+    connections, backlog = connection_limits(descriptor_limit())
+    if options.max_connections is not None:
+        connections = min(connections, options.max_connections)
     family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY on accepted connections only when
     # the listening socket says so (proto 0 meant Nagle + delayed ACK: 40 ms per response)
@@ -607,18 +677,27 @@ async def serve_http(host: Host, options: HttpOptions) -> None:
     config = uvicorn.Config(
         app,
         log_level="warning",
+        log_config=None,  # its records go to the bounded log (`_quiet_log`)
         lifespan="on",
         access_log=False,
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         ws="none",
+        http=bounded(connections, options.header_timeout),
+        backlog=backlog,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
-    server = uvicorn.Server(config)
+    server = _server_class()(config)
+    log.info("serving at most %d connections (accept batch %d, header timeout %ss)",
+             connections, backlog, options.header_timeout)
     shown = f"[{options.host}]" if ":" in options.host else options.host
     async with anyio.create_task_group() as tasks:
 
         async def announce() -> None:
             while not server.started:
                 await anyio.sleep(0.01)
+            # asyncio listened with the accept batch as the queue; connections waiting to
+            # be accepted hold no descriptor of ours, so the kernel may queue many more
+            sock.listen(LISTEN_QUEUE)
             print(
                 f"callgate: serving MCP on http://{shown}:{port}{PATH}", file=sys.stderr, flush=True
             )
