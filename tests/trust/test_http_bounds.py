@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,27 @@ def test_attack_idle_connections_are_closed_after_the_header_timeout(tmp_path: P
             except ConnectionResetError:
                 got = b""
             assert got == b"" or got.startswith(b"HTTP/1.1 408"), got
+        # a byte now and then does not restart the clock (a slowloris client)
+        slow = socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD_S)
+        with slow:
+            slow.settimeout(0.5)
+            head = b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Slow: " + b"a" * 10_000
+            deadline = time.monotonic() + HANG_GUARD_S  # a hang guard, not a timing bound
+            closed = False
+            for byte in head:
+                if time.monotonic() > deadline:
+                    break
+                try:
+                    slow.sendall(bytes([byte]))
+                    if slow.recv(1024) == b"":
+                        closed = True
+                        break
+                except TimeoutError:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    closed = True
+                    break
+            assert closed, "a client trickling its request head kept its connection"
 
 
 # --- stdio: what the parser refuses is still answered -----------------------------------------
