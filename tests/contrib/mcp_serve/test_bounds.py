@@ -38,22 +38,27 @@ def _record(n: int) -> logging.LogRecord:
                              "socket.accept() out of system resource %d", (n,), exc_info)
 
 
-def test_a_storm_is_rate_limited_and_never_blocks_on_an_unread_pipe() -> None:
+def _storm(handler: BoundedLogHandler, records: int) -> bool:
+    """Log ``records`` records from another thread; whether that ended (within a guard)."""
+    done = threading.Event()
+
+    def storm() -> None:
+        for n in range(records):
+            handler.emit(_record(n))
+        handler.flush()
+        done.set()
+
+    threading.Thread(target=storm, daemon=True).start()
+    return done.wait(60)  # a hang guard, not a timing bound
+
+
+def test_a_storm_is_rate_limited() -> None:
     read_end, write_end = os.pipe()
-    handler = BoundedLogHandler(write_end, burst=5, per_second=0.0, queue_size=4)
+    handler = BoundedLogHandler(write_end, burst=5, per_second=0.0, queue_size=64)
     handler.setFormatter(logging.Formatter("%(message)s"))
     try:
-        done = threading.Event()
-
-        def storm() -> None:
-            for n in range(20_000):  # nobody reads the pipe meanwhile
-                handler.emit(_record(n))
-            handler.flush()
-            done.set()
-
-        threading.Thread(target=storm, daemon=True).start()
-        assert done.wait(60), "logging blocked on a pipe nobody reads"
-        assert handler.suppressed_total >= 20_000 - 5
+        assert _storm(handler, 20_000)
+        assert handler.suppressed_total == 20_000 - 5
         assert handler.drain(10)
         os.set_blocking(read_end, False)
         written = os.read(read_end, 1 << 20)
@@ -63,6 +68,27 @@ def test_a_storm_is_rate_limited_and_never_blocks_on_an_unread_pipe() -> None:
     finally:
         handler.close()
         os.close(read_end)
+        os.close(write_end)
+
+
+def test_logging_never_blocks_on_a_full_pipe_nobody_reads() -> None:
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    try:  # fill the pipe: the writer thread's first write blocks
+        while True:
+            os.write(write_end, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    os.set_blocking(write_end, True)
+    handler = BoundedLogHandler(write_end, burst=10**9, per_second=1e9, queue_size=8)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    try:
+        assert _storm(handler, 20_000), "logging blocked on a pipe nobody reads"
+        assert handler.suppressed_total >= 20_000 - 9  # 8 queued, 1 in the writer's hands
+        assert not handler.drain(0.1)  # still stuck: only the writer thread waits
+    finally:
+        os.close(read_end)  # the writer's write fails (EPIPE) and it goes on
+        handler.close()
         os.close(write_end)
 
 
