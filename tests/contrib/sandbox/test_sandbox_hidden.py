@@ -43,6 +43,9 @@ def test_the_state_and_config_directories_read_empty_and_read_only(sandboxed, ou
                                    f"cat {outside}/state/memory/notes.md; "
                                    f"touch {outside}/state/x && echo wrote"})
     assert r.text.startswith("0\n"), r.text  # nothing inside either
+    # the note says why, without a key to open them
+    assert "callgate's own state or config, which the sandbox hides" in r.text, r.text
+    assert "[sandbox] writable" not in r.text, r.text
     assert "recorded secrets" not in r.text and "No such file" in r.text, r.text
     assert "wrote" not in r.text and "Read-only file system" in r.text, r.text
     # the host's copy is untouched
@@ -71,8 +74,9 @@ def test_a_workspace_inside_the_state_directory_shows_through(sandboxed, outside
                                    f"ls -A {outside}/state; ls {outside}/state/memory"})
     assert "in the workspace" in r.text and "more" in r.text, r.text
     # the rest of the state directory stays hidden: only the way to the workspace shows
-    assert "notes.md" not in r.text and "sessions" not in r.text, r.text
-    assert "workspaces" in r.text, r.text
+    listed = r.text.splitlines()
+    assert "notes.md" not in listed and "sessions" not in listed, r.text
+    assert "workspaces" in listed, r.text
     assert (ws / "b.txt").read_text() == "more\n"
 
 
