@@ -95,3 +95,15 @@ def test_hidden_directories_holding_a_bind_go_first_and_the_rest_last(tmp_path: 
     # what lies in the sandbox's own private directories is hidden already
     assert hidden_args(Policy(workspace=(), private_dirs=(str(tmp_path),),
                               hidden=(str(state),))) == ([], [])
+
+
+@needs_bwrap
+def test_a_directory_the_user_lists_as_readable_shows_through(sandboxed, outside):
+    skills = outside / "state" / "skills" / "tidy" / "scripts"
+    skills.mkdir(parents=True)
+    (skills / "run.sh").write_text("echo tidied\n")
+    s = sandboxed(sandbox={"readable": [str(outside / "state" / "skills")]})
+    r = s.call("bash", {"command": f"sh {skills}/run.sh; ls -A {outside}/state"})
+    listed = r.text.splitlines()
+    assert "tidied" in listed and "skills" in listed, r.text
+    assert "memory" not in listed and "sessions" not in listed, r.text
