@@ -50,6 +50,8 @@ class BoundedLogHandler(logging.Handler):
         #: records left out in all
         self.suppressed_total = 0
         self._queue: queue.Queue[bytes | None] = queue.Queue(queue_size)
+        #: the handlers `install` took off the root logger (`uninstall` puts them back)
+        self.replaced: list[logging.Handler] = []
         self._writer = threading.Thread(target=self._write_loop, name="callgate log writer",
                                          daemon=True)
         self._writer.start()
@@ -120,22 +122,25 @@ def install(level: int | None = None) -> BoundedLogHandler:
     """Route the root logger (and warnings) through a `BoundedLogHandler` instead of the
     handlers writing to stderr; it keeps their format and the root logger's level."""
     root = logging.getLogger()
-    formatter: logging.Formatter | None = None
-    for handler in list(root.handlers):
-        stream = getattr(handler, "stream", None)
-        if isinstance(handler, logging.StreamHandler) and stream in (sys.stderr,
-                                                                     sys.__stderr__):
-            formatter = formatter or handler.formatter
-            root.removeHandler(handler)
+    replaced = [h for h in root.handlers if isinstance(h, logging.StreamHandler)
+                and getattr(h, "stream", None) in (sys.stderr, sys.__stderr__)]
+    for handler in replaced:
+        root.removeHandler(handler)
+    formatter = next((h.formatter for h in replaced if h.formatter is not None), None)
     bounded = BoundedLogHandler(level=root.level if level is None else level)
     bounded.setFormatter(formatter or logging.Formatter("callgate: %(message)s"))
+    bounded.replaced = replaced
     root.addHandler(bounded)
     logging.captureWarnings(True)  # a warnings.warn storm goes through it too
     return bounded
 
 
 def uninstall(handler: BoundedLogHandler) -> None:
-    logging.getLogger().removeHandler(handler)
+    """Take ``handler`` off the root logger and put back the handlers it replaced."""
+    root = logging.getLogger()
+    root.removeHandler(handler)
+    for replaced in handler.replaced:
+        root.addHandler(replaced)
     logging.captureWarnings(False)
     handler.close()
 

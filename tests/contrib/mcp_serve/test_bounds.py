@@ -108,3 +108,24 @@ def test_what_was_left_out_is_said_when_logging_resumes() -> None:
         handler.close()
         os.close(read_end)
         os.close(write_end)
+
+
+def test_install_replaces_the_stderr_handlers_and_uninstall_puts_them_back() -> None:
+    import sys
+
+    from callgate_mcp_serve import _quiet_log
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    mine = logging.StreamHandler(sys.stderr)
+    mine.setFormatter(logging.Formatter("mine: %(message)s"))
+    root.addHandler(mine)
+    try:
+        bounded = _quiet_log.install(logging.ERROR)
+        assert mine not in root.handlers and bounded in root.handlers
+        assert bounded.formatter is mine.formatter and bounded.level == logging.ERROR
+        _quiet_log.uninstall(bounded)
+        assert mine in root.handlers and bounded not in root.handlers
+    finally:
+        root.removeHandler(mine)
+    assert set(root.handlers) == set(before)
