@@ -242,9 +242,11 @@ def test_attack_a_host_check_refusal_records_a_session(tmp_path: Path) -> None:
                         {"content-type": "text/plain"}):
             r = post(served.url, INITIALIZE, headers)
             assert r.status_code in (400, 403, 421), r.status_code
-        # a POST without a session that is not an initialize opens nothing either
+        # a POST without a session that is not a valid initialize opens nothing either
         r = post(served.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert r.status_code == 400, r.text
+        broken = {**INITIALIZE, "params": {"capabilities": {}}}  # no protocol version
+        assert post(served.url, broken).status_code == 400
         after = _recorded_sessions()
         assert after == before, after
         ok = post(served.url, INITIALIZE)

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ipaddress
-import json
 import logging
 import os
 import re
@@ -240,12 +239,16 @@ async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
 
 
 def _is_initialize(body: bytes) -> bool:
+    """Whether ``body`` is a valid ``initialize`` request (as the SDK reads it), the only
+    request that may open a session."""
     try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
+        message = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+        if not isinstance(message, types.JSONRPCRequest) or message.method != "initialize":
+            return False
+        types.InitializeRequestParams.model_validate(message.params or {}, by_name=False)
+    except ValueError:  # pydantic's ValidationError is one
         return False
-    return (isinstance(message, dict) and message.get("jsonrpc") == "2.0"
-            and message.get("method") == "initialize" and "id" in message)
+    return True
 
 
 def _error(message: str, status: int, code: int = types.INVALID_REQUEST) -> Response:
