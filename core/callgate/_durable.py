@@ -62,7 +62,7 @@ def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
     principal = session.principal
     if resume is not None:
         recorder.flush()  # this process's own writes first (a session closed a moment ago)
-        info = store.session(resume)
+        info = store.session(resume, principal=principal)
         if info is not None and not visible_to(info.principal, principal):
             info = None  # another principal's: as unknown as a session that never was
         if info is None:
