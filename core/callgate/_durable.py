@@ -10,7 +10,10 @@ A session opened with
 - a ``session_dir`` and neither continues the session last opened on that directory
   (so a session directory still brings its state back), else starts one;
 
-and otherwise starts a new session. A continued session must be on the same workspace.
+and otherwise starts a new session. A continued session must be on the same workspace and
+belong to the same principal (`_principal`): another principal's session is, to
+``resume``, unknown; to ``name``, a name taken; to a session directory, not there (a new
+session starts).
 It gets back its observation ledger, plugin state, background jobs and, on demand, its
 stored results (`_results.ResultStore` reads them from the store).
 """
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _store_model as m
 from ._journal import Journal
+from ._principal import visible_to
 from ._results import ResultStore
 
 if TYPE_CHECKING:
@@ -55,9 +59,12 @@ def attach(session: Session, *, resume: str | None, name: str | None
 def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
               resume: str | None, name: str | None) -> m.Restored | None:
     info: m.SessionInfo | None = None
+    principal = session.principal
     if resume is not None:
         recorder.flush()  # this process's own writes first (a session closed a moment ago)
-        info = store.session(resume)
+        info = store.session(resume, principal=principal)
+        if info is not None and not visible_to(info.principal, principal):
+            info = None  # another principal's: as unknown as a session that never was
         if info is None:
             raise m.UnknownSession(f"session store {store.location} holds no session "
                                    f"{resume!r} (callgate sessions list shows them)",
@@ -65,9 +72,12 @@ def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
     elif name is not None:
         recorder.flush()
         info = store.session(name, prefix=False)
+        _check_name_owner(info, principal, name, store)
     elif session.directory is not None and session.parent is None:
         recorder.flush()
         info = store.session_for_directory(session.directory, session.workspace.root)
+        if info is not None and not visible_to(info.principal, principal):
+            info = None
     if info is None:
         opened = _opened(session, run)
         recorder.submit(opened)
@@ -78,6 +88,7 @@ def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
         info = store.session(name, prefix=False)
         if info is None or info.id == session.id:
             return None
+        _check_name_owner(info, principal, name, store)
     if info.workspace != session.workspace.root:
         raise m.StoreError(f"session {info.id} of store {store.location} works in "
                            f"{info.workspace}, not {session.workspace.root}; open it there",
@@ -92,13 +103,22 @@ def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
     return restored
 
 
+def _check_name_owner(info: m.SessionInfo | None, principal: str, name: str,
+                      store: Any) -> None:
+    """A session name another principal holds is taken: joining it is refused."""
+    if info is not None and not visible_to(info.principal, principal):
+        raise m.StoreError(f"session name {name!r} is taken in store {store.location} by a "
+                           "session of another principal; choose another name",
+                           store.location)
+
+
 def _opened(session: Session, run: m.RunStarted) -> m.SessionOpened:
     host = session.host
     return m.SessionOpened(
         run, session.id, session.name, session.workspace.root,
         session.parent.id if session.parent is not None else None, session.directory,
         time.time(), host.surface_mode, host.os, sys.platform,
-        host.config("sessions")["record"])
+        host.config("sessions")["record"], principal=session.principal)
 
 
 def result_store(session: Session, max_bytes: int, restored: m.Restored | None

@@ -508,17 +508,21 @@ class Host:
     def open_session(self, workspace: str | os.PathLike[str],
                      session_dir: str | os.PathLike[str] | None = None,
                      origin: str | None = None, *, resume: str | None = None,
-                     name: str | None = None) -> Session:
+                     name: str | None = None, principal: str | None = None) -> Session:
         """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
 
         ``resume`` continues a stored session (its id, name or a unique id prefix; an
         unknown one raises `callgate.store.UnknownSession`); ``name`` joins the session of
-        that name, creating it on first use. See docs/sessions.md for what comes back."""
+        that name, creating it on first use. ``principal`` names who the session belongs to
+        (default: the operating-system user, `callgate.store.local_principal`); the session
+        tools and ``resume``/``name`` reach only that principal's stored sessions. See
+        docs/sessions.md for what comes back."""
         if not os.path.isdir(workspace):
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
-        return Session(self, workspace, session_dir, origin, resume=resume, name=name)
+        return Session(self, workspace, session_dir, origin, resume=resume, name=name,
+                       principal=principal)
 
     def open_pair(self, workspace: str | os.PathLike[str],
                   session_dir: str | os.PathLike[str] | None = None,

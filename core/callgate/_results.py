@@ -315,7 +315,7 @@ class ResultStore:
             if self._store is not None:
                 found = self._store.result_by_ref(self._session, result_ref)
                 if found is not None and _field(found[1]) == tool_call_id:
-                    if not found[4]:
+                    if not found[4] or evicted_ref:  # dropped here: the store's copy follows
                         raise self._gone(result_ref)
                     return StoredResult(0, found[1], "", found[2], stored_row=found[0],
                                         ref=result_ref, sha=found[3], store=self._store)

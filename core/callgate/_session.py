@@ -31,6 +31,7 @@ from ._files_api import FileAccess
 from ._model import Decision, TextBlock, ToolCall, ToolResult
 from ._notices import NoticeQueue
 from ._observations import ObservationLedger, entry_to_json
+from ._principal import check_principal, local_principal
 from ._profiles import ChildProfile
 from ._shared import SharedResources
 from ._spec import ProxyRoute, ToolSpec
@@ -75,11 +76,21 @@ class Session:
                  origin: str | None = None, parent: Session | None = None, *,
                  resume: str | None = None, name: str | None = None,
                  profile: ChildProfile | None = None,
-                 shared: SharedResources | None = None) -> None:
+                 shared: SharedResources | None = None,
+                 principal: str | None = None) -> None:
         self._extensions: dict[str, Any] = {}
         self.host = host
         #: the session's stable id (the same when it is resumed or joined)
         self.id = uuid.uuid4().hex
+        #: who the session belongs to (`callgate.store.local_principal` unless the integrator
+        #: names another; a child's is its parent's): the store answers it only with that
+        #: principal's sessions
+        if principal is not None:
+            self.principal: str = check_principal(principal)
+        elif parent is not None:
+            self.principal = parent.principal
+        else:
+            self.principal = local_principal()
         #: the name a session was opened under (``callgate serve --session NAME``), if any
         self.name = name
         self.parent = parent

@@ -7,12 +7,20 @@ The store is found as a host finds it (``[sessions] store`` in ``--config``, or 
 ``export`` writes the replay transcript format (host.md §9): one line per batch, in
 order, with each call as the model sent it (decoded arguments) and the turn's origin,
 so ``callgate replay`` of the export runs the same calls again.
+
+What the store holds came from tools and the model: ``list``, ``show`` and ``search``
+print it with every control character escaped (``\x1b``, ``\x07``, ``\x9b``, bidi
+overrides as ``\u202e``), so a recorded escape sequence (an OSC 52 clipboard write, a
+title change, a screen clear) is shown, never acted on by the terminal; newlines and tabs
+of a recorded text are kept where a line keeps them. ``--json`` escapes them as JSON
+does (``\u001b``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -23,6 +31,34 @@ from ._store_names import SEARCH_KINDS, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PREVIEW = 80
+#: what a terminal would act on: C0 controls but newline and tab, DEL, C1 controls, and the
+#: bidirectional overrides and isolates that reorder what is shown
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
+                       "\u202a-\u202e\u2066-\u2069]")
+#: the same outside JSON's own escapes (json.dumps escapes C0 already, not DEL, C1, bidi)
+_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character a terminal would act on written as an escape
+    (``\x1b``, ``\u202e``); newlines and tabs are kept."""
+    return _CONTROLS.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _say(text: str) -> None:
+    """Print a line of store content for a terminal (`printable`)."""
+    print(printable(text))
+
+
+def _json_line(value: Any) -> str:
+    """``value`` as one JSON line with nothing a terminal acts on left raw."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _sessions_table(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
@@ -81,18 +117,18 @@ def cmd_list(args: argparse.Namespace) -> int:
                            children=args.children)
     if args.json:
         for info in infos:
-            print(json.dumps(_info_json(info), ensure_ascii=False))
+            print(_json_line(_info_json(info)))
         return EXIT_OK
     if not infos:
-        print(f"no sessions in {store.location}")
+        _say(f"no sessions in {store.location}")
         return EXIT_OK
     print(f"{'ID':<32}  {'STARTED':<19}  {'STATUS':<11}  {'CALLS':>5}  WORKSPACE / PREVIEW")
     for info in infos:
-        print(f"{info.id:<32}  {_when(info.started):<19}  {info.status:<11}  {info.calls:>5}  "
-              f"{info.workspace}")
+        _say(f"{info.id:<32}  {_when(info.started):<19}  {info.status:<11}  {info.calls:>5}  "
+             f"{info.workspace}")
         extra = (f"[{info.name}] " if info.name else "") + _short(info.preview)
         if extra:
-            print(f"{'':<75}{extra}")
+            _say(f"{'':<75}{extra}")
     return EXIT_OK
 
 
@@ -120,21 +156,22 @@ def cmd_show(args: argparse.Namespace) -> int:
     info = _found(store, args.id)
     entries = store.entries(info.id)
     if args.json:
-        print(json.dumps({"session": _info_json(info)}, ensure_ascii=False))
+        print(_json_line({"session": _info_json(info)}))
         for entry in entries:
-            print(json.dumps({"kind": entry.kind, **attrs.asdict(entry)}, ensure_ascii=False,
-                             default=str))
+            print(_json_line({"kind": entry.kind, **attrs.asdict(entry)}))
         return EXIT_OK
-    print(f"session {info.id}" + (f" ({info.name})" if info.name else "") + f": {info.status}")
-    print(f"  workspace {info.workspace}")
-    print(f"  started {_when(info.started)}, ended {_when(info.ended)}; {info.calls} calls; "
-          f"record {info.record}; surface {info.surface or '-'}; os {info.os or '-'}")
+    _say(f"session {info.id}" + (f" ({info.name})" if info.name else "") + f": {info.status}")
+    _say(f"  workspace {info.workspace}")
+    if info.principal:
+        _say(f"  principal {info.principal}")
+    _say(f"  started {_when(info.started)}, ended {_when(info.ended)}; {info.calls} calls; "
+         f"record {info.record}; surface {info.surface or '-'}; os {info.os or '-'}")
     if info.parent:
-        print(f"  child of {info.parent}")
+        _say(f"  child of {info.parent}")
     for child in store.children(info.id):
-        print(f"  child session {child.id} ({child.calls} calls)")
+        _say(f"  child session {child.id} ({child.calls} calls)")
     for entry in entries:
-        print(_entry_line(entry))
+        _say(_entry_line(entry))
     return EXIT_OK
 
 
@@ -166,16 +203,16 @@ def cmd_search(args: argparse.Namespace) -> int:
         import attrs
 
         for hit in hits:
-            print(json.dumps(attrs.asdict(hit), ensure_ascii=False))
+            print(_json_line(attrs.asdict(hit)))
         return EXIT_OK
     if not hits:
         print("no matches")
         return EXIT_OK
     for hit in hits:
         tool = f" {hit.tool}" if hit.tool else ""
-        print(f"{hit.session} #{hit.seq} {hit.kind}{tool} (score {hit.score:.3f}, "
-              f"{_when(hit.at)}, {hit.workspace})")
-        print(f"    {hit.snippet}")
+        _say(f"{hit.session} #{hit.seq} {hit.kind}{tool} (score {hit.score:.3f}, "
+             f"{_when(hit.at)}, {hit.workspace})")
+        _say(f"    {hit.snippet}")
     return EXIT_OK
 
 

@@ -36,6 +36,8 @@ from ._store_names import (  # noqa: F401  (re-exported)
 class SessionInfo:
     """One session: who, where, when, and how much it holds.
 
+    ``principal`` is who opened it: readers that answer a session (the session tools,
+    resuming) show it only sessions of its own principal (`callgate.store.visible_to`).
     ``status`` is ``open`` (a process has it), ``closed`` or ``interrupted`` (its process
     died without closing it). ``preview`` is its first user message, else its first call."""
 
@@ -53,6 +55,9 @@ class SessionInfo:
     record: str
     calls: int
     preview: str | None
+    #: who opened it (`callgate.store.local_principal`, or an integrator's name such as a
+    #: bearer token's); ``None`` for a session recorded before stores knew principals
+    principal: str | None = None
 
 
 @attrs.frozen
@@ -213,6 +218,8 @@ class SessionOpened:
     platform: str | None
     record: str
     resumed: bool = False
+    #: who opens it (a resumed session keeps the principal it was recorded with)
+    principal: str | None = None
 
 
 @attrs.define(slots=True, eq=False)

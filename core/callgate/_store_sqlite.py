@@ -417,10 +417,10 @@ class SqliteStore:
             return
         _x(conn,
             "INSERT INTO sessions (id, name, workspace, parent, directory, started, status, "
-            "surface, os, platform, record, run) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
+            "surface, os, platform, record, run, principal) VALUES (?, ?, ?, ?, ?, ?, 'open', "
+            "?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (op.id, op.name, op.workspace, op.parent, op.directory, op.started, op.surface,
-             op.os, op.platform, op.record, op.run.row))
+             op.os, op.platform, op.record, op.run.row, op.principal))
 
     def _session_closed(self, conn: sqlite3.Connection, op: m.SessionClosed) -> None:
         _x(conn, "UPDATE sessions SET status = 'closed', ended = ? WHERE id = ?",
@@ -563,15 +563,18 @@ class SqliteStore:
                 raise self._error(exc, "read") from exc
 
     _SESSION = ("SELECT id, name, workspace, parent, directory, started, ended, status, surface, "
-                "os, platform, record, calls, preview FROM sessions")
+                "os, platform, record, calls, preview, principal FROM sessions")
 
-    def session(self, key: str, *, prefix: bool = True) -> m.SessionInfo | None:
+    def session(self, key: str, *, prefix: bool = True,
+                principal: str | None = None) -> m.SessionInfo | None:
         """The session with this id or name, or (``prefix``) whose id starts with ``key``
-        (8 characters or more, if only one does)."""
-        rows = self._query(self._SESSION + " WHERE id = ? OR name = ?", (key, key))
+        (8 characters or more, if only one does); of ``principal`` only, when given."""
+        owned, owner = _owned_by(principal)
+        rows = self._query(self._SESSION + f" WHERE (id = ? OR name = ?){owned}",
+                           (key, key, *owner))
         if not rows and prefix and len(key) >= 8 and re.fullmatch(r"[0-9a-f]+", key):
-            rows = self._query(self._SESSION + " WHERE id >= ? AND id < ? LIMIT 2",
-                               (key, key + "g"))
+            rows = self._query(self._SESSION + f" WHERE id >= ? AND id < ?{owned} LIMIT 2",
+                               (key, key + "g", *owner))
             if len(rows) > 1:
                 return None
         byid = [r for r in rows if r[0] == key]
@@ -585,12 +588,18 @@ class SqliteStore:
         return m.SessionInfo(*rows[0]) if rows else None
 
     def sessions(self, *, workspace: str | None = None, limit: int | None = None,
-                 children: bool = False) -> list[m.SessionInfo]:
-        """Sessions, newest first: of one workspace, top-level only unless ``children``."""
-        where, params = [], []
+                 children: bool = False, principal: str | None = None) -> list[m.SessionInfo]:
+        """Sessions, newest first: of one workspace, top-level only unless ``children``,
+        of ``principal`` only when given."""
+        where: list[str] = []
+        params: list[Any] = []
         if workspace is not None:
             where.append("workspace = ?")
             params.append(workspace)
+        if principal is not None:
+            owned, owner = _owned_by(principal)
+            where.append(owned.removeprefix(" AND "))
+            params.extend(owner)
         if not children:
             where.append("parent IS NULL")
         sql = self._SESSION + (" WHERE " + " AND ".join(where) if where else "")
@@ -703,9 +712,10 @@ class SqliteStore:
                kinds: Sequence[str] = ("user_text", "assistant_text", "tool_input",
                                        "tool_error"),
                tool: str | None = None, sessions: Sequence[str] | None = None,
-               limit: int = 8) -> list[m.SearchHit]:
+               limit: int = 8, principal: str | None = None) -> list[m.SearchHit]:
         """Ranked matches (bm25, best first) of ``query``'s words in the timelines of
-        ``sessions`` or of the sessions of ``workspaces`` (``None``: every session).
+        ``sessions`` or of the sessions of ``workspaces`` (``None``: every session), of
+        ``principal``'s sessions only when given.
 
         Each index is ranked on its own first (FTS5 ``ORDER BY rank`` with a limit, no
         join), and only those candidates are joined and filtered; when too few survive the
@@ -722,6 +732,10 @@ class SqliteStore:
         if sessions is not None:
             filters.append(f"e.session IN ({','.join('?' * len(sessions))})")
             params.extend(sessions)
+        if principal is not None:
+            owned, owner = _owned_by(principal, "s.principal")
+            filters.append(owned.removeprefix(" AND "))
+            params.extend(owner)
         if tool is not None:
             filters.append("(e.tool = ? OR e.name = ?)")
             params.extend([tool, tool])
@@ -973,6 +987,18 @@ def _statements(sql: str) -> list[str]:
     if buf.strip():
         out.append(buf.strip())
     return out
+
+
+def _owned_by(principal: str | None, column: str = "principal") -> tuple[str, tuple[str, ...]]:
+    """``(" AND <condition>", params)`` keeping the sessions of ``principal`` (those recorded
+    before principals, NULL, count as the local users'); ``("", ())`` for ``None``."""
+    if principal is None:
+        return "", ()
+    from ._principal import is_local
+
+    if is_local(principal):
+        return f" AND ({column} = ? OR {column} IS NULL)", (principal,)
+    return f" AND {column} = ?", (principal,)
 
 
 def _result_facts(call_id: str, end: m.CallEnded) -> tuple[str, str, int]:

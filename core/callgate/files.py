@@ -19,6 +19,8 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
 - Observations: `ObservationLedger`, `Present`, `Absent`, `version_of`, `matches`.
 - What no tool may touch: the read deny list (`ReadDenylist`, `denied_name`,
   `DENIED_NAMES`) and the host's protected paths (`protected_paths`, `check_protected`).
+- What a sandbox hides from commands altogether: the session store, the state and user
+  config directories (`hidden_paths`).
 - Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
 - Change previews: `change_diff`, `ChangeDiff`, `FilePreview`.
 - Writer leases: `WriterLease`, `held_paths`.
@@ -67,6 +69,7 @@ from ._gate import (
     stale,
     stale_detail,
 )
+from ._hidden import hidden_paths
 from ._lease import WriterLease, held_paths
 from ._observations import (
     Absent,
@@ -104,6 +107,7 @@ __all__ = [
     "create_file",
     "denied_name",
     "held_paths",
+    "hidden_paths",
     "identity_of",
     "io_error",
     "is_directory",

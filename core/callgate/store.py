@@ -20,6 +20,11 @@ for everyone: the session tools, ``callgate sessions``, a web page::
         ...
     hits = store.search("stale edit", workspaces=[info.workspace])
 
+Every session records its principal (``SessionInfo.principal``: the operating-system user,
+``local_principal()``, unless the integrator names another); the session tools and resuming
+see only their own principal's sessions (``visible_to``, and ``principal=`` of `sessions`,
+`session` and `search`).
+
 ``open_reader(location)`` opens it only to read (a viewer such as ``callgate ui``): the
 SQLite file read-only, nothing created or changed, writes refused.
 
@@ -45,6 +50,7 @@ from ._store_names import (
 )
 
 if TYPE_CHECKING:
+    from ._principal import LOCAL_PREFIX, local_principal, visible_to
     from ._store_model import (
         BatchStarted,
         CallEnded,
@@ -91,6 +97,7 @@ _LAZY = {
                      "result_ref"), "._store_model"),
     **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_reader", "open_store",
                      "resolve_location"), "._stores"),
+    **dict.fromkeys(("LOCAL_PREFIX", "local_principal", "visible_to"), "._principal"),
 }
 
 
@@ -133,14 +140,18 @@ class SessionStore(Protocol):
 
     # --- sessions -----------------------------------------------------------------------
 
-    def session(self, key: str, *, prefix: bool = True) -> SessionInfo | None: ...
+    def session(self, key: str, *, prefix: bool = True,
+                principal: str | None = None) -> SessionInfo | None:
+        """The session with this id or name (or a unique id prefix); of ``principal``
+        only, when given (sessions recorded before principals count as local users')."""
 
     def session_for_directory(self, directory: str, workspace: str) -> SessionInfo | None:
         """The top-level session last opened on this session directory and workspace."""
 
     def sessions(self, *, workspace: str | None = None, limit: int | None = None,
-                 children: bool = False) -> list[SessionInfo]:
-        """Newest first; of one workspace; top-level sessions unless ``children``."""
+                 children: bool = False, principal: str | None = None) -> list[SessionInfo]:
+        """Newest first; of one workspace; top-level sessions unless ``children``; of
+        ``principal`` only, when given."""
 
     def children(self, session: str) -> list[SessionInfo]: ...
 
@@ -180,8 +191,10 @@ class SessionStore(Protocol):
 
     def search(self, query: str, *, workspaces: Sequence[str] | None = None,
                kinds: Sequence[str] = DEFAULT_SEARCH_KINDS, tool: str | None = None,
-               sessions: Sequence[str] | None = None, limit: int = 8) -> list[SearchHit]:
-        """Ranked full-text matches of ``query``'s words, best first, with snippets."""
+               sessions: Sequence[str] | None = None, limit: int = 8,
+               principal: str | None = None) -> list[SearchHit]:
+        """Ranked full-text matches of ``query``'s words, best first, with snippets; in
+        ``principal``'s sessions only, when given."""
 
     def prune(self, *, keep_days: float | None, max_bytes: int | None,
               now: float | None = None) -> PruneReport:
@@ -200,6 +213,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "HOST_EXITED",
     "INTERRUPTED",
+    "LOCAL_PREFIX",
     "RECORD_MODES",
     "RUNNING",
     "SEARCH_KINDS",
@@ -231,8 +245,10 @@ __all__ = [
     "StoreError",
     "UnknownSession",
     "default_location",
+    "local_principal",
     "open_reader",
     "open_store",
     "resolve_location",
     "result_ref",
+    "visible_to",
 ]

@@ -8,9 +8,16 @@ between all clients. `SessionManager` keeps the SDK's transport
 expiry) and its connection driver (``serve_connection``), but gives every MCP session
 its own `CallgateMCP`, so each has its own ledger, jobs and results:
 
-- a POST without ``Mcp-Session-Id`` (an ``initialize``) opens a session: a new id, a
-  `CallgateMCP` on the fixed workspace or on ``<workspace root>/<id>``, and a callgate
-  session recorded in the session store under the name ``mcp-http-<id>``;
+- every request is checked first (Host, Origin, Content-Type: DNS-rebinding protection);
+  one that fails is answered and opens, reopens and records nothing;
+- a POST without ``Mcp-Session-Id`` that is an ``initialize`` (and accepts JSON and SSE)
+  opens a session: a new id (128 random bits), a `CallgateMCP` on the fixed workspace or
+  on ``<workspace root>/<digest>``, and a callgate session recorded in the session store
+  under the name ``mcp-http-<digest>`` (`stored_name`), owned by the principal that
+  opened it (the bearer token's ``token-<digest>``; without tokens, the server's
+  operating-system user). The store and the workspace root hold a digest of the id, never
+  the id: what ``list_sessions`` shows cannot be presented as ``Mcp-Session-Id``;
+  anything else without an id is refused (400) and opens nothing;
 - a request naming a live session goes to its transport, if it carries the credential
   that opened it (otherwise 404, as if the session did not exist);
 - a request naming a session this process does not hold is looked up in the store:
@@ -25,16 +32,24 @@ its own `CallgateMCP`, so each has its own ledger, jobs and results:
 
 Requests of the 2026-07-28 protocol (no sessions, one exchange per request) are refused
 with 400: they cannot carry a per-client callgate session.
+
+The server stays within bounds (`_bounded_http`, `_quiet_log`): a connection limit below
+the descriptor limit (the oldest connection still waiting for its request head makes
+room for a new one), a header timeout, a small accept batch, a log that is rate-limited
+and never written from the event loop, and a shutdown that waits for nothing stuck: a
+signal arms a deadline after which the process exits whatever is still running.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import ipaddress
 import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -43,6 +58,7 @@ import anyio.abc
 import attrs
 import mcp_types as types
 from callgate import Host
+from callgate.store import local_principal
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
     AuthorizationContext,
@@ -52,8 +68,16 @@ from mcp.server.auth.middleware.bearer_auth import (
 )
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_connection
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
+from mcp.server.streamable_http import (
+    MCP_SESSION_ID_HEADER,
+    StreamableHTTPServerTransport,
+    check_accept_headers,
+)
+from mcp.server.transport_security import (
+    RequestBodyLimitMiddleware,
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+)
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
@@ -65,7 +89,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from . import _quiet_log
 from ._auth import StaticTokenVerifier
+from ._bounded_http import (
+    DEFAULT_HEADER_TIMEOUT_S,
+    LISTEN_QUEUE,
+    MAX_HEADER_BYTES,
+    bounded,
+    connection_limits,
+    descriptor_limit,
+)
 from ._server import CallgateMCP
 
 log = logging.getLogger("callgate.mcp_serve.http")
@@ -75,6 +108,12 @@ STATE_NS = "mcp_http"
 NAME_PREFIX = "mcp-http-"
 DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+#: how long open sessions get to close at shutdown before the server stops waiting
+SESSION_CLOSE_GRACE_S = 10.0
+#: how long uvicorn lets requests in flight finish at shutdown
+GRACEFUL_SHUTDOWN_S = 5
+#: after a stop signal, the process exits by then whatever is still running
+EXIT_DEADLINE_S = GRACEFUL_SHUTDOWN_S + SESSION_CLOSE_GRACE_S + 5.0
 PATH = "/mcp"
 _SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -118,6 +157,10 @@ class HttpOptions:
     allowed_origins: Sequence[str] = ()
     plan_mode: bool = False
     max_body: int = DEFAULT_MAX_BODY
+    #: connections served at once (``None``: from the descriptor limit, `connection_limits`)
+    max_connections: int | None = None
+    #: seconds a connection has to send a whole request head
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT_S
 
     def __attrs_post_init__(self) -> None:
         if (self.workspace is None) == (self.workspace_root is None):
@@ -155,9 +198,62 @@ class _Live:
     done: anyio.Event = attrs.field(factory=anyio.Event)
 
 
-def _error(message: str, status: int) -> Response:
+def stored_name(sid: str) -> str:
+    """The session store's name of MCP session ``sid``: a digest of it, so that a name the
+    session tools list is no handle to drive the session with."""
+    return NAME_PREFIX + workspace_name(sid)
+
+
+def workspace_name(sid: str) -> str:
+    """The directory MCP session ``sid`` works in under ``--workspace-root``: a digest of
+    the id (the root's listing, and the paths recorded in the store, hand out no id)."""
+    return hashlib.sha256(sid.encode("ascii")).hexdigest()[:32]
+
+
+def principal_of_owner(owner: AuthorizationContext | None) -> str:
+    """Whom a session belongs to: the bearer token's principal, else (no tokens) the
+    operating-system user the server runs as."""
+    return owner["client_id"] if owner else local_principal()
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
+    """The request's body (already bounded by `RequestBodyLimitMiddleware`), and a
+    ``receive`` that hands it to the next reader again."""
+    chunks: list[bytes] = []
+    replayed: list[Any] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            replayed.append(message)
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    replayed.insert(0, {"type": "http.request", "body": body, "more_body": False})
+
+    async def again() -> Any:
+        return replayed.pop(0) if replayed else await receive()
+
+    return body, again
+
+
+def _is_initialize(body: bytes) -> bool:
+    """Whether ``body`` is a valid ``initialize`` request (as the SDK reads it), the only
+    request that may open a session."""
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+        if not isinstance(message, types.JSONRPCRequest) or message.method != "initialize":
+            return False
+        types.InitializeRequestParams.model_validate(message.params or {}, by_name=False)
+    except ValueError:  # pydantic's ValidationError is one
+        return False
+    return True
+
+
+def _error(message: str, status: int, code: int = types.INVALID_REQUEST) -> Response:
     body = types.JSONRPCError(
-        jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=message)
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
     )
     return Response(
         body.model_dump_json(by_alias=True, exclude_unset=True),
@@ -173,6 +269,8 @@ class SessionManager:
         self.host = host
         self.options = options
         self.security = options.security(options.port if port is None else port)
+        #: the SDK's Host/Origin/Content-Type checks, run before anything is opened
+        self._guard = TransportSecurityMiddleware(self.security)
         self._live: dict[str, _Live] = {}
         #: names this process as a session's holder in the store
         self.instance = os.urandom(8).hex()
@@ -191,9 +289,16 @@ class SessionManager:
             try:
                 yield
             finally:
-                for live in list(self._live.values()):
-                    with anyio.CancelScope(shield=True):
+                # each session closes (jobs killed, record committed) within the grace;
+                # one that hangs is cancelled, and the exit deadline covers the rest
+                with anyio.move_on_after(SESSION_CLOSE_GRACE_S, shield=True) as grace:
+                    for live in list(self._live.values()):
                         await live.transport.terminate()
+                    for live in list(self._live.values()):
+                        await live.done.wait()
+                if grace.cancelled_caught:
+                    log.warning("sessions still closing after %ss at shutdown: stopped "
+                                "waiting for them", SESSION_CLOSE_GRACE_S)
                 tasks.cancel_scope.cancel()
                 self._tasks = None
 
@@ -204,6 +309,12 @@ class SessionManager:
             await _error("the server is stopping", 503)(scope, receive, send)
             return
         request = Request(scope, receive)
+        # the transport checks these too, but only once a session is open: refused here,
+        # a request from a rebinding page opens, reopens and records nothing
+        refused = await self._guard.validate_request(request, is_post=request.method == "POST")
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await _error(
@@ -217,6 +328,19 @@ class SessionManager:
         owner = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
         sid = request.headers.get(MCP_SESSION_ID_HEADER)
         if sid is None:
+            if request.method != "POST":
+                await _error("Bad Request: Missing session ID", 400)(scope, receive, send)
+                return
+            has_json, has_sse = check_accept_headers(request)
+            if not (has_json and has_sse):
+                await _error("Not Acceptable: Client must accept both application/json and "
+                             "text/event-stream", 406)(scope, receive, send)
+                return
+            body, receive = await _read_body(receive)
+            if not _is_initialize(body):
+                await _error("Bad Request: a request without Mcp-Session-Id must be an "
+                             "initialize request (nothing was opened)", 400)(scope, receive, send)
+                return
             await self._open(None, owner, scope, receive, send)
             return
         live = self._live.get(sid)
@@ -248,7 +372,9 @@ class SessionManager:
         if self.options.workspace is not None:
             return self.options.workspace
         assert self.options.workspace_root is not None
-        path = os.path.join(self.options.workspace_root, sid)
+        # a digest, not the id: the workspace root's listing (or a path in a recorded
+        # session) must not hand out session ids
+        path = os.path.join(self.options.workspace_root, workspace_name(sid))
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
 
@@ -273,8 +399,9 @@ class SessionManager:
             app = CallgateMCP(
                 self.host,
                 self._workspace(sid),
-                session_name=NAME_PREFIX + sid,
+                session_name=stored_name(sid),
                 plan_mode=self.options.plan_mode,
+                principal=principal_of_owner(owner),
             )
         except OSError as exc:
             await _error(f"cannot open a session: {exc}", 500)(scope, receive, send)
@@ -335,8 +462,9 @@ class SessionManager:
                 app = CallgateMCP(
                     self.host,
                     self._workspace(sid),
-                    session_name=NAME_PREFIX + sid,
+                    session_name=stored_name(sid),
                     plan_mode=self.options.plan_mode,
+                    principal=principal_of_owner(owner),
                 )
             except OSError as exc:
                 log.warning("cannot reopen session %s: %s", sid, exc)
@@ -389,7 +517,7 @@ class SessionManager:
         try:
             store, recorder = self.host.session_store()
             recorder.flush()
-            info = store.session(NAME_PREFIX + sid, prefix=False)
+            info = store.session(stored_name(sid), prefix=False)
             if info is None:
                 return None
             state = store.state(info.id)
@@ -498,12 +626,49 @@ def build_app(
     return app, manager
 
 
+def _exit_by(deadline: float, code: int) -> None:
+    """Exit the process ``deadline`` seconds from now, whatever is still running then (a
+    daemon timer: a process that ends sooner ends as usual)."""
+    timer = threading.Timer(deadline, os._exit, (code,))
+    timer.daemon = True
+    timer.start()
+
+
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, whose first stop signal also arms the exit deadline."""
+
+        _deadline_armed = False
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self._deadline_armed:
+                self._deadline_armed = True
+                _exit_by(EXIT_DEADLINE_S, 128 + int(sig))
+            super().handle_exit(sig, frame)
+
+    return Server
+
+
 async def serve_http(host: Host, options: HttpOptions) -> None:
     """Serve until SIGTERM/SIGINT; prints ``callgate: serving MCP on URL`` once listening."""
+    handler = _quiet_log.install()
+    try:
+        await _serve_http(host, options)
+    finally:
+        handler.drain(1.0)
+        _quiet_log.uninstall(handler)
+
+
+async def _serve_http(host: Host, options: HttpOptions) -> None:
     import socket
 
     import uvicorn
 
+    connections, backlog = connection_limits(descriptor_limit())
+    if options.max_connections is not None:
+        connections = min(connections, options.max_connections)
     family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY on accepted connections only when
     # the listening socket says so (proto 0 meant Nagle + delayed ACK: 40 ms per response)
@@ -515,18 +680,27 @@ async def serve_http(host: Host, options: HttpOptions) -> None:
     config = uvicorn.Config(
         app,
         log_level="warning",
+        log_config=None,  # its records go to the bounded log (`_quiet_log`)
         lifespan="on",
         access_log=False,
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         ws="none",
+        http=bounded(connections, options.header_timeout),
+        backlog=backlog,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
-    server = uvicorn.Server(config)
+    server = _server_class()(config)
+    log.info("serving at most %d connections (accept batch %d, header timeout %ss)",
+             connections, backlog, options.header_timeout)
     shown = f"[{options.host}]" if ":" in options.host else options.host
     async with anyio.create_task_group() as tasks:
 
         async def announce() -> None:
             while not server.started:
                 await anyio.sleep(0.01)
+            # asyncio listened with the accept batch as the queue; connections waiting to
+            # be accepted hold no descriptor of ours, so the kernel may queue many more
+            sock.listen(LISTEN_QUEUE)
             print(
                 f"callgate: serving MCP on http://{shown}:{port}{PATH}", file=sys.stderr, flush=True
             )
@@ -546,5 +720,8 @@ __all__ = [
     "build_app",
     "is_loopback",
     "parse_bind",
+    "principal_of_owner",
     "serve_http",
+    "stored_name",
+    "workspace_name",
 ]

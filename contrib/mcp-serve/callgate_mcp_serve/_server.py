@@ -160,7 +160,7 @@ class CallgateMCP:
                  session_dir: str | os.PathLike[str] | None = None,
                  session_name: str | None = None,
                  approval_timeout: float | None = None, name: str = "callgate",
-                 plan_mode: bool = False) -> None:
+                 plan_mode: bool = False, principal: str | None = None) -> None:
         if not os.path.isdir(workspace):
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         self.host = host
@@ -169,6 +169,9 @@ class CallgateMCP:
         self.session_dir = session_dir
         #: the stored session every connection naming it joins (``serve --session NAME``)
         self.session_name = session_name
+        #: who the session belongs to (``None``: the operating-system user): its session
+        #: tools see only this principal's recorded sessions
+        self.principal = principal
         # call ids stay unique within a joined session, whichever connection made them
         self._id_prefix = f"mcp-{secrets.token_hex(3)}-" if session_name else "mcp-"
         #: seconds an approval may stay unanswered before the call is refused
@@ -196,7 +199,8 @@ class CallgateMCP:
     @asynccontextmanager
     async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[CallgateMCP]:
         session = self.host.open_session(self.workspace, session_dir=self.session_dir,
-                                         origin="human", name=self.session_name)
+                                         origin="human", name=self.session_name,
+                                         principal=self.principal)
         if self.plan_mode:
             session.set_mode("plan")
         self.session = session

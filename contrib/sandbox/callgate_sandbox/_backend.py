@@ -56,6 +56,10 @@ class Policy:
     #: protected paths in the workspace (``callgate.protected_paths``): shown read-only
     protected: tuple[str, ...] = ()
     read_only: bool = False
+    #: paths not shown at all (``callgate.files.hidden_paths``: the session store, the
+    #: state and user config directories): a directory reads empty, a file empty; what a
+    #: session must reach inside one (its workspace) is shown on top
+    hidden: tuple[str, ...] = ()
 
     @property
     def write_binds(self) -> tuple[str, ...]:

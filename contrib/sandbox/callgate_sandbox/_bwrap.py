@@ -10,6 +10,10 @@ The layout inside, in mount order (later mounts cover earlier ones):
   user's agents: a read-only mount does not stop ``connect()``), except the
   resolver's directory when the network is on;
 - ``/tmp`` is the session's private temp directory;
+- the hidden paths (`Policy.hidden`: the session store, callgate's state and user
+  config directories) replaced by an empty read-only tmpfs (a file by ``/dev/null``):
+  before the binds when a bind lies inside one (the workspace under the state
+  directory shows through), after them otherwise;
 - ``readable`` paths read-only, ``writable`` paths and the workspace read-write;
 - the protected paths in the workspace (`Policy.protected`: the host's config
   files, ``.git/hooks``, ``.git/config``, ...) read-only, and every directory
@@ -113,6 +117,8 @@ class BwrapBackend(Backend):
         if os.path.isdir("/run") and not os.path.islink("/run"):
             args += ["--tmpfs", "/run"]
         args += ["--bind", policy.tmp_dir, "/tmp"]
+        hide_first, hide_last = hidden_args(policy)
+        args += hide_first
         tmpdir = env.get("TMPDIR", "")
         tmpdir = os.path.normpath(tmpdir) if os.path.isabs(tmpdir) else ""
         prepare_private_tmp(policy, tmpdir)
@@ -129,6 +135,7 @@ class BwrapBackend(Backend):
             args += ["--bind", path, path]
         args += protected_args(policy)
         args += temp_dir_args(tmpdir, policy)
+        args += hide_last
         args += ["--chdir", cwd, "--", *argv]
         return [*launcher, *args], dict(env), cwd
 
@@ -158,6 +165,34 @@ def protected_args(policy: Policy) -> list[str]:
     for path in sorted(holders | set(kept), key=lambda p: (p.count("/"), p)):
         args += ["--ro-bind-try" if path in kept else "--bind-try", path, path]
     return args
+
+
+def hidden_args(policy: Policy) -> tuple[list[str], list[str]]:
+    """``(before the binds, after them)``: an empty tmpfs over each hidden directory (made
+    read-only once everything is mounted), ``/dev/null`` over each hidden file. A hidden
+    directory holding a bind goes first, so the bind shows through; the others go last,
+    so they cover what the binds showed. Paths in the sandbox's private directories are
+    hidden already."""
+    first: list[str] = []
+    last: list[str] = []
+    read_only: list[str] = []
+    for path in sorted(set(policy.hidden), key=lambda p: (p.count("/"), p)):
+        if path == "/" or policy.private(path):
+            continue
+        if os.path.isdir(path):
+            mount = ["--tmpfs", path]
+            read_only.append(path)
+        elif os.path.isfile(path):
+            mount = ["--ro-bind", "/dev/null", path]
+        else:
+            continue
+        if any(within(bind, path) for bind in policy.binds):
+            first += mount
+        else:
+            last += mount
+    for path in read_only:
+        last += ["--remount-ro", path]
+    return first, last
 
 
 def namespace_args(network: bool) -> list[str]:

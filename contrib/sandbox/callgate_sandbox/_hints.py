@@ -5,7 +5,8 @@ The output is all there is, so this reads the error messages programs print
 for the refusals a sandbox causes: a read-only file system (EROFS) or a
 permission denied (EACCES) on a path outside the writable places, a path the
 sandbox hides (its private ``/tmp`` and ``/run``: the program says ENOENT for a
-path that exists on the host), and an unreachable network. A path is taken
+path that exists on the host; callgate's own state and config, `Policy.hidden`, named
+without a key to open them), and an unreachable network. A path is taken
 from the same line (quoted first, then the nearest path-like word) and checked
 against the host, so a file that is missing everywhere gets no hint. Of a
 huge output only the first 1 Mi and the last 4 Mi characters are read.
@@ -153,6 +154,12 @@ def _absolute(word: str, cwd: str, home: str | None) -> str | None:
 def _judge(kind: str, path: str, display: str, policy: Policy) -> Finding | None:
     if any(within(path, d) for d in KERNEL_DIRS):
         return None
+    hidden = next((h for h in policy.hidden if within(path, h)), None)
+    if hidden is not None and not any(within(path, b) for b in policy.binds):
+        # no key to suggest: these hold every recorded session and the user's settings
+        return Finding("hidden", f"{display} is in {hidden}, callgate's own state or config, "
+                                 "which the sandbox hides from commands (it holds the "
+                                 "recorded sessions of every workspace)")
     if kind in ("rofs", "acces", "busy"):
         if policy.read_only:
             return Finding("write", "this subagent is strictly read-only: the sandbox shows the "

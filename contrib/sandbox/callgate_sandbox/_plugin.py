@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 from callgate import BootError, Host, Registry, hookimpl
-from callgate.files import protected_paths
+from callgate.files import hidden_paths, protected_paths
 from callgate.process import Confined, Launch
 
 from . import hookspecs
@@ -117,13 +117,15 @@ class SessionSandbox:
             return Policy(
                 workspace=(), read_roots=tuple(workspace.read_roots),
                 writable=config.writable, readable=config.readable, network=network,
-                tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs)
+                tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs,
+                hidden=tuple(hidden_paths(self.session)))
         policy = Policy(
             workspace=write_roots,
             read_roots=tuple(r for r in workspace.read_roots if r not in write_roots),
             writable=config.writable, readable=config.readable, network=network,
             tmp_dir=self._temp_dir(), private_dirs=self.backend.private_dirs,
-            protected=() if self.read_only else tuple(protected_paths(self.session)))
+            protected=() if self.read_only else tuple(protected_paths(self.session)),
+            hidden=tuple(hidden_paths(self.session)))
         return read_only_policy(policy) if self.read_only else policy
 
     def _network_off_works(self) -> bool:

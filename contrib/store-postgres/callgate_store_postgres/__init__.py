@@ -42,7 +42,7 @@ from callgate import store as st
 log = logging.getLogger("callgate.store.postgres")
 
 BACKEND = "postgresql"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PREVIEW_CHARS = 200
 SNIPPET_WORDS = 24
 POOL_MAX = 8
@@ -108,6 +108,18 @@ CREATE TABLE IF NOT EXISTS callgate_jobs (
     log_dropped BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (session, job_id));
 """
 
+#: what each later schema version changes, applied in order on top of `SCHEMA` (version 1);
+#: an applied version never changes
+MIGRATIONS: dict[int, str] = {
+    # every session records the principal that opened it; sessions recorded before keep
+    # NULL and count as the local users' (`callgate.store.visible_to`)
+    2: """
+ALTER TABLE callgate_sessions ADD COLUMN IF NOT EXISTS principal TEXT;
+CREATE INDEX IF NOT EXISTS callgate_sessions_principal
+    ON callgate_sessions (principal, workspace, started);
+""",
+}
+
 TABLES = (
     "callgate_meta",
     "callgate_runs",
@@ -120,6 +132,16 @@ TABLES = (
 
 
 # --- values PostgreSQL can hold -------------------------------------------------------------
+
+
+def _owned_by(principal: str | None, column: str = "principal") -> tuple[str, tuple[str, ...]]:
+    """``(" AND <condition>", params)`` keeping the sessions of ``principal`` (those recorded
+    before principals, NULL, count as the local users'); ``("", ())`` for ``None``."""
+    if principal is None:
+        return "", ()
+    if principal.startswith(st.LOCAL_PREFIX):
+        return f" AND ({column} = %s OR {column} IS NULL)", (principal,)
+    return f" AND {column} = %s", (principal,)
 
 
 def storable(value: Any) -> Any:
@@ -348,9 +370,12 @@ class PostgresStore:
                 )
             if version == SCHEMA_VERSION:
                 return
-            for statement in (s.strip() for s in SCHEMA.split(";")):
-                if statement:
-                    conn.execute(statement)
+            steps = [SCHEMA] if version == 0 else []
+            steps += [MIGRATIONS[v] for v in range(max(version, 1) + 1, SCHEMA_VERSION + 1)]
+            for sql in steps:
+                for statement in (s.strip() for s in sql.split(";")):
+                    if statement:
+                        conn.execute(statement)
             conn.execute(
                 "INSERT INTO callgate_meta (key, value) VALUES ('schema_version', %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -454,8 +479,8 @@ class PostgresStore:
         self._x(
             cur,
             "INSERT INTO callgate_sessions (id, name, workspace, parent, directory, "
-            "started, status, surface, os, platform, record, run) VALUES (%s, %s, %s, %s, "
-            "%s, %s, 'open', %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            "started, status, surface, os, platform, record, run, principal) VALUES (%s, %s, "
+            "%s, %s, %s, %s, 'open', %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
             (
                 op.id,
                 op.name,
@@ -468,6 +493,7 @@ class PostgresStore:
                 op.platform,
                 op.record,
                 op.run.row,
+                op.principal,
             ),
         )
 
@@ -738,14 +764,20 @@ class PostgresStore:
 
     _SESSION = (
         "SELECT id, name, workspace, parent, directory, started, ended, status, "
-        "surface, os, platform, record, calls, preview FROM callgate_sessions"
+        "surface, os, platform, record, calls, preview, principal FROM callgate_sessions"
     )
 
-    def session(self, key: str, *, prefix: bool = True) -> st.SessionInfo | None:
-        rows = self._query(self._SESSION + " WHERE id = %s OR name = %s", (key, key))
+    def session(
+        self, key: str, *, prefix: bool = True, principal: str | None = None
+    ) -> st.SessionInfo | None:
+        owned, owner = _owned_by(principal)
+        rows = self._query(
+            self._SESSION + f" WHERE (id = %s OR name = %s){owned}", (key, key, *owner)
+        )
         if not rows and prefix and len(key) >= 8 and re.fullmatch(r"[0-9a-f]+", key):
             rows = self._query(
-                self._SESSION + " WHERE id >= %s AND id < %s ORDER BY id LIMIT 2", (key, key + "g")
+                self._SESSION + f" WHERE id >= %s AND id < %s{owned} ORDER BY id LIMIT 2",
+                (key, key + "g", *owner),
             )
             if len(rows) > 1:
                 return None
@@ -762,12 +794,22 @@ class PostgresStore:
         return st.SessionInfo(*rows[0]) if rows else None
 
     def sessions(
-        self, *, workspace: str | None = None, limit: int | None = None, children: bool = False
+        self,
+        *,
+        workspace: str | None = None,
+        limit: int | None = None,
+        children: bool = False,
+        principal: str | None = None,
     ) -> list[st.SessionInfo]:
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if workspace is not None:
             where.append("workspace = %s")
             params.append(workspace)
+        if principal is not None:
+            owned, owner = _owned_by(principal)
+            where.append(owned.removeprefix(" AND "))
+            params.extend(owner)
         if not children:
             where.append("parent IS NULL")
         sql = self._SESSION + (" WHERE " + " AND ".join(where) if where else "")
@@ -925,9 +967,11 @@ class PostgresStore:
         tool: str | None = None,
         sessions: Sequence[str] | None = None,
         limit: int = 8,
+        principal: str | None = None,
     ) -> list[st.SearchHit]:
         """Ranked matches (best first: ``score`` is minus ``ts_rank``) of any of ``query``'s
-        words in the timelines of ``sessions`` or of the sessions of ``workspaces``."""
+        words in the timelines of ``sessions`` or of the sessions of ``workspaces``, of
+        ``principal``'s sessions only when given."""
         parsed = ts_query(query)
         if parsed is None or limit <= 0:
             return []
@@ -940,6 +984,10 @@ class PostgresStore:
         if sessions is not None:
             filters.append("e.session = ANY(%s)")
             params.append(list(sessions))
+        if principal is not None:
+            owned, owner = _owned_by(principal, "s.principal")
+            filters.append(owned.removeprefix(" AND "))
+            params.extend(owner)
         if tool is not None:
             filters.append("(e.tool = %s OR e.name = %s)")
             params.extend([tool, tool])

@@ -4,9 +4,11 @@ They read the session store (`callgate.store`): the sessions earlier processes (
 this one) recorded, with their messages, calls and results. ``list_sessions`` lists
 them newest first; ``read_session`` shows one turn by turn; ``history`` searches them
 (ranked full-text search, bm25, with snippets) or shows the entries around a match.
-By default a session sees only the sessions of its own workspace; ``[sessions]
-allow_global_history = true`` opens every workspace's. A session outside the scope
-is refused exactly as an unknown one is: its existence is not revealed.
+A session sees only its own principal's sessions (the operating-system user's, or a
+bearer token's under ``callgate serve --http``), and by default only those of its own
+workspace; ``[sessions] allow_global_history = true`` (user config only) opens every
+workspace of that principal. A session outside the scope is refused exactly as an
+unknown one is: its existence is not revealed.
 
 The tools are hidden (reached through ``use_capability``) and read-only.
 

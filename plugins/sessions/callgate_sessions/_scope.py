@@ -1,8 +1,11 @@
 """Which recorded sessions a session's tools may see, and the store they read.
 
-``project`` (the default) is the sessions of the calling session's workspace;
-``global`` is every session, allowed only with ``[sessions] allow_global_history =
-true``. A session outside the scope is answered exactly as an unknown one.
+Only the calling session's principal's sessions, ever (``session.principal``: the
+operating-system user, or the bearer token's name under ``callgate serve --http``).
+Within them, ``project`` (the default) is the sessions of the calling session's
+workspace; ``global`` is every workspace's, allowed only with ``[sessions]
+allow_global_history = true`` in the user's own config. A session outside the scope is
+answered exactly as an unknown one.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from callgate import ToolContext, ToolError
-from callgate.store import StoreError
+from callgate.store import StoreError, visible_to
 
 if TYPE_CHECKING:
     from callgate.store import SessionInfo
@@ -18,6 +21,11 @@ if TYPE_CHECKING:
 
 def allow_global(ctx: ToolContext) -> bool:
     return bool(ctx.host.config("sessions").get("allow_global_history", False))
+
+
+def principal(ctx: ToolContext) -> str:
+    """Whose sessions the tools answer with: the calling session's principal."""
+    return str(ctx.session.principal)
 
 
 def store_of(ctx: ToolContext) -> Any:
@@ -46,8 +54,9 @@ def workspaces(ctx: ToolContext, scope: str) -> list[str] | None:
 def find_session(ctx: ToolContext, store: Any, key: str) -> SessionInfo:
     """The session ``key`` names, if the scope allows it; else "not found" (whether it
     exists elsewhere is not said)."""
-    info = store.session(key)
-    if info is None or (info.workspace != ctx.workspace.root and not allow_global(ctx)):
+    info = store.session(key, principal=principal(ctx))
+    if info is None or not visible_to(info.principal, principal(ctx)) or (
+            info.workspace != ctx.workspace.root and not allow_global(ctx)):
         raise ToolError("not_found", f'no recorded session "{key}" in this workspace\'s '
                         "history; list_sessions shows the sessions you can read",
                         "SESSIONS_NOT_FOUND")

@@ -9,7 +9,7 @@ from callgate import ToolContext, ToolResult, ToolSpec, Violation
 from callgate.store import SEARCH_KINDS
 
 from . import _render
-from ._scope import allow_global, find_session, store_of, workspaces
+from ._scope import allow_global, find_session, principal, store_of, workspaces
 
 GROUPS = ("sessions",)
 DEFAULT_KINDS = ("user_text", "assistant_text", "tool_input", "tool_error")
@@ -104,7 +104,7 @@ def run_list(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     store = store_of(ctx)
     global_ = allow_global(ctx)
     infos = store.sessions(workspace=None if global_ else ctx.workspace.root,
-                           limit=args.get("limit", 20))
+                           limit=args.get("limit", 20), principal=principal(ctx))
     return ToolResult.ok(_render.session_list(infos, ctx.session.id, global_),
                          {"sessions": len(infos)})
 
@@ -132,7 +132,7 @@ def run_history(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     covered = workspaces(ctx, scope)
     hits = store.search(args["query"], workspaces=covered,
                         kinds=args.get("kind") or DEFAULT_KINDS, tool=args.get("tool_name"),
-                        limit=args.get("limit", 8))
+                        limit=args.get("limit", 8), principal=principal(ctx))
     return ToolResult.ok(_render.hits_text(args["query"], hits, ctx.session.id,
                                            covered is None), {"matches": len(hits)})
 

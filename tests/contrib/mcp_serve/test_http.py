@@ -13,6 +13,7 @@ import anyio
 import pytest
 from callgate import Host
 from callgate.store import open_store
+from callgate_mcp_serve._http import stored_name, workspace_name
 
 from .http_support import INITIALIZE, Served, connect, post, run_cli
 from .test_server import run, text_of
@@ -93,11 +94,13 @@ def test_each_session_gets_its_own_workspace_under_the_root(tmp_path: Path) -> N
             async with connect(served.url) as a, connect(served.url) as b:
                 r = await a.client.call_tool("bash", {"command": "echo a > mine.txt; pwd"})
                 assert not r.is_error, text_of(r)
-                assert str(root / a.session_id) in text_of(r)
+                # a digest of the id names the directory: the root's listing shows no id
+                mine, theirs = workspace_name(a.session_id), workspace_name(b.session_id)
+                assert str(root / mine) in text_of(r) and a.session_id not in text_of(r)
                 r = await b.client.call_tool("read_file", {"path": "mine.txt"})
                 assert r.is_error, text_of(r)
-                assert (root / a.session_id / "mine.txt").read_text() == "a\n"
-                assert not (root / b.session_id / "mine.txt").exists()
+                assert (root / mine / "mine.txt").read_text() == "a\n"
+                assert not (root / theirs / "mine.txt").exists()
 
     run(scenario)
 
@@ -198,7 +201,7 @@ def test_delete_ends_the_session_for_good(tmp_path: Path) -> None:
         return sid
 
     sid = run(scenario)
-    info = open_store().session(f"mcp-http-{sid}", prefix=False)
+    info = open_store().session(stored_name(sid), prefix=False)
     assert info is not None and info.status == "closed" and info.calls == 1
 
 
@@ -297,7 +300,7 @@ def test_one_session_alternates_between_two_processes_on_one_store(tmp_path: Pat
         args = ["--http", "127.0.0.1:0", "--workspace", str(ws)]
         with Served(args) as one, Served(args) as two:
             sid = await alternate(one.url, two.url, ws)
-        info = open_store().session(f"mcp-http-{sid}", prefix=False)
+        info = open_store().session(stored_name(sid), prefix=False)
         assert info is not None and info.calls == 5
 
     run(scenario)
@@ -325,7 +328,7 @@ def test_an_idle_session_is_closed_and_reopened_by_its_next_request(tmp_path: Pa
                 headers,
             )
             assert r.status_code == 200, r.text
-            name = f"mcp-http-{sid}"
+            name = stored_name(sid)
             for _ in range(100):  # idle for a second: closed, its record committed
                 info = open_store().session(name, prefix=False)
                 if info is not None and info.status == "closed":

@@ -56,6 +56,33 @@ def test_a_newer_schema_is_refused_and_nothing_changes(store: Any, pg_url: str) 
         assert conn.execute("SELECT value FROM callgate_meta").fetchone()[0] == "99"
 
 
+def test_version_1_gains_principals_and_old_sessions_stay_the_local_users(
+        pg_url: str) -> None:
+    """Schema version 2 adds each session's principal: a version 1 database is migrated in
+    place; its sessions keep none and are the local users', never a bearer token's."""
+    import psycopg
+    from callgate_store_postgres import SCHEMA, SCHEMA_VERSION, PostgresStore
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for statement in (s.strip() for s in SCHEMA.split(";")):
+            if statement:
+                conn.execute(statement)
+        conn.execute("INSERT INTO callgate_meta (key, value) VALUES ('schema_version', '1')")
+        conn.execute("INSERT INTO callgate_sessions (id, workspace, started) "
+                     "VALUES ('old', '/ws', 1.0)")
+    store = PostgresStore.open(pg_url)
+    try:
+        assert SCHEMA_VERSION == 2
+        assert store.session("old").principal is None
+        assert [i.id for i in store.sessions(principal="user:alice")] == ["old"]
+        assert store.sessions(principal="token-0123456789ab") == []
+        Writer(store).session("new", principal="token-0123456789ab")
+        assert store.session("new").principal == "token-0123456789ab"
+        assert store.integrity_check() == "ok"
+    finally:
+        store.close()
+
+
 def test_an_unreachable_server_is_a_clear_error(tmp_path: Any) -> None:
     from callgate_store_postgres import PostgresStore
 

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from callgate_mcp_serve._http import stored_name
+
 from tests.contrib.mcp_serve.http_support import Served
 from tests.contrib.mcp_serve.test_http import alternate, needs_tools
 from tests.contrib.mcp_serve.test_server import run
@@ -31,7 +33,7 @@ def test_one_session_alternates_between_two_servers_on_postgres(
     sid = run(scenario)
     store = PostgresStore.open(pg_url)
     try:
-        info = store.session(f"mcp-http-{sid}", prefix=False)
+        info = store.session(stored_name(sid), prefix=False)
         assert info is not None and info.calls == 5
         assert [c.name for c in store.calls(info.id)] == [
             "read_file",

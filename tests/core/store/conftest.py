@@ -43,10 +43,10 @@ class Writer:
 
     def session(self, session_id: str, workspace: str = "/ws", *, name: str | None = None,
                 parent: str | None = None, directory: str | None = None,
-                started: float | None = None) -> str:
+                started: float | None = None, principal: str | None = None) -> str:
         self.store.write([st.SessionOpened(self.run, session_id, name, workspace, parent,
                                            directory, started or time.time(), "full",
-                                           "posix", "linux", "all")])
+                                           "posix", "linux", "all", principal=principal)])
         return session_id
 
     def batch(self, session: str) -> st.BatchStarted:

@@ -91,6 +91,35 @@ def test_listing_is_newest_first_per_workspace_and_children_apart(store: Any,
     assert store.session_for_directory("/nowhere", "/ws/a") is None
 
 
+def test_principals_keep_their_sessions_apart(store: Any, writer: Writer) -> None:
+    """Each session records who opened it; ``principal=`` keeps a reader to that principal's
+    sessions (listing, lookup by id, name or prefix, search); a session recorded before
+    principals (``None``) counts as the local users', never as a token's."""
+    alice, token = "user:alice", "token-0123456789ab"
+    writer.session("a1" + "0" * 30, "/ws", principal=alice, name="mine")
+    writer.session("b1" + "0" * 30, "/ws", principal=token, name="theirs")
+    writer.session("c1" + "0" * 30, "/ws")  # recorded before principals
+    for sid in ("a1" + "0" * 30, "b1" + "0" * 30, "c1" + "0" * 30):
+        writer.message(sid, "user", f"the secret flux {sid[:2]}")
+    assert store.session("a1" + "0" * 30).principal == alice
+    assert store.session("c1" + "0" * 30).principal is None
+    assert {i.id[:2] for i in store.sessions(principal=alice)} == {"a1", "c1"}
+    assert {i.id[:2] for i in store.sessions(principal=token)} == {"b1"}
+    assert {i.id[:2] for i in store.sessions(principal="user:bob")} == {"c1"}
+    assert len(store.sessions()) == 3  # no principal: the store owner's view, everything
+    assert store.session("theirs", principal=alice) is None
+    assert store.session("b1" + "0" * 30, principal=alice) is None
+    assert store.session("b1000000", principal=alice) is None  # nor by prefix
+    assert store.session("b1000000", principal=token).id == "b1" + "0" * 30
+    assert store.session("mine", principal=alice).principal == alice
+    found = {h.session[:2] for h in store.search("flux", principal=token)}
+    assert found == {"b1"}
+    assert {h.session[:2] for h in store.search("flux", principal=alice)} == {"a1", "c1"}
+    assert {h.session[:2] for h in store.search("flux")} == {"a1", "b1", "c1"}
+    assert st.visible_to(None, alice) and not st.visible_to(None, token)
+    assert st.visible_to(token, token) and not st.visible_to(alice, token)
+
+
 def test_state_ledger_and_jobs_come_back_with_restore(store: Any, writer: Writer) -> None:
     sid = writer.session("s1")
     writer.write(st.StatePut(sid, "goals", "goal", {"version": 1, "goal": None}),

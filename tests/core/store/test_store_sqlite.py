@@ -119,6 +119,38 @@ def test_version_1_migrates_to_the_latest_and_keeps_what_it_held(tmp_path: Path)
     store.close()
 
 
+def test_version_2_gains_principals_and_old_sessions_stay_the_local_users(
+        tmp_path: Path) -> None:
+    """Version 3 adds each session's principal: a store of version 2 is migrated in place,
+    its sessions keep no principal and are the local users' (never a bearer token's), and
+    new sessions record theirs."""
+    path = tmp_path / "sessions.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN")
+    for number, sql in migrations()[:2]:
+        for statement in _statements(sql):
+            conn.execute(statement)
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(number),))
+    conn.execute("INSERT INTO sessions (id, workspace, started, last_seq) "
+                 "VALUES ('old', '/ws', 1.0, 1)")
+    conn.execute("INSERT INTO entries (session, seq, kind, role, at, text) "
+                 "VALUES ('old', 1, 'message', 'user', 1.0, 'an old capacitor')")
+    conn.execute("COMMIT")
+    conn.close()
+    store = SqliteStore.open(str(path))
+    assert store._version(store._writer_conn()) == LATEST == 3
+    assert store.session("old").principal is None
+    assert [i.id for i in store.sessions(principal="user:alice")] == ["old"]
+    assert store.sessions(principal="token-0123456789ab") == []
+    assert store.search("capacitor", principal="token-0123456789ab") == []
+    Writer(store).session("new", principal="token-0123456789ab")
+    assert store.session("new").principal == "token-0123456789ab"
+    assert store.integrity_check() == "ok"
+    store.close()
+
+
 def test_the_template_is_the_migrations_applied_in_order(tmp_path: Path) -> None:
     made = tmp_path / "made.sqlite3"
     SqliteStore.open(str(made)).close()

@@ -41,9 +41,9 @@ def workspace(tmp_path: Path, name: str) -> Path:
     return w
 
 
-def earlier_session(host: sync.Host, ws: Path) -> str:
+def earlier_session(host: sync.Host, ws: Path, **opened: Any) -> str:
     """A session as an integrator records it: messages and the calls between them."""
-    s = host.open_session(ws)
+    s = host.open_session(ws, **opened)
     s.record_message("user", "The tokenizer splits on tabs wrongly; please fix parse()")
     s.run(ToolCall("c1", "read_file", {"path": "parser.py"}))
     s.record_message("assistant", "parse() uses str.split; I will make it split on spaces")
@@ -190,6 +190,46 @@ def test_global_history_when_the_host_allows_it(boot: Any, tmp_path: Path) -> No
     assert foreign not in project.text  # project scope is still the default
     assert "The tokenizer" in call(now, "read_session", session=foreign).text
     assert foreign in call(now, "list_sessions").text
+
+
+def test_another_principals_sessions_are_refused_as_if_unknown(boot: Any,
+                                                              tmp_path: Path) -> None:
+    """Every session records its principal; the tools answer only with the caller's, in
+    its workspace and (global history allowed by the host) in every other one."""
+    from callgate.store import StoreError, UnknownSession, local_principal
+
+    host = boot({"sessions": {"allow_global_history": True}})
+    ws, other = workspace(tmp_path, "ws"), workspace(tmp_path, "other")
+    theirs = earlier_session(host, ws, principal="token-0123456789ab", name="theirs")
+    elsewhere = earlier_session(host, other, principal="token-0123456789ab")
+    mine = earlier_session(host, ws)
+    now = host.open_session(ws)
+    assert now.principal == local_principal() and local_principal().startswith("user:")
+    listed = call(now, "list_sessions").text
+    assert mine in listed and theirs not in listed and elsewhere not in listed
+    unknown = call(now, "read_session", session="0" * 32)
+    for sid in (theirs, theirs[:10], "theirs", elsewhere):
+        refused = call(now, "read_session", session=sid)
+        assert refused.error.kind == "not_found" and "tokenizer" not in refused.text
+        assert refused.text.replace(sid, "X") == unknown.text.replace("0" * 32, "X")
+    for scope in ("project", "global"):
+        found = call(now, "history", operation="search", query="tokenizer", scope=scope).text
+        assert mine in found and theirs not in found and elsewhere not in found
+    around = call(now, "history", operation="around", session=theirs, message_index=1)
+    assert around.error.kind == "not_found"
+    # the token's own next session sees its two and not the user's
+    token = host.open_session(ws, principal="token-0123456789ab")
+    found = call(token, "history", operation="search", query="tokenizer", scope="global").text
+    assert theirs in found and elsewhere in found and mine not in found
+    # resuming or joining another principal's session is refused; a child keeps its parent's
+    with pytest.raises(UnknownSession):
+        host.open_session(ws, resume=theirs)
+    with pytest.raises(StoreError, match="another principal"):
+        host.open_session(ws, name="theirs")
+    assert host.open_session(ws, principal="token-0123456789ab", resume=theirs).id == theirs
+    assert token.session.open_child().principal == "token-0123456789ab"
+    with pytest.raises(ValueError, match="principal"):
+        host.open_session(ws, principal="has blanks")
 
 
 def test_the_tools_are_hidden_and_reached_through_use_capability(boot: Any,
