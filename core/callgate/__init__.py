@@ -36,11 +36,12 @@ outlives a session (``$CALLGATE_HOME``, else the platform's user state directory
 import logging as _logging
 from typing import Any as _Any
 
-from ._context import ToolContext
-from ._errors import BootError, ConfigError, ToolError
-from ._facts import ExecutionFact
-from ._host import Host, PluginInfo
-from ._model import (
+from ._config.state import state_dir
+from ._host.host import Host, PluginInfo
+from ._model.errors import BootError, ConfigError, ToolError
+from ._model.facts import ExecutionFact
+from ._model.spec import ProxyRoute, Target, ToolSpec
+from ._model.values import (
     ERROR_KINDS,
     Decision,
     ErrorInfo,
@@ -54,13 +55,12 @@ from ._model import (
     ToolResult,
     Violation,
 )
-from ._pair import SessionPair
-from ._profiles import ChildProfile
-from ._registry import Registry
-from ._session import Session
-from ._shared import SharedResources
-from ._spec import ProxyRoute, Target, ToolSpec
-from ._state import state_dir
+from ._pipeline.context import ToolContext
+from ._pipeline.profiles import ChildProfile
+from ._pipeline.shared import SharedResources
+from ._registry.registry import Registry
+from ._session.pair import SessionPair
+from ._session.session import Session
 from .hookspecs import hookimpl, hookspec
 
 _logging.getLogger("callgate").addHandler(_logging.NullHandler())

@@ -21,9 +21,9 @@ from typing import NamedTuple
 
 # Directory names that tools never walk into unless the caller names them (one list for
 # every walk, the stale-temp sweep's included).
-from ._atomic import PRUNE
-from ._confine import READ_FLAGS, HeldDir, PathChanged
-from ._workspace import ResolvedPath, root_path
+from ._fs.atomic import PRUNE
+from ._fs.confine import READ_FLAGS, HeldDir, PathChanged
+from ._fs.workspace import ResolvedPath, root_path
 
 #: One ``.gitignore`` file's rules in order: (ignores, compiled pathspec regex).
 Spec = tuple[tuple[bool, re.Pattern[str]], ...]

@@ -22,12 +22,15 @@ from typing import Any
 
 import anyio
 
-from . import _contract, _replay, _sessions_cli, hookspecs
-from ._errors import BootError
-from ._host import NO_TOOLS, Host
-from ._model import Decision
-from ._state import HOME_VARIABLE
-from ._store_names import StoreError
+from . import hookspecs
+from ._cli import contract as _contract
+from ._cli import replay as _replay
+from ._cli import sessions as _sessions_cli
+from ._config.state import HOME_VARIABLE
+from ._host.host import NO_TOOLS, Host
+from ._model.errors import BootError
+from ._model.values import Decision
+from ._store.names import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -113,7 +116,7 @@ def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int
         return []
     if not os.path.isdir(directory):
         return _fail(f"--subagents {directory} is not a directory")
-    from ._scripted import ScriptedSubagents
+    from ._cli.scripted import ScriptedSubagents
 
     return [("callgate.scripted_subagents", ScriptedSubagents(directory))]
 
@@ -375,7 +378,7 @@ def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ._providers import PROVIDERS
+    from .providers import PROVIDERS
 
     parser = argparse.ArgumentParser(prog="callgate", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -28,7 +28,34 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
 Text decoding lives in `callgate.text`, paths and walking in `callgate.paths`.
 """
 
-from ._atomic import (
+from ._changes import ChangeDiff, FilePreview, change_diff
+from ._files.access import (
+    DEFAULT_MAX_EDIT_BYTES,
+    DENIED_NAMES,
+    FileAccess,
+    ReadDenylist,
+    SourceFile,
+    binary_error,
+    denied_name,
+    too_large,
+)
+from ._files.gate import (
+    changed_while_applying,
+    io_error,
+    is_directory,
+    kind_of,
+    not_found,
+    not_observed,
+    not_regular,
+    open_for_writing,
+    removed_after_read,
+    stale,
+    stale_detail,
+)
+from ._files.hidden import hidden_paths
+from ._files.protected import check_write as check_protected
+from ._files.protected import protected_paths
+from ._fs.atomic import (
     FileChanged,
     copy_noreplace,
     create_file,
@@ -43,35 +70,9 @@ from ._atomic import (
     temp_basename,
     temp_name,
 )
-from ._changes import ChangeDiff, FilePreview, change_diff
-from ._context import GatedPath
-from ._file_lease import ReadLease, WriterOpen
-from ._files_api import (
-    DEFAULT_MAX_EDIT_BYTES,
-    DENIED_NAMES,
-    FileAccess,
-    ReadDenylist,
-    SourceFile,
-    binary_error,
-    denied_name,
-    too_large,
-)
-from ._gate import (
-    changed_while_applying,
-    io_error,
-    is_directory,
-    kind_of,
-    not_found,
-    not_observed,
-    not_regular,
-    open_for_writing,
-    removed_after_read,
-    stale,
-    stale_detail,
-)
-from ._hidden import hidden_paths
-from ._lease import WriterLease, held_paths
-from ._observations import (
+from ._fs.file_lease import ReadLease, WriterOpen
+from ._fs.lease import WriterLease, held_paths
+from ._fs.observations import (
     Absent,
     ObservationLedger,
     Present,
@@ -80,8 +81,7 @@ from ._observations import (
     needs_digest,
     version_of,
 )
-from ._protected import check_write as check_protected
-from ._protected import protected_paths
+from ._pipeline.context import GatedPath
 
 __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",

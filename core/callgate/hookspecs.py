@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from ._host import Host
-    from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
-    from ._registry import Registry
-    from ._session import Session
-    from ._spec import ToolSpec
+    from ._host.host import Host
+    from ._model.spec import ToolSpec
+    from ._model.values import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
+    from ._registry.registry import Registry
+    from ._session.session import Session
     from .process import Confined, Launch
 
 hookspec = pluggy.HookspecMarker("callgate")

@@ -14,12 +14,12 @@
   ``Edit(src/**)`` and a ``glob`` of ``src/**`` agree on every path.
 """
 
-from ._confine import READ_FLAGS, HeldDir, PathChanged, open_dir, walk_dirs
-from ._confine import mechanism as confinement_mechanism
-from ._globs import META as GLOB_META
-from ._globs import Glob, GlobError, compile_glob, literal_prefix
+from ._fs.confine import READ_FLAGS, HeldDir, PathChanged, open_dir, walk_dirs
+from ._fs.confine import mechanism as confinement_mechanism
+from ._fs.globs import META as GLOB_META
+from ._fs.globs import Glob, GlobError, compile_glob, literal_prefix
+from ._fs.workspace import ResolvedPath, Workspace, root_path, within
 from ._walk import PRUNE, FileEntry, IgnoreRules, join_rel, walk_files
-from ._workspace import ResolvedPath, Workspace, root_path, within
 
 __all__ = [
     "GLOB_META",

@@ -49,12 +49,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from . import _lifeline
-from ._errors import ToolError
+from ._model.errors import ToolError
+from ._pipeline import lifeline as _lifeline
 
 if TYPE_CHECKING:
-    from ._model import ToolCall
-    from ._session import Session
+    from ._model.values import ToolCall
+    from ._session.session import Session
 
 #: How a program may use the workspace: ``"read"`` (shown read-only: a language server,
 #: grep's ``rg``, review's ``git``) or ``"write"`` (a shell command in a writing session).

@@ -6,6 +6,6 @@ object root its ``properties``; `canonical_bytes` is its compact JSON;
 hex digits (the form validation errors name).
 """
 
-from ._schema import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
+from ._model.canonical import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
 
 __all__ = ["canonical_bytes", "canonical_schema", "fingerprint", "short_fingerprint"]

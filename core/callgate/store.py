@@ -38,7 +38,7 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._store_names import (
+from ._store.names import (
     ENTRY_KINDS,
     HOST_EXITED,
     INTERRUPTED,
@@ -50,8 +50,15 @@ from ._store_names import (
 )
 
 if TYPE_CHECKING:
-    from ._principal import LOCAL_PREFIX, local_principal, visible_to
-    from ._store_model import (
+    from ._store.locations import (
+        ENTRY_POINT_GROUP,
+        default_location,
+        open_reader,
+        open_store,
+        resolve_location,
+    )
+    from ._store.principal import LOCAL_PREFIX, local_principal, visible_to
+    from ._store.records import (
         BatchStarted,
         CallEnded,
         CallRecord,
@@ -78,13 +85,6 @@ if TYPE_CHECKING:
         StatePut,
         result_ref,
     )
-    from ._stores import (
-        ENTRY_POINT_GROUP,
-        default_location,
-        open_reader,
-        open_store,
-        resolve_location,
-    )
 
 #: Where each name not defined above lives; imported on first use, so that importing
 #: ``callgate.store`` (plugins do at boot) costs nothing on a cold start.
@@ -94,10 +94,10 @@ _LAZY = {
                      "MessageRecorded", "NoticeRecord", "NoticeRecorded", "Op", "PruneReport",
                      "Restored", "ResultsTrimmed", "RunEnded", "RunStarted", "SearchHit",
                      "SessionClosed", "SessionInfo", "SessionOpened", "StatePut",
-                     "result_ref"), "._store_model"),
+                     "result_ref"), "._store.records"),
     **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_reader", "open_store",
-                     "resolve_location"), "._stores"),
-    **dict.fromkeys(("LOCAL_PREFIX", "local_principal", "visible_to"), "._principal"),
+                     "resolve_location"), "._store.locations"),
+    **dict.fromkeys(("LOCAL_PREFIX", "local_principal", "visible_to"), "._store.principal"),
 }
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from ._host import Host as AsyncHost
-from ._model import ToolCall, ToolResult
-from ._session import Session as AsyncSession
+from ._host.host import Host as AsyncHost
+from ._model.values import ToolCall, ToolResult
+from ._session.session import Session as AsyncSession
 
 __all__ = ["Host", "Session"]
 

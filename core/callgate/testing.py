@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from . import process, sync
-from ._model import ToolCall, ToolResult
+from ._model.values import ToolCall, ToolResult
 
 __all__ = ["CallgateSession", "assert_error", "assert_ok", "callgate_session", "run_replay"]
 

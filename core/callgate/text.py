@@ -11,10 +11,10 @@ control characters the way every file tool shows them; `split_lines`,
 prompt template's ``$ARGUMENTS``/``$1``..``$9`` (skills and slash commands).
 """
 
-from ._charset import declaration as coding_declaration
-from ._charset import usable_codec
 from ._placeholders import has_placeholders, split_arguments, substitute_arguments
-from ._textio import (
+from ._text.charset import declaration as coding_declaration
+from ._text.charset import usable_codec
+from ._text.textio import (
     DETECT_BYTES,
     ENCODINGS,
     Declaration,

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 from callgate import ConfigError, Host, ToolSpec, hookimpl
-from callgate._fastcheck import compile_fast
+from callgate._validation.fastcheck import compile_fast
 
 #: What a cold `callgate tools` used to import at registration, ~250 ms in all.
 HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PIL", "regex",

@@ -5,7 +5,7 @@ of diffs and stale details."""
 from __future__ import annotations
 
 import pytest
-from callgate._declared import declared_in, encoding_rules
+from callgate._files.declared import declared_in, encoding_rules
 from callgate.files import change_diff
 from callgate.text import Declaration, coding_declaration, decode_text, detect, usable_codec
 

@@ -1,4 +1,4 @@
-"""Race-free resolution beneath held roots (`callgate._confine`, issue 16): what each mechanism
+"""Race-free resolution beneath held roots (`callgate._fs.confine`, issue 16): what each mechanism
 follows and refuses, the ``*at`` operations never following a final link, extra roots,
 closing, and the by-name fallback that Windows gets (run here by switching descriptors off)."""
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from callgate import _confine as confine
+from callgate._fs import confine
 from callgate.paths import HeldDir, PathChanged, Workspace, confinement_mechanism, root_path
 
 posix_only = pytest.mark.skipif(not confine.HELD, reason="no directory descriptors here")

@@ -31,7 +31,7 @@ def builtin_tools() -> set[str]:
 
 
 def callgate_families() -> list[str]:
-    from callgate._contract import builtin_families
+    from callgate._cli.contract import builtin_families
 
     families = builtin_families()
     assert {"files", "shell", "capability"} <= set(families) and "word_count" not in families
@@ -99,7 +99,7 @@ def test_the_core_names_no_builtin_tool(builtin_tools: set[str]) -> None:
     from ToolSpec fields or from the plugin that owns them), and no identifier is one."""
     assert {"bash", "pwsh", "read_file", "use_capability", "delete_symbol"} <= builtin_tools
     found = []
-    for path in sorted(CORE.glob("*.py")):
+    for path in sorted(CORE.rglob("*.py")):
         if path.name in SHELL_LANGUAGE:
             continue
         for line, value in _code_strings(path):

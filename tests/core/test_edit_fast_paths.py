@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 import attrs
-import callgate._observations as obs
+import callgate._fs.observations as obs
 import callgate_files
 from callgate import ToolSpec, hookimpl
 from callgate.files import ObservationLedger, Present, matches, version_of
@@ -111,7 +111,7 @@ class Probe:
 
 
 def test_gate_and_plain_tool_share_one_worker_thread_hop(callgate_session, monkeypatch):
-    import callgate._pipeline as session_mod
+    import callgate._pipeline.pipeline as session_mod
 
     probe = Probe()
     real = session_mod.check_paths
@@ -129,7 +129,7 @@ def test_gate_and_plain_tool_share_one_worker_thread_hop(callgate_session, monke
         return await real_run_sync(fn, *args, **kwargs)
 
     monkeypatch.setattr(session_mod.anyio.to_thread, "run_sync", counting)
-    import callgate._worker as worker_mod
+    import callgate._pipeline.worker as worker_mod
 
     real_submit = worker_mod._POOL.submit
     monkeypatch.setattr(worker_mod._POOL, "submit", lambda job: (hops.append(job),

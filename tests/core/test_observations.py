@@ -75,7 +75,7 @@ def test_small_files_carry_a_digest_that_is_checked_whatever_their_age(tmp_path)
 
 
 def test_snapshots_stay_within_budget(tmp_path, monkeypatch):
-    import callgate._observations as obs
+    import callgate._fs.observations as obs
 
     monkeypatch.setattr(obs, "SNAPSHOT_BUDGET", 10)
     ledger = ObservationLedger()

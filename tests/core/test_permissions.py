@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from callgate import BootError, ConfigError, Decision, Host, hookimpl
-from callgate._permissions import compile_spec
+from callgate._permissions.rules import compile_spec
 
 from .permission_tools import GateTools, ProxyTools
 from .plugin_dist import callgate, make_plugin

@@ -17,8 +17,8 @@ import callgate_files
 import psutil
 import pytest
 from callgate import ToolError, hookimpl, process
-from callgate._host import UNCONFINED
-from callgate._lifeline import HELPER, MARKER, lifeline
+from callgate._host.host import UNCONFINED
+from callgate._pipeline.lifeline import HELPER, MARKER, lifeline
 from callgate.process import Confined, Environment
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX processes")

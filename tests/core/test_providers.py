@@ -21,7 +21,7 @@ import mcp.types as mcp_types
 import pydantic
 import pytest
 from callgate import Host, ImageBlock, TextBlock, ToolResult, ToolSpec, hookimpl
-from callgate._providers import PROVIDERS, STRICT_KEYWORDS
+from callgate.providers import PROVIDERS, STRICT_KEYWORDS
 from callgate.schema import canonical_schema
 from google.genai import types as gemini
 from mcp.shared.tool_name_validation import validate_tool_name

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from callgate import ProxyRoute, ToolError, ToolSpec, hookimpl
-from callgate._results import ResultStore, page_text
+from callgate._results.results import ResultStore, page_text
 
 MARKER = re.compile(
     r"…\[truncated tool=(?P<tool>\S+) call_id=(?P<call_id>\S+) result_ref=(?P<ref>tr-[0-9a-f]{24}) "

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 import jsonschema
-from callgate._fastcheck import compile_fast
-from callgate._validation import (
+from callgate._validation.arguments import (
     NotAnObject,
     bounded,
     decode_arguments,
     hints,
     schema_violations,
 )
+from callgate._validation.fastcheck import compile_fast
 from callgate.schema import canonical_bytes, canonical_schema, fingerprint, short_fingerprint
 from hypothesis import given, settings
 from hypothesis import strategies as st

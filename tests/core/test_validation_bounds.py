@@ -6,18 +6,18 @@ from __future__ import annotations
 import time
 
 import pytest
-from callgate._dialects import dialect_uri, outside_reference, validator_class
-from callgate._patterns import PatternTimeout, pattern_budget, search
-from callgate._registry import compile_schema
-from callgate._storm import arguments_fingerprint
-from callgate._suggest import did_you_mean
-from callgate._validation import (
+from callgate._pipeline.suggest import did_you_mean
+from callgate._registry.registry import compile_schema
+from callgate._results.storm import arguments_fingerprint
+from callgate._validation.arguments import (
     MAX_DEPTH,
     NotAnObject,
     decode_arguments,
     feedback_text,
     integral_numbers,
 )
+from callgate._validation.dialects import dialect_uri, outside_reference, validator_class
+from callgate._validation.patterns import PatternTimeout, pattern_budget, search
 from callgate.cli import first_sentence
 
 

@@ -125,7 +125,7 @@ def test_public_file_api_never_reaches_outside(race: Callable[..., dict[str, int
 def test_the_component_walk_holds_the_line_too(race: Callable[..., dict[str, int]]) -> None:
     """Where openat2 is missing (older kernels, seccomp filters, macOS) the component walk
     with O_NOFOLLOW does the job: the same attacks, the same result."""
-    from callgate import _confine as confine
+    from callgate._fs import confine
     from callgate.paths import confinement_mechanism
 
     confine.use_openat2(False)

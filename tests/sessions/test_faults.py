@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate._store_sqlite import LATEST, SqliteStore
+from callgate._store.sqlite import LATEST, SqliteStore
 
 from .conftest import replay, spawn, store_path
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from callgate import Host
-from callgate._layers import KIND, KIND_POLICIES, POLICIES, POLICY
+from callgate._config.layers import KIND, KIND_POLICIES, POLICIES, POLICY
 from callgate_mcp_serve import ElicitationApprover
 
 from tests.trust.config_attacks import walk_keys

@@ -26,13 +26,13 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "watch": {"type": "boolean", "default": True, "x-workspace": [False, True]},
         "stale_detail": {"type": "boolean", "default": True, "x-workspace": [False, True]},
         "read_denylist": {"type": "boolean", "default": False, "x-workspace": [False, True]},
-        # enforced by the core's host gate and the sandbox (callgate._protected)
+        # enforced by the core's host gate and the sandbox (callgate._files.protected)
         "protected": {"type": "array", "items": {"type": "string", "minLength": 1},
                       "default": [], "x-workspace": "add", "x-kind": "denylist"},
         "allow_protected": {"type": "array", "items": {"type": "string", "minLength": 1},
                             "default": [], "x-workspace": "user", "x-layers": "concat",
                             "x-kind": "allowlist"},
-        # path glob → encoding (issue 26); read by the core's decoding (callgate._declared).
+        # path glob → encoding (issue 26); read by the core's decoding (callgate._files.declared).
         # User-only: it decides the bytes every edit writes, which the model never sees
         "encodings": {"type": "object", "default": {}, "x-workspace": "user",
                       "additionalProperties": {"type": "string", "minLength": 1}},

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from callgate import store as st
-from callgate._stores import forget
+from callgate._store.locations import forget
 
 from tests.core.store.conftest import Writer
 

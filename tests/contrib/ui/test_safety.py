@@ -88,7 +88,7 @@ def _fingerprint(path: str) -> tuple[str, int, int]:
 
 
 def test_the_app_never_writes_to_the_store(recorded: Any) -> None:
-    from callgate._stores import forget
+    from callgate._store.locations import forget
 
     sid, _ = recorded
     forget(default_location())  # the host's own connection to it, closed: only the ui reads

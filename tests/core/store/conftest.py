@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from callgate import store as st
-from callgate._store_sqlite import SqliteStore
+from callgate._store.sqlite import SqliteStore
 
 
 def _sqlite(tmp_path: Path) -> Any:

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from callgate import store as st
-from callgate._recorder import Recorder
+from callgate._store.recorder import Recorder
 
 
 class Picky:

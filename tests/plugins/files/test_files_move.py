@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 
-import callgate._atomic as atomic
+import callgate._fs.atomic as atomic
 
 from .conftest import err
 

@@ -10,7 +10,7 @@ import textwrap
 import threading
 import time
 
-import callgate._atomic as atomic
+import callgate._fs.atomic as atomic
 import pytest
 
 from .conftest import err
@@ -113,7 +113,7 @@ def test_removed_after_read_then_confirmed_absent(fs, unchanged):  # 28
 
 CREATOR = textwrap.dedent("""
     import json, os, sys, time
-    import callgate._atomic as atomic
+    import callgate._fs.atomic as atomic
     import callgate_files
     from callgate import sync, ToolCall
     ws, barrier, me, content = sys.argv[1:5]

@@ -146,7 +146,7 @@ def _alive(pid: int) -> bool:
 def descendants() -> set[int]:
     """This process's descendants, but the core's lifeline helper (it lives as long as this
     process does, by design: it ends what sessions started if this process is killed)."""
-    from callgate._lifeline import lifeline
+    from callgate._pipeline.lifeline import lifeline
 
     return {p.pid for p in psutil.Process().children(recursive=True)} - {lifeline.pid}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from callgate._scripted import slug
+from callgate._cli.scripted import slug
 from callgate.testing import run_replay
 
 

@@ -1,0 +1,3 @@
+"""The config layer: loading the config files, their layers (user, explicit,
+workspace) and the per-table validation, and where state lives. Imports only lower layers.
+"""

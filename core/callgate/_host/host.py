@@ -1,0 +1,630 @@
+"""The host: boot (plugin discovery, config, the OS surface) and what every session shares.
+
+Boot follows pluggy's pattern: add the hook specs, load the ``callgate``
+entry points (filtered by config and environment; a name that names no
+installed plugin fails boot), register the integrator's in-process plugins,
+call ``callgate_register_tools`` through ``pm.hook`` (plugins add tools, claim
+config tables, add their own hook specs), then ``check_pending()``. The
+registry is frozen afterwards; sessions read from it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata as metadata
+import logging
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pluggy
+
+from .. import hookspecs
+from .._config import load as _config
+from .._model.canonical import canonical_bytes, canonical_schema, short_fingerprint
+from .._model.errors import BootError, ConfigError
+from .._model.facts import ExecutionFact, FactLog
+from .._model.spec import ToolSpec
+from .._model.values import ToolResult
+from .._permissions.rules import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
+from .._permissions.rules import RuleEngine
+from .._pipeline.hooks import PipelineHooks, PluginManager
+from .._pipeline.profiles import ChildProfile
+from .._registry.registry import Compiled, Registry, compile_schema
+from .._session.session import Session
+
+if TYPE_CHECKING:
+    from .._session.pair import SessionPair
+
+log = logging.getLogger("callgate")
+
+PROJECT = "callgate"
+ENTRY_POINT_GROUP = "callgate"
+CORE = "callgate.core"
+#: The boot notice of a host where no plugin confines the programs sessions start.
+UNCONFINED = ("no sandbox plugin is loaded: programs sessions start (shell commands, language "
+              "servers, grep's rg, review's git) run unconfined, and those that would run "
+              "workspace-controlled code are refused; install callgate-sandbox (and "
+              "bubblewrap) to confine them")
+NO_TOOLS = ("no tool plugin is installed, so every call answers unknown tool; install "
+            '"callgate[all]" (every built-in tool family) or a tool plugin')
+
+#: ``x-workspace``: what a workspace config that is not trusted may do with a key; ``x-kind``:
+#: what the key is (`_layers`). A key without a policy would be user-only; each says so anyway.
+CORE_TABLES: dict[str, dict[str, Any]] = {
+    "plugins": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            # which code loads: narrowing "enable" or adding to "block" drops the sandbox
+            "enable": {"type": "array", "items": {"type": "string"}, "default": [],
+                       "x-workspace": "user", "x-kind": "program"},
+            "block": {"type": "array", "items": {"type": "string"}, "default": [],
+                      "x-workspace": "user", "x-kind": "program"},
+        },
+    },
+    "surface": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            # what the model is shown is the user's choice; a workspace may only trim it
+            "mode": {"enum": ["lean", "full"], "default": "lean", "x-workspace": ["full", "lean"]},
+            "show": {"type": "array", "items": {"type": "string"}, "default": [],
+                     "x-workspace": "user"},
+            "hide": {"type": "array", "items": {"type": "string"}, "default": [],
+                     "x-workspace": "add", "x-kind": "denylist"},
+        },
+    },
+    "results": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "max_chars": {"type": "integer", "minimum": 1000, "default": 30000,
+                          "x-workspace": "min", "x-kind": "limit"},
+            "store_max_bytes": {"type": "integer", "minimum": 1024, "default": 268435456,
+                                "x-workspace": "min", "x-kind": "limit"},
+        },
+    },
+    "workspace": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "extra_roots": {"type": "array", "items": {"type": "string"}, "default": [],
+                            "x-workspace": "subset", "x-kind": "path"},
+            "extra_read_roots": {"type": "array", "items": {"type": "string"}, "default": [],
+                                 "x-workspace": "subset", "x-kind": "path"},
+        },
+    },
+    "sessions": {
+        # the store holds every workspace's history: where it is, what it keeps, how long
+        # and who sees it are the user's (a workspace could hide its calls from the record
+        # or prune the user's other sessions)
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "store": {"type": "string", "default": "", "x-workspace": "user", "x-kind": "store"},
+            "record": {"enum": ["all", "calls", "off"], "default": "all",
+                       "x-workspace": "user", "x-kind": "store"},
+            "keep_days": {"type": "integer", "minimum": 0, "default": 90,
+                          "x-workspace": "user", "x-kind": "store"},
+            "max_store_mb": {"type": "integer", "minimum": 0, "default": 2048,
+                             "x-workspace": "user", "x-kind": "store"},
+            "allow_global_history": {"type": "boolean", "default": False,
+                                     "x-workspace": "user", "x-kind": "scope"},
+        },
+    },
+    "permissions": PERMISSIONS_SCHEMA,
+    # read only from the user config (`_layers.is_trusted`); claimed so it validates there
+    "trust": {
+        "type": "object", "additionalProperties": False, "x-workspace": "user",
+        "properties": {
+            "workspaces": {"type": "array", "items": {"type": "string", "minLength": 1},
+                           "default": [], "x-workspace": "user", "x-kind": "scope"},
+        },
+    },
+}
+
+
+@attrs.frozen
+class PluginInfo:
+    """What ``callgate plugins`` prints about one plugin."""
+
+    name: str
+    version: str | None
+    tools: tuple[str, ...]
+    source: str
+    info: tuple[str, ...] = ()
+
+
+def _env_list(name: str) -> list[str] | None:
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _registering(function: Callable[..., Any], plugin: str,
+                 registry: Registry) -> Callable[..., Any]:
+    """``function`` (a ``callgate_register_tools`` implementation) run with ``registry``
+    knowing that ``plugin`` is registering, its failures failing boot with the plugin's name."""
+
+    def register(*args: Any, **kwargs: Any) -> Any:
+        registry.current_plugin = plugin
+        try:
+            return function(*args, **kwargs)
+        except BootError:
+            raise
+        except Exception as exc:
+            raise BootError(f"plugin {plugin} failed while registering its tools: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            registry.current_plugin = None
+
+    return register
+
+
+def _surface_key(spec: ToolSpec) -> tuple[bool, int, str]:
+    """Surface order: tools with a ``surface_order`` first (lowest first), then by name."""
+    order = spec.surface_order
+    return (order is None, order or 0, spec.name)
+
+
+class Host:
+    """A booted tool host: registry, plugin manager, config. Open sessions from it."""
+
+    def __init__(self) -> None:  # use Host.boot
+        self.pm = PluginManager(PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        #: typed calls of the pipeline's hooks (through ``pm.hook``)
+        self.hooks = PipelineHooks(self.pm)
+        self.os = "posix"
+        self.registry: Registry
+        self.config_source: _config.LayeredSource = _config.LayeredSource(
+            [_config.ConfigSource({})])
+        self.surface_mode = "lean"
+        #: boot warnings (unclaimed tables, rules naming unknown tools, forced changes)
+        self.warnings: list[str] = []
+        #: the warnings that say boot did not do what the config asked (a lean surface
+        #: forced to full, no tool plugin at all); the CLI always prints them
+        self.forced: list[str] = []
+        self._compiled: dict[bytes, Compiled] = {}
+        self._registered: dict[str, tuple[ToolSpec, Compiled, Callable[[Any], bool] | None]] = {}
+        self._visible: list[str] = []
+        self._unhooked: dict[str, tuple[str, ...]] = {}
+        self._plugin_sources: dict[str, tuple[str | None, str]] = {}
+        self.permissions: RuleEngine
+        self._facts = FactLog()
+
+    # --- boot ---------------------------------------------------
+
+    @classmethod
+    def boot(
+        cls,
+        config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        *,
+        os: str = "auto",
+        surface: str | None = None,
+        plugins: Sequence[Any] = (),
+        entrypoints: bool | Sequence[str] = True,
+        workspace: str | os.PathLike[str] | None = None,
+        user_config: str | os.PathLike[str] | Mapping[str, Any] | bool = True,
+    ) -> Host:
+        """Boot a host.
+
+        ``config`` is a file, a mapping, or ``None`` (look for ``callgate.toml`` or
+        ``[tool.callgate]`` in ``workspace``: the workspace config, which only tightens
+        the user config unless that trusts the workspace). ``user_config`` is ``True``
+        (the user's ``config.toml``, see docs/config.md), ``False`` (none) or a file or
+        mapping used as the user config. ``os`` forces the surface's OS
+        (``"posix"``/``"windows"``). ``plugins`` are in-process plugin objects (or
+        ``(name, object)`` pairs). ``entrypoints`` is ``True`` (every installed plugin,
+        minus blocked ones), ``False`` (none) or the entry-point names to load.
+        """
+        host = cls()
+        host.os = _pick_os(os)
+        host.config_source = _config.load(config, workspace, user_config=user_config)
+        plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
+        host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
+        if entrypoints:
+            host._load_entrypoints(entrypoints, plugins_cfg)
+        for item in plugins:
+            name, obj = item if isinstance(item, tuple) else (_plugin_name(item), item)
+            if host.pm.is_registered(obj) or host.pm.has_plugin(name):
+                continue
+            host.pm.register(obj, name=name)
+            host._plugin_sources[name] = (None, "in process")
+        # Tools first: plugins add their own hook specs while registering (workflow's
+        # conversation, tasks' runner), so an integrator implementing those is not pending.
+        host._register_tools()
+        try:
+            host.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            name = host.pm.get_name(exc.plugin) or repr(exc.plugin)
+            found = re.search(r"unknown hook '([^']+)'", str(exc))
+            hook = found.group(1) if found else str(exc)
+            raise BootError(f"plugin {name} implements {hook}, which is not a callgate hook "
+                            "(misspelled?)") from None
+        host._configure(surface)
+        return host
+
+    def _load_entrypoints(self, wanted: bool | Sequence[str], cfg: dict[str, Any]) -> None:
+        """Register the installed plugins the arguments, ``[plugins]`` and the environment
+        select. A name that matches no installed plugin fails boot (with close matches)."""
+        eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        installed = sorted({ep.name for ep in eps} | {ep.dist.name for ep in eps if ep.dist},
+                           key=lambda n: (n not in {ep.name for ep in eps}, n))
+        only = _env_list("CALLGATE_LOAD_PLUGINS")
+        env_off = _env_list("CALLGATE_DISABLE_PLUGINS") or []
+        if wanted is not True:
+            self._check_names(list(wanted), installed, "Host.boot(entrypoints=...)")  # type: ignore[arg-type]
+        self._check_names(only or [], installed, "CALLGATE_LOAD_PLUGINS")
+        self._check_names(env_off, installed, "CALLGATE_DISABLE_PLUGINS")
+        self._check_names(cfg["enable"], installed, ("plugins", "enable"))
+        self._check_names(cfg["block"], installed, ("plugins", "block"))
+        disabled = set(env_off) | set(cfg["block"])
+        enabled = set(cfg["enable"])
+        for ep in eps:
+            dist = ep.dist.name if ep.dist else None
+            names = {ep.name, dist} - {None}
+            if wanted is not True and not names & set(wanted):  # type: ignore[arg-type]
+                continue
+            if only is not None and not names & set(only):
+                continue
+            if enabled and not names & enabled:
+                continue
+            if names & disabled or self.pm.has_plugin(ep.name):
+                continue
+            try:
+                obj = ep.load()
+            except Exception as exc:
+                raise BootError(f"plugin {ep.name} ({dist}) failed to load: "
+                                f"{type(exc).__name__}: {exc}") from exc
+            self.pm.register(obj, name=ep.name)
+            version = ep.dist.version if ep.dist else None
+            self._plugin_sources[ep.name] = (version, f"entry point {ep.value} ({dist})")
+
+    def _check_names(self, names: Sequence[str], installed: list[str],
+                     where: str | tuple[str, str]) -> None:
+        """Each name must be an installed plugin's entry-point or distribution name."""
+        for name in names:
+            if name in installed:
+                continue
+            close = difflib.get_close_matches(name, installed, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            known = ", ".join(n for n in installed if not n.startswith("callgate-")) or "none"
+            message = f"is not an installed plugin{hint} (installed plugins: {known})"
+            if isinstance(where, tuple):
+                source = self.config_source
+                error = source.error(f"{name!r} {message}", where)
+                file, line = source.locate(where, name)
+                raise ConfigError(error.reason, file=file or error.file, key=error.key,
+                                  line=line or error.line)
+            raise BootError(f"{where} names {name!r}, which {message}")
+
+    def _register_tools(self) -> None:
+        """``callgate_register_tools`` through ``pm.hook``, the registry knowing whose
+        implementation is running (each is wrapped for the one call, then restored)."""
+        self.registry = registry = Registry(self.os, self.pm, self.config_source)
+        # plugins read their tables while registering: merged by the schemas claimed so far
+        self.config_source.schema_for = lambda table: (
+            registry.config_schemas.get(table, (None, None))[1])
+        registry.current_plugin = CORE
+        for name, schema in CORE_TABLES.items():
+            registry.add_config(name, schema)
+        registry.current_plugin = None
+        caller = self.pm.hook.callgate_register_tools
+        originals = [(impl, impl.function) for impl in caller.get_hookimpls()
+                     if not (impl.wrapper or impl.hookwrapper)]
+        for impl, function in originals:
+            impl.function = _registering(function, impl.plugin_name, registry)  # type: ignore[misc]
+        try:
+            caller(registry=registry, host=self)
+        finally:
+            for impl, function in originals:
+                impl.function = function  # type: ignore[misc]
+        registry.freeze()
+
+    def _configure(self, surface: str | None) -> None:
+        registry = self.registry
+        claimed = registry.config_schemas
+        self.warnings.extend(_config.check_unclaimed(self.config_source, set(claimed)))
+        for note in self.config_source.notes:
+            log.warning(note)
+            self.warnings.append(note)
+        self._check_store()
+        self.permissions = RuleEngine.from_host(self)
+        self.warnings.extend(self.permissions.warnings)
+        if not registry.names():
+            self._force(NO_TOOLS)
+        elif not self.hooks.implemented("callgate_confine_process"):
+            log.warning(UNCONFINED)
+            self.warnings.append(UNCONFINED)
+        surface_cfg = registry.table("surface")
+        mode = surface or surface_cfg["mode"]
+        if mode not in ("lean", "full"):
+            raise BootError(f'surface must be "lean" or "full", not {mode!r}')
+        proxies = self.routes()
+        if mode == "lean" and not proxies and registry.names():
+            self._force("the capability plugin is not loaded, so hidden tools would be "
+                        "unreachable (no registered tool reaches them): the surface mode is "
+                        "full")
+            mode = "full"
+        self.surface_mode = mode
+        show, hide = set(surface_cfg["show"]), set(surface_cfg["hide"])
+        for proxy in proxies:
+            if proxy.name in hide:
+                raise self.config_source.error(f"{proxy.name} cannot be hidden: it is how "
+                                               "hidden tools are reached", ("surface", "hide"))
+        for name in sorted((show | hide) - set(registry.names())):
+            msg = f"[surface] names {name!r}, which is not a registered tool"
+            log.warning(msg)
+            self.warnings.append(msg)
+        for spec in registry.tools():
+            missing = tuple(h for h in spec.requires_hooks if not self.hooks.implemented(h))
+            if missing:
+                self._unhooked[spec.name] = missing
+        visible = []
+        for spec in sorted(registry.tools(), key=_surface_key):
+            if spec.visibility == "alias":
+                continue
+            shown = spec.visibility == "surface" or mode == "full"
+            if spec.name in show:
+                shown = True
+            if spec.name in hide:
+                shown = False
+            if shown:
+                visible.append(spec.name)
+        self._visible = visible
+        self.registry.describe(visible)
+
+    def _force(self, message: str) -> None:
+        log.warning(message)
+        self.warnings.append(message)
+        self.forced.append(message)
+
+    # --- config ---------------------------------------------------
+
+    def config(self, table: str) -> dict[str, Any]:
+        """A config table with defaults applied (``{}`` for a table nobody claimed)."""
+        return self.registry.table(table)
+
+    def plugin_config(self, plugin: str | None) -> dict[str, Any]:
+        """The first table the plugin claimed (``ctx.config``)."""
+        tables = self.registry.tables_of(plugin)
+        return self.registry.table(tables[0]) if tables else {}
+
+    def plugin_config_value(self, table: str, key: str, default: Any) -> Any:
+        return self.registry.table(table).get(key, default)
+
+    def from_untrusted_workspace(self, *key: str) -> bool:
+        """Whether a workspace config the user config does not trust set ``key`` (table
+        first): what it asks for is then held to the user's policy (``[mcp_servers]``)."""
+        return self.config_source.from_untrusted_workspace(tuple(key))
+
+    def config_file(self, *key: str) -> str | None:
+        """The config file that set ``key`` (table first), else the one boot read last."""
+        return self.registry.config_file(*key)
+
+    # --- the surface ---------------------------------------------------
+
+    def visible_names(self, *, assume_hooks: bool = False) -> list[str]:
+        """The provider-visible tools, in surface order (``surface_order``, then by name).
+
+        A tool whose ``requires_hooks`` no plugin implements is left out: no session could
+        have it (`unhooked` says why). ``assume_hooks`` keeps it, as the contract does."""
+        if assume_hooks:
+            return list(self._visible)
+        return [n for n in self._visible if n not in self._unhooked]
+
+    def unhooked(self) -> dict[str, tuple[str, ...]]:
+        """``{tool: hooks it needs that no plugin implements}``: registered tools that no
+        session of this host has (``compress`` without a conversation, ``task`` without a
+        subagent runner)."""
+        return dict(self._unhooked)
+
+    def session_tools(self) -> list[ToolSpec]:
+        """The registered tools a session may have (before each one's ``available``)."""
+        return [s for s in self.registry.tools() if s.name not in self._unhooked]
+
+    def routes(self) -> list[ToolSpec]:
+        """The tools that reach hidden tools (a `ProxyRoute`), in surface order."""
+        return sorted((s for s in self.registry.tools() if s.route is not None),
+                      key=_surface_key)
+
+    def surface(self, provider: str | None = None) -> list[Any]:
+        """The visible tools as ``provider`` defines them (``None``: canonical entries)."""
+        specs = [s for n in self.visible_names() if (s := self.registry.get(n)) is not None]
+        return self.render_tools(specs, provider)
+
+    def render_tools(self, specs: Sequence[ToolSpec], provider: str | None) -> list[Any]:
+        from .. import providers as _providers
+
+        if provider is None:
+            return [self.contract_entry(s) for s in specs]
+        return _providers.render_tools(specs, provider)
+
+    def render_result(self, result: ToolResult, provider: str) -> Any:
+        """The provider's tool-result shape for ``result``."""
+        from .. import providers as _providers
+
+        return _providers.render_result(result, provider)
+
+    def accept_arguments(self, provider: str, name: str, arguments: Any) -> Any:
+        """A provider's call arguments in the canonical form the pipeline validates.
+
+        Only the strict renderings (``openai-responses``, ``openai-chat-strict``)
+        change: the nulls strict mode sends for optional properties the model left
+        out are removed.
+        """
+        from .. import providers as _providers
+
+        spec = self.registry.get(name)
+        if spec is None:
+            return arguments
+        return _providers.accept_arguments(spec, provider, arguments)
+
+    def contract_entry(self, spec: ToolSpec) -> dict[str, Any]:
+        return {"name": spec.name, "read_only": spec.contract_read_only,
+                "description": spec.description, "schema": canonical_schema(spec.schema)}
+
+    def contract_entries(self) -> list[dict[str, Any]]:
+        """``{name, read_only, description, schema}`` of the visible surface, by name."""
+        return [self.contract_entry(s) for s in sorted(
+            (self.registry.get(n) for n in self.visible_names()), key=lambda s: s.name) if s]
+
+    def all_contract_entries(self) -> list[dict[str, Any]]:
+        """Every registered tool, hidden tools and aliases included, by name."""
+        return [self.contract_entry(s) for s in self.registry.tools()]
+
+    # --- validation cache ---------------------------------------------------
+
+    def compiled(self, spec: ToolSpec) -> Compiled:
+        """The compiled validator of a tool's schema, cached by its canonical bytes."""
+        known = self._registered.get(spec.name)
+        if known is not None and known[0] is spec:  # every call of a registered tool
+            return known[1]
+        if self.registry.get(spec.name) is spec:
+            found = self.registry.compiled(spec.name)
+            certain = found.fast if found.error is None and not _has_pattern(spec.schema) \
+                else None
+            self._registered[spec.name] = (spec, found, certain)
+            return found
+        key = canonical_bytes(spec.schema) if isinstance(spec.schema, dict) else \
+            repr(spec.schema).encode()
+        found = self._compiled.get(key)
+        if found is None:
+            fp = short_fingerprint(spec.schema) if isinstance(spec.schema, dict) else "0" * 16
+            found = self._compiled[key] = compile_schema(spec.schema, fp)
+        return found
+
+    def certainly_valid(self, spec: ToolSpec) -> Callable[[Any], bool] | None:
+        """For a registered tool whose schema holds no ``pattern``: its fast check, whose
+        ``True`` needs no full validation (patterns run under a time budget, in it)."""
+        known = self._registered.get(spec.name)
+        if known is None or known[0] is not spec:
+            self.compiled(spec)
+            known = self._registered.get(spec.name)
+        return known[2] if known is not None and known[0] is spec else None
+
+    # --- sessions ---------------------------------------------------
+
+    def open_session(self, workspace: str | os.PathLike[str],
+                     session_dir: str | os.PathLike[str] | None = None,
+                     origin: str | None = None, *, resume: str | None = None,
+                     name: str | None = None, principal: str | None = None) -> Session:
+        """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
+
+        ``resume`` continues a stored session (its id, name or a unique id prefix; an
+        unknown one raises `callgate.store.UnknownSession`); ``name`` joins the session of
+        that name, creating it on first use. ``principal`` names who the session belongs to
+        (default: the operating-system user, `callgate.store.local_principal`); the session
+        tools and ``resume``/``name`` reach only that principal's stored sessions. See
+        docs/sessions.md for what comes back."""
+        if not os.path.isdir(workspace):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
+        if resume is not None and name is not None:
+            raise ValueError("pass resume or name, not both")
+        return Session(self, workspace, session_dir, origin, resume=resume, name=name,
+                       principal=principal)
+
+    def open_pair(self, workspace: str | os.PathLike[str],
+                  session_dir: str | os.PathLike[str] | None = None,
+                  origin: str | None = None, *,
+                  planner_profile: ChildProfile | None = None) -> SessionPair:
+        """A planner and an executor on ``workspace`` (`callgate.SessionPair`): independent
+        sessions (their own ``use_capability``, ledgers and records) sharing this host's
+        connections. The planner stays in plan mode under ``planner_profile`` (default: MCP
+        tools without ``readOnlyHint`` allowed, never a destructive one); the executor is in
+        plan mode until ``pair.approve()``. ``session_dir`` gets ``planner/`` and
+        ``executor/`` below it."""
+        if not os.path.isdir(workspace):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
+        from .._session.pair import SessionPair
+
+        return SessionPair(self, workspace, session_dir, origin,
+                           planner_profile=planner_profile)
+
+    def execution_facts(self) -> list[ExecutionFact]:
+        """The writer and destructive calls every session of this host ran, oldest first
+        (`callgate.ExecutionFact`: session, profile, tool, leased paths, when, outcome)."""
+        return self._facts.facts()
+
+    # --- the session store ---------------------------------------------------
+
+    @property
+    def store_location(self) -> str:
+        """Where this host's session store is (``[sessions] store``, else the default)."""
+        from .._store.locations import resolve_location
+
+        return resolve_location(self.config("sessions")["store"] or None,
+                                self.config_file("sessions", "store"))
+
+    def _check_store(self) -> None:
+        """A relative ``[sessions] store`` is relative to the config file that set it; set
+        from a mapping (no file), it is a config error naming the key, at boot."""
+        from .._store.locations import is_url
+
+        store = self.config("sessions")["store"]
+        if not store or is_url(store) or os.path.isabs(os.path.expanduser(store)):
+            return
+        if self.config_file("sessions", "store") is None:
+            raise self.config_source.error(
+                f"{store!r} is a relative path, and this config is not a file it could be "
+                "relative to; give an absolute path (or a store URL)", ("sessions", "store"))
+
+    def session_store(self) -> tuple[Any, Any]:
+        """The session store and its writer (opened on first use; `StoreError` if it
+        cannot be)."""
+        from .._store.locations import opened
+
+        return opened(self.store_location)
+
+    @property
+    def store(self) -> Any:
+        """The session store's read API (`callgate.store.SessionStore`), opened on first use."""
+        return self.session_store()[0]
+
+    # --- introspection ---------------------------------------------------
+
+    def plugins(self) -> list[PluginInfo]:
+        """Every registered plugin: name, version, its tools, where it came from."""
+        out = []
+        by_plugin: dict[str, list[str]] = {}
+        for spec in [*self.registry.tools(), *self.registry.other_os_tools()]:
+            by_plugin.setdefault(spec.plugin or "", []).append(spec.name)
+        names = [CORE, *(name for name, _plugin in self.pm.list_name_plugin())]
+        for name in names:
+            version, source = self._plugin_sources.get(name, (None, "in process"))
+            out.append(PluginInfo(name, version, tuple(sorted(by_plugin.get(name, []))), source,
+                                  self.registry.info(name)))
+        return sorted(out, key=lambda p: p.name)
+
+
+def _has_pattern(schema: Any) -> bool:
+    """Whether a ``pattern`` keyword appears anywhere in ``schema``."""
+    if isinstance(schema, dict):
+        return isinstance(schema.get("pattern"), str) or any(
+            _has_pattern(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_pattern(v) for v in schema)
+    return False
+
+
+def _pick_os(value: str) -> str:
+    if value == "auto":
+        return "windows" if sys.platform == "win32" else "posix"
+    if value not in ("posix", "windows"):
+        raise BootError(f'os must be "auto", "posix" or "windows", not {value!r}')
+    return value
+
+
+def _plugin_name(obj: Any) -> str:
+    return getattr(obj, "__name__", None) or getattr(obj, "name", None) or type(obj).__name__
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+__all__ = ["CORE", "Host", "PluginInfo"]

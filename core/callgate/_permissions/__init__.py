@@ -1,0 +1,2 @@
+"""The permissions layer: the ``[permissions]`` rule engine. Imports only lower layers.
+"""

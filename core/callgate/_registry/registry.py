@@ -1,0 +1,328 @@
+"""`Registry`: what plugins add at boot (tools, config tables, session extensions, hook specs,
+permission names), checked as it is added and frozen once boot is done.
+
+A plugin receives the host's registry in ``callgate_register_tools``::
+
+    @hookimpl
+    def callgate_register_tools(registry: Registry, host: Host) -> None:
+        config = registry.add_config("append", CONFIG)   # validated, defaults applied
+        registry.add(ToolSpec(...))
+
+The registry knows which plugin is registering (the host tells it), so every
+error names the plugin, and every tool, table and extension is recorded under it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .._config import load as _config
+from .._model.canonical import canonical_schema, short_fingerprint
+from .._model.errors import BootError, ConfigError
+from .._model.spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
+from .._validation.fastcheck import compile_fast
+
+if TYPE_CHECKING:  # jsonschema (~35 ms) is imported when the first schema compiles
+    import jsonschema
+    import pluggy
+
+    from .._config.layers import LayeredSource
+
+log = logging.getLogger("callgate")
+
+#: A plugin's answer for a permission rule naming a tool no registered tool carries:
+#: ``False`` (not one of mine), ``True`` (mine, fine) or a warning about it.
+RuleNames = Callable[[str], "bool | str"]
+
+
+@attrs.frozen
+class Compiled:
+    """A tool schema compiled once: its validator, or why it does not compile."""
+
+    validator: jsonschema.protocols.Validator | None
+    error: str | None
+    short_fingerprint: str
+    fast: Callable[[Any], bool] | None = None
+
+
+def compile_schema(schema: Any, short_fp: str) -> Compiled:
+    """Check ``schema`` against the metaschema of the dialect it declares (``$schema``;
+    2020-12 when it declares none) and compile it (never raises).
+
+    Refused here, as configuration errors: a ``$ref`` the schema cannot resolve by
+    itself (callgate never fetches one) and a ``pattern`` the regex engine cannot
+    compile. See `_dialects` for the time budget every pattern runs under.
+    """
+    import jsonschema
+
+    from .._validation import dialects as _dialects
+
+    try:
+        cls = _dialects.validator_class(schema)
+        cls.check_schema(schema)
+        canonical = canonical_schema(schema)
+        outside = _dialects.outside_reference(canonical, cls)
+        if outside is not None:
+            return Compiled(None, f"$ref {outside[:200]!r} points outside the schema; "
+                            "callgate never fetches a schema, so every reference must resolve "
+                            "within it", short_fp)
+        problem = _dialects.bad_pattern(canonical)
+        if problem is not None:
+            return Compiled(None, problem, short_fp)
+        validator = cls(canonical, registry=_dialects.empty_registry())
+        # The fast check speaks 2020-12; other dialects always take the full validator.
+        fast = compile_fast(canonical) if _dialects.dialect_uri(schema) == _dialects.LATEST \
+            else None
+        return Compiled(validator, None, short_fp, fast)
+    except jsonschema.SchemaError as exc:
+        where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
+        return Compiled(None, f"{exc.message} at {where}", short_fp)
+    except (TypeError, AttributeError, ValueError, RecursionError) as exc:
+        return Compiled(None, str(exc) or type(exc).__name__, short_fp)
+
+
+class Registry:
+    """Every tool of one host, with the plugin each came from, and what plugins claimed."""
+
+    def __init__(self, os_name: str, plugin_manager: pluggy.PluginManager,
+                 config: _config.ConfigSource | LayeredSource | None = None) -> None:
+        #: ``"posix"`` or ``"windows"``: the OS this host's surface is for.
+        self.os = os_name
+        self._pm = plugin_manager
+        self._source = config if config is not None else _config.ConfigSource({})
+        self._tools: dict[str, ToolSpec] = {}
+        self._fingerprints: dict[str, str] = {}
+        self._compiled: dict[str, Compiled] = {}
+        self._compile_lock = threading.Lock()
+        self._config_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._tables: dict[str, dict[str, Any]] = {}
+        self._session_extensions: dict[str, Callable[[Any], Any]] = {}
+        self._rule_names: list[tuple[str, RuleNames]] = []
+        self._other_os: dict[str, ToolSpec] = {}
+        self._info: dict[str, list[str]] = {}
+        self._strict_denials: list[str] = []
+        #: the plugin whose ``callgate_register_tools`` is running (set by the host)
+        self.current_plugin: str | None = None
+        self._frozen = False
+
+    # --- what plugins call ---------------------------------------------------
+
+    def add(self, spec: ToolSpec) -> ToolSpec:
+        """Register a tool. A name registered twice is a boot error naming both plugins."""
+        self._check_open()
+        plugin = spec.plugin or self.current_plugin or "<unknown>"
+        if not NAME_RULE.match(spec.name):
+            raise BootError(
+                f"plugin {plugin}: tool name {spec.name!r} does not match "
+                f"{NAME_RULE.pattern} (the rule every provider accepts)"
+            )
+        if spec.visibility not in VISIBILITIES:
+            raise BootError(f"plugin {plugin}: tool {spec.name}: visibility must be one of "
+                            f"{', '.join(VISIBILITIES)}")
+        if not spec.platforms or not spec.platforms <= PLATFORMS:
+            raise BootError(f"plugin {plugin}: tool {spec.name}: platforms must be a non-empty "
+                            "subset of posix, windows")
+        if spec.visibility == "alias" and not spec.alias_of:
+            raise BootError(f"plugin {plugin}: tool {spec.name}: an alias needs alias_of")
+        if spec.execute is None and not spec.alias_of:
+            raise BootError(f"plugin {plugin}: tool {spec.name} has no execute function")
+        if not isinstance(spec.schema, dict) or spec.schema.get("type") != "object":
+            raise BootError(f"plugin {plugin}: tool {spec.name}: schema root must be "
+                            '{"type": "object", ...}')
+        existing = self._tools.get(spec.name) or self._other_os.get(spec.name)
+        if existing is not None:
+            raise BootError(
+                f"tool {spec.name!r} is registered twice: by plugin {existing.plugin} and by "
+                f"plugin {plugin}; remove or block one of them"
+            )
+
+        spec = attrs.evolve(spec, plugin=plugin)
+        if self.os not in spec.platforms:
+            self._other_os[spec.name] = spec
+            return spec
+        self._tools[spec.name] = spec
+        return spec
+
+    def add_config(self, table: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+        """Claim a ``callgate.toml`` table; returns it validated against ``schema`` (JSON Schema,
+        with ``default``s applied). A bad key fails boot naming file, key and line. The first
+        table a plugin claims is its tools' ``ctx.config``."""
+        self._check_open()
+        plugin = self.current_plugin or "<core>"
+        if table in self._config_schemas and self._config_schemas[table][0] != plugin:
+            raise BootError(f"config table [{table}] is claimed by plugin "
+                            f"{self._config_schemas[table][0]} and by plugin {plugin}")
+        self._config_schemas[table] = (plugin, dict(schema))
+        found = self._tables[table] = _config.validate_table(self._source, table, schema)
+        return found
+
+    def config_error(self, message: str, key: Sequence[str | int],
+                     value: str | None = None) -> ConfigError:
+        """A `ConfigError` naming the config file, ``key`` (table first, e.g. ``("shell",
+        "path")``) and its line: the line of the list item ``value`` when given. For the
+        checks a schema cannot make (a path that must exist, a binary that must be there)."""
+        path = tuple(key)
+        error = self._source.error(message, path)
+        if value is None:
+            return error
+        file, line = self._source.locate(path[:2], value)
+        if line is None:
+            return error
+        return ConfigError(error.reason, file=file or error.file, key=error.key, line=line)
+
+    def config_file(self, *key: str) -> str | None:
+        """The config file that set ``key`` (``"web", "ca_bundle"``: relative paths in it are
+        taken from its directory); with no key, the file boot read last. ``None`` for a
+        config given as a mapping."""
+        if not key:
+            file = self._source.file
+        elif isinstance(self._source, _config.LayeredSource):
+            layer = self._source.origin(tuple(key))
+            file = layer.file if layer is not None else None
+        else:
+            file = self._source.locate(tuple(key))[0]
+        return file if file and os.path.isfile(file) else None
+
+    def add_session_extension(self, name: str, factory: Callable[[Any], Any]) -> None:
+        """Make ``session.<name>`` a per-session object built by ``factory(session)``."""
+        self._check_open()
+        if name in self._session_extensions:
+            raise BootError(f"session extension {name!r} is added twice")
+        self._session_extensions[name] = factory
+
+    def deny_in_read_only_children(self, *patterns: str) -> None:
+        """Tool names (``fnmatch`` globs allowed) that a strict read-only child never runs,
+        whatever their read-only flag says: a question to the user, a todo list, a fleet,
+        background jobs (`callgate.ChildProfile`). The subagent plugin names them."""
+        self._check_open()
+        for pattern in patterns:
+            if not isinstance(pattern, str) or not pattern:
+                raise BootError("deny_in_read_only_children takes non-empty names or globs")
+            self._strict_denials.append(pattern)
+
+    @property
+    def read_only_child_denials(self) -> tuple[str, ...]:
+        """Every `deny_in_read_only_children` pattern, in registration order."""
+        return tuple(self._strict_denials)
+
+    def add_rule_names(self, recognize: RuleNames) -> None:
+        """Answer for permission-rule names that no registered tool carries: the other OS's
+        shell, MCP tools and connects. ``recognize(name)`` returns ``False`` (not yours),
+        ``True`` (a name rules may use) or a warning about the rule (it cannot match here)."""
+        self._check_open()
+        self._rule_names.append((self.current_plugin or "<unknown>", recognize))
+
+    def add_info(self, line: str) -> None:
+        """A line ``callgate plugins`` shows under the plugin: a state chosen at boot that
+        its tools do not show (the sandbox's active backend, ...)."""
+        self._check_open()
+        self._info.setdefault(self.current_plugin or "<unknown>", []).append(line)
+
+    def add_hookspecs(self, module_or_class: Any) -> None:
+        """Add a plugin's own hook specs (for what it needs from the integrator)."""
+        self._pm.add_hookspecs(module_or_class)
+
+    # --- what the host reads ---------------------------------------------------
+
+    def freeze(self) -> None:
+        for spec in self._tools.values():
+            if spec.alias_of:
+                primary = self._tools.get(spec.alias_of)
+                if primary is None:
+                    raise BootError(f"plugin {spec.plugin}: alias {spec.name} points to "
+                                    f"{spec.alias_of!r}, which is not registered")
+                if spec.execute is None and spec.alias_args is None:
+                    raise BootError(f"plugin {spec.plugin}: alias {spec.name} needs alias_args "
+                                    "or an execute of its own")
+            self._fingerprints[spec.name] = short_fingerprint(spec.schema)
+        self._frozen = True
+
+    def describe(self, visible: list[str]) -> None:
+        """Give every tool with a ``describe`` its final description, now that the tools
+        and the surface are known (host boot calls this once, after choosing the surface)."""
+        registered, shown = frozenset(self._tools), frozenset(visible)
+        for name, spec in list(self._tools.items()):
+            if spec.describe is None:
+                continue
+            try:
+                text = spec.describe(registered, shown)
+            except Exception as exc:
+                raise BootError(f"plugin {spec.plugin}: tool {name}: describe() failed: "
+                                f"{type(exc).__name__}: {exc}") from exc
+            if not isinstance(text, str) or not text.strip():
+                raise BootError(f"plugin {spec.plugin}: tool {name}: describe() must return "
+                                "a non-empty description")
+            self._tools[name] = attrs.evolve(spec, description=text)
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def tools(self) -> list[ToolSpec]:
+        return [self._tools[n] for n in sorted(self._tools)]
+
+    def compiled(self, name: str) -> Compiled:
+        """The tool's schema compiled once, on first use (boot stays cheap): its validator,
+        the fast certainly-valid check, or why the schema does not compile."""
+        found = self._compiled.get(name)
+        if found is None:
+            with self._compile_lock:
+                found = self._compiled.get(name)
+                if found is None:
+                    spec = self._tools[name]
+                    found = compile_schema(spec.schema, self._fingerprints[name])
+                    if found.error is not None:
+                        log.warning("tool %s (plugin %s) has a schema that does not compile: %s",
+                                    name, spec.plugin, found.error)
+                    self._compiled[name] = found
+        return found
+
+    def short_fingerprint(self, name: str) -> str:
+        return self._fingerprints[name]
+
+    @property
+    def config_schemas(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``{table: (plugin, schema)}`` for every claimed table."""
+        return dict(self._config_schemas)
+
+    def table(self, name: str) -> dict[str, Any]:
+        """A claimed table as validated (defaults applied); ``{}`` for a table nobody claimed."""
+        return self._tables.get(name, {})
+
+    def tables_of(self, plugin: str | None) -> list[str]:
+        """The tables ``plugin`` claimed, in the order it claimed them."""
+        return [t for t, (owner, _schema) in self._config_schemas.items() if owner == plugin]
+
+    @property
+    def session_extensions(self) -> dict[str, Callable[[Any], Any]]:
+        return dict(self._session_extensions)
+
+    def rule_names(self) -> list[tuple[str, RuleNames]]:
+        """``(plugin, recognize)`` for every `add_rule_names`, in registration order."""
+        return list(self._rule_names)
+
+    def info(self, plugin: str) -> tuple[str, ...]:
+        """The `add_info` lines of one plugin, in the order it added them."""
+        return tuple(self._info.get(plugin, ()))
+
+    def other_os_tools(self) -> list[ToolSpec]:
+        """Tools registered for another OS than this host's (kept out of every surface)."""
+        return [self._other_os[n] for n in sorted(self._other_os)]
+
+    def _check_open(self) -> None:
+        if self._frozen:
+            raise BootError("the registry is frozen: tools are added during boot only")
+
+
+__all__ = ["Compiled", "Registry", "RuleNames", "compile_schema"]

@@ -1,0 +1,199 @@
+"""What one session writes to the session store, and the state its plugins keep there.
+
+`Journal` turns what the pipeline learns (a batch, a call starting, its shaped
+result, the notices shown, a message the integrator records) into store ops,
+within ``[sessions] record``:
+
+- ``all``: calls, messages, notices, jobs, plugin state and the observation ledger;
+- ``calls``: the same without messages;
+- ``off``: nothing reaches the store; plugin state and the ledger live in memory and
+  end with the process.
+
+`SessionStorage` (``session.storage``) is the plugins' part of it: small JSON values
+by namespace and key (goals, todos, presented files, subagent records), and
+background jobs with their logs. Values are read from memory (loaded once on
+resume); a `put` is committed before it returns, so a plugin may make a change
+current only once it is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from .._model.values import ToolCall
+from . import records as m
+
+log = logging.getLogger("callgate.store")
+
+
+class Journal:
+    """One session's recording (a session with ``record = "off"`` gets one that writes
+    nothing: ``durable`` is false)."""
+
+    def __init__(self, session_id: str, mode: str, recorder: Any | None = None,
+                 run: m.RunStarted | None = None) -> None:
+        self.session_id = session_id
+        self.mode = mode
+        self.recorder = recorder
+        self.run = run
+        self.durable = recorder is not None and mode != "off"
+        #: the pipeline records calls (a plain attribute: read on every batch)
+        self.calls = self.durable
+        self.messages = self.durable and mode == "all"
+
+    @property
+    def store(self) -> Any | None:
+        return self.recorder.store if self.recorder is not None else None
+
+    def submit(self, op: Any) -> None:
+        if self.durable:
+            assert self.recorder is not None
+            self.recorder.submit(op)
+
+    def flush(self) -> None:
+        """Wait until everything this process queued is committed (raises `StoreError`)."""
+        if self.recorder is not None:
+            self.recorder.flush()
+
+    # --- calls (the pipeline) -------------------------------------------------------------
+
+    def batch(self) -> m.BatchStarted:
+        op = m.BatchStarted(self.session_id)
+        self.recorder.submit(op)  # type: ignore[union-attr]
+        return op
+
+    def call_started(self, batch: m.BatchStarted, position: int, call: ToolCall,
+                     origin: str | None) -> m.CallStarted:
+        assert self.run is not None
+        op = m.CallStarted(self.session_id, batch, position, call.id,
+                           call.name if isinstance(call.name, str) else repr(call.name),
+                           call.arguments, origin, time.time(), self.run)
+        self.recorder.submit(op)  # type: ignore[union-attr]
+        return op
+
+    def call_ended(self, start: m.CallStarted, *, tool: str | None, outcome: str,
+                   is_error: bool, signature: str | None, permission: str | None,
+                   decided_by: str | None, text: str, shown: str | None, ended: float,
+                   result_seq: int) -> m.CallEnded:
+        op = m.CallEnded(start, tool, outcome, is_error, signature, permission, decided_by,
+                         text, shown, ended, result_seq)
+        start.end = op  # applied whole if the start is still queued
+        self.recorder.submit(op)  # type: ignore[union-attr]
+        return op
+
+    def batch_ended(self) -> None:
+        self.recorder.kick()  # type: ignore[union-attr]
+
+    def notices(self, texts: Sequence[str]) -> None:
+        if self.durable:
+            now = time.time()
+            for text in texts:
+                self.submit(m.NoticeRecorded(self.session_id, text, now))
+
+    # --- the integrator ---------------------------------------------------------------------
+
+    def message(self, role: str, text: str) -> None:
+        if self.messages:
+            self.submit(m.MessageRecorded(self.session_id, role, text, time.time()))
+            self.recorder.kick()  # type: ignore[union-attr]
+
+
+class SessionStorage:
+    """``session.storage``: what a session's plugins keep in the store.
+
+    State values are JSON-compatible (``None`` deletes). Reads come from memory;
+    `put` and `delete` are committed before they return (`callgate.store.StoreError`
+    if the store cannot take them; the value in memory is then unchanged). With
+    ``[sessions] record = "off"`` the values live in memory only (``durable`` is
+    false) and end with the process.
+    """
+
+    def __init__(self, journal: Journal, state: dict[tuple[str, str], Any] | None = None,
+                 jobs: Sequence[m.JobRecord] = ()) -> None:
+        self._journal = journal
+        self._lock = threading.Lock()
+        self._state: dict[tuple[str, str], Any] = dict(state or {})
+        self._jobs = {job.job_id: job for job in jobs}
+
+    @property
+    def durable(self) -> bool:
+        """Whether values survive the process (the session records into a store)."""
+        return self._journal.durable
+
+    # --- state --------------------------------------------------------------------------
+
+    def get(self, namespace: str, key: str, default: Any = None) -> Any:
+        with self._lock:
+            return self._state.get((namespace, key), default)
+
+    def has(self, namespace: str, key: str) -> bool:
+        with self._lock:
+            return (namespace, key) in self._state
+
+    def items(self, namespace: str) -> dict[str, Any]:
+        """Every key of ``namespace`` and its value."""
+        with self._lock:
+            return {k: v for (ns, k), v in self._state.items() if ns == namespace}
+
+    def put(self, namespace: str, key: str, value: Any) -> None:
+        """Store ``value`` (``None`` deletes), committed before this returns."""
+        if self._journal.durable:
+            op = m.StatePut(self._journal.session_id, namespace, key, value)
+            self._journal.submit(op)
+            self._journal.flush()
+            if op.error is not None:
+                store = self._journal.store
+                where = store.location if store is not None else "the session store"
+                raise m.StoreError(f"session store {where} did not take {namespace}/{key}: "
+                                   f"{op.error}", where) from op.error
+        with self._lock:
+            if value is None:
+                self._state.pop((namespace, key), None)
+            else:
+                self._state[(namespace, key)] = value
+
+    def delete(self, namespace: str, key: str) -> None:
+        self.put(namespace, key, None)
+
+    # --- background jobs ----------------------------------------------------------------
+
+    def jobs(self) -> list[m.JobRecord]:
+        """The jobs recorded for this session by earlier processes (as restored)."""
+        with self._lock:
+            return list(self._jobs.values())
+
+    def job_log(self, job_id: str) -> bytes | None:
+        """The stored log of a recorded job (``None`` if it has none)."""
+        store = self._journal.store
+        if not self._journal.durable or store is None:
+            return None
+        return store.job_log(self._journal.session_id, job_id)
+
+    def put_job(self, job: m.JobRecord, log_data: bytes | None = None, *,
+                wait: bool = False) -> None:
+        """Record a job's state (and, with ``log_data``, its whole log)."""
+        if not self._journal.durable:
+            return
+        assert self._journal.run is not None
+        self._journal.submit(m.JobPut(self._journal.session_id, job, self._journal.run,
+                                      log_data))
+        if wait:
+            self._journal.flush()
+        else:
+            self._journal.recorder.kick()  # type: ignore[union-attr]
+
+    def job_read(self, job_id: str, cursor: int) -> None:
+        """The model has read a recorded job's log up to ``cursor``."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is not None:
+                import attrs
+
+                self._jobs[job_id] = attrs.evolve(job, cursor=max(job.cursor, cursor))
+        if self._journal.durable:
+            self._journal.submit(m.JobCursor(self._journal.session_id, job_id, cursor))
+            self._journal.recorder.kick()  # type: ignore[union-attr]

@@ -1,0 +1,114 @@
+"""Where the session store is, which backend serves it, and one open store per location.
+
+``[sessions] store`` names it: a path (``~`` expanded; relative to the config file's
+directory), or a URL whose scheme names a backend installed under the
+``callgate.stores`` entry-point group (``postgresql://...`` once such a backend
+exists). Without it, the store is ``<state dir>/sessions/sessions.sqlite3``
+(`callgate.state_dir`: ``$CALLGATE_HOME`` or the platform's user state
+directory). Each process opens a location once; its sessions share the store and
+its writer (`_recorder.Recorder`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import os
+import re
+import threading
+from typing import Any
+
+from .._config.state import state_dir
+from .recorder import Recorder
+from .records import StoreError
+
+ENTRY_POINT_GROUP = "callgate.stores"
+FILE_NAME = "sessions.sqlite3"
+_URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+
+_lock = threading.Lock()
+_open: dict[str, tuple[Any, Recorder]] = {}
+
+
+def default_location() -> str:
+    return os.path.join(state_dir(), "sessions", FILE_NAME)
+
+
+def is_url(location: str) -> bool:
+    """Whether a ``[sessions] store`` value is a URL (``sqlite:///…``, ``postgresql://…``)."""
+    return _URL.match(location) is not None
+
+
+def resolve_location(configured: str | None, config_file: str | None = None) -> str:
+    """The store's location: a URL as given, a path made absolute, or the default."""
+    if not configured:
+        return default_location()
+    if _URL.match(configured):
+        return configured
+    path = os.path.expanduser(configured)
+    if not os.path.isabs(path):
+        base = os.path.dirname(os.path.abspath(config_file)) if config_file else os.getcwd()
+        path = os.path.join(base, path)
+    return os.path.abspath(path)
+
+
+def _backend_for(location: str) -> Any:
+    found = _URL.match(location)
+    if found is None or found.group(1).lower() in ("file", "sqlite"):
+        from .sqlite import SqliteStore
+
+        path = location if found is None else location[found.end():]
+        return SqliteStore.open(path)
+    scheme = found.group(1).lower()
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == scheme:
+            opener = ep.load()
+            return opener(location)
+    raise StoreError(f"session store {location}: no installed backend serves {scheme}:// "
+                     f"(backends are entry points in the {ENTRY_POINT_GROUP} group)", location)
+
+
+def open_store(location: str | None = None) -> Any:
+    """The store at ``location`` (default: `default_location`), opened once per process."""
+    return opened(location)[0]
+
+
+def open_reader(location: str | None = None) -> Any:
+    """The store at ``location`` opened to read only, apart from the writing one: an SQLite
+    file is opened read-only (nothing created, migrated or settled; `StoreError` if it is
+    missing). Another backend's opener is asked with ``read_only=True`` when it takes it."""
+    import inspect
+
+    where = location or default_location()
+    found = _URL.match(where)
+    if found is None or found.group(1).lower() in ("file", "sqlite"):
+        from .sqlite import SqliteReader
+
+        return SqliteReader.open(where if found is None else where[found.end():])
+    scheme = found.group(1).lower()
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == scheme:
+            opener = ep.load()
+            if "read_only" in inspect.signature(opener).parameters:
+                return opener(where, read_only=True)
+            return opener(where)
+    raise StoreError(f"session store {where}: no installed backend serves {scheme}:// "
+                     f"(backends are entry points in the {ENTRY_POINT_GROUP} group)", where)
+
+
+def opened(location: str | None = None) -> tuple[Any, Recorder]:
+    """The store at ``location`` and its writer."""
+    where = location or default_location()
+    with _lock:
+        found = _open.get(where)
+        if found is None:
+            store = _backend_for(where)
+            found = _open[where] = (store, Recorder(store))
+        return found
+
+
+def forget(location: str) -> None:
+    """Drop a location from this process's open stores (its file was removed or replaced)."""
+    with _lock:
+        found = _open.pop(location, None)
+    if found is not None:
+        found[0].close()
