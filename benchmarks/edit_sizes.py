@@ -41,7 +41,8 @@ import callgate_files
 from _peers import PeerEditor, ensure_peers
 from _plain import plain_edit
 from _timing import ratio, summary
-from callgate import Host, Session, ToolCall
+from callgate import Host, ToolCall
+from callgate.host import Session
 
 MARKERS = ("MARKER_ALPHA = 1", "MARKER_BETA = 2")
 DEFAULT_SIZES = "1K,64K,1M,8M,50M"

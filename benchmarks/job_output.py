@@ -30,6 +30,7 @@ from typing import Any
 
 import callgate_shell
 from callgate import ToolCall, sync
+from callgate_shell import JOBS
 
 MIB = 1 << 20
 
@@ -89,7 +90,7 @@ def run_job(session: sync.Session, n: int, seq: int) -> tuple[float, int, int]:
         listed = session.run(ToolCall(f"w{seq}", "job_output",
                                       {"wait": True, "timeout_ms": 600_000}))
         elapsed = time.perf_counter() - t0
-    job = session.session.jobs.get(job_id)
+    job = session.session.extension(JOBS).get(job_id)
     if job is None or not job.finished.is_set() or job.status != "done":
         raise SystemExit(f"the job did not finish: {listed.text}")
     size = os.path.getsize(job.log_path)
@@ -118,7 +119,7 @@ def measure(n: int, repeat: int) -> dict[str, Any]:
                 via_cat.append(shell_time(f"yes | head -c {n} | cat > {cat_file}"))
                 os.unlink(cat_file)
                 # each job's log stays until the session closes; free the disk now
-                os.truncate(session.session.jobs.get(f"bash-{i + 1}").log_path, 0)
+                os.truncate(session.session.extension(JOBS).get(f"bash-{i + 1}").log_path, 0)
         finally:
             host.close()
     job_s, direct_s, cat_s = (statistics.median(v) for v in (jobs, direct, via_cat))

@@ -36,6 +36,7 @@ from lsprotocol import types
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import ratio, summary
+from callgate_lsp import LSP
 
 ROOT = Path(__file__).resolve().parents[1]
 TS_SERVER = ROOT / ".cache" / "npm-lsp" / "node_modules" / ".bin" / "typescript-language-server"
@@ -127,7 +128,7 @@ async def _warm_async(ws: Path, table: dict[str, Any], calls: int, typescript: b
             assert time.monotonic() < deadline, "the server never answered the definition"
             await asyncio.sleep(0.2)
         pipeline, bare = [], []
-        mgr = session.lsp
+        mgr = session.extension(LSP)
         spec = mgr.table.for_path(str(ws / args["file"]))
         for _ in range(5):  # interleaved rounds, so drift hits both sides alike
             for _ in range(calls // 5):

@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from callgate_memory import MEMORY
+
 MEMORY_QUERIES = ("kestrel", "deploy database port", "staging cache timeout",
                   "quartz lantern", "user prefers tabs")
 DOCS_QUERIES = ("permissions", "plan mode", "mcp server timeout", "config file location",
@@ -134,7 +136,7 @@ def _run(home: Path, facts: int, repeat: int) -> dict[str, Any]:
     host = sync.Host.boot({}, plugins=[callgate_memory, callgate_docs], entrypoints=False,
                           surface="full")
     session = host.open_session(workspace)
-    store = Path(session.session.memory.directories["project"])
+    store = Path(session.session.extension(MEMORY).directories["project"])
     started = time.perf_counter()
     make_facts(store, facts)
     generated_s = time.perf_counter() - started
@@ -158,7 +160,7 @@ def _run(home: Path, facts: int, repeat: int) -> dict[str, Any]:
     real_feed = memory_index.FEED
     memory_index.FEED = scan_feed
     try:
-        scan_index = memory_index.FactIndex(session.session.memory.directories)
+        scan_index = memory_index.FactIndex(session.session.extension(MEMORY).directories)
     finally:
         memory_index.FEED = real_feed
     scan_index.refresh()

@@ -37,6 +37,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import summary
+from callgate_goals import GOALS
+from callgate_workflow import TODOS
 
 TARGET_RECORD_US = 20.0
 TARGET_SEARCH_MS = 50.0
@@ -294,7 +296,7 @@ def _resume(home: Path, workspace: str, calls: int, repeat: int) -> dict[str, An
     for _ in range(repeat):
         started = time.perf_counter()
         again = host.open_session(workspace, resume=sid)
-        assert again.goals.current() is not None and len(again.todos) == 20
+        assert again.extension(GOALS).current() is not None and len(again.extension(TODOS)) == 20
         assert len(again.observations()) == 500
         resumed.append(time.perf_counter() - started)
         again.close()

@@ -14,7 +14,7 @@ and load; figures are medians, ratios are between medians of the same run:
 - ``warm_stat``: warm with the inotify feed off (what a non-Linux host gets: one stat per
   root and per skill folder);
 - ``edited``: the call right after one SKILL.md was rewritten (that one file re-read);
-- ``index``: ``session.skills_index()`` (warm), what an integrator calls per turn;
+- ``index``: ``session.extension(SKILLS).index()`` (warm), what an integrator calls per turn;
 - ``slash_list``: ``slash_command`` with no command through ``Session.run_batch`` (the
   command files, the 1,000 skills as commands, shaping), warm;
 - ``walk``: ``os.walk`` of the skills root (every folder and file name, no reads);
@@ -38,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from callgate_skills import SKILLS
 
 TARGET_WARM_MS = 5.0
 
@@ -146,7 +148,7 @@ def run(skills: int = 1000, repeat: int = 15) -> dict[str, Any]:
             callgate_skills.discover(ws, {})  # watched again
             edited.write_text(original + f"\nround {round_no}\n")
             timed("edited", lambda: callgate_skills.discover(ws, {}))
-            timed("index", lambda: session.session.skills_index())
+            timed("index", lambda: session.session.extension(SKILLS).index())
             [result] = timed(
                 "slash_list", lambda: session.run_batch([ToolCall("l", "slash_command", {})])
             )

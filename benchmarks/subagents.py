@@ -26,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import summary
+from callgate_capability import MCP_SERVERS
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "mcp_fixture_server.py"
@@ -57,7 +58,7 @@ async def measure(rounds: int) -> dict[str, Any]:
                 ]
             )
             assert not connected.is_error, connected.text
-            server_pid = parent.mcp_servers.pid("fixture")
+            server_pid = parent.extension(MCP_SERVERS).pid("fixture")
             child_s: list[float] = []
             plain_s: list[float] = []
             for i in range(rounds + 10):  # the first 10 of each are warm-up
@@ -72,7 +73,7 @@ async def measure(rounds: int) -> dict[str, Any]:
                     child_s.append(t1 - t0)
                     plain_s.append(t2 - t1)
             check = parent.open_child(profile=profile)
-            shares = check.mcp_servers.pid("fixture") == server_pid is not None
+            shares = check.extension(MCP_SERVERS).pid("fixture") == server_pid is not None
             await check.close()
     child, plain = summary(child_s, "ms"), summary(plain_s, "ms")
     return {

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from callgate import ToolCall
+from callgate import ToolCall, providers
 from callgate.sync import Host, Session
 
 SYSTEM = ("You are a coding agent. Use the tools to inspect and change the workspace; "
@@ -32,7 +32,7 @@ SYSTEM = ("You are a coding agent. Use the tools to inspect and change the works
 def agent_loop(client: Any, model: str, session: Session, task: str, max_turns: int = 12,
                log: Any = print) -> str:
     """Run one user task to completion; returns the model's final answer."""
-    tools = session.surface("anthropic")  # fixed for the session: cache-friendly
+    tools = providers.surface(session, "anthropic")  # fixed for the session: cache-friendly
     messages: list[Any] = [{"role": "user", "content": task}]
     session.begin_turn("human")  # a direct human message starts this turn
     for _ in range(max_turns):
@@ -47,7 +47,7 @@ def agent_loop(client: Any, model: str, session: Session, task: str, max_turns: 
             log(f"  {result.name}: {'ERROR ' if result.is_error else ''}{result.text[:70]!r}")
         # every tool_use gets its tool_result, in order, in one user message
         messages.append({"role": "user", "content": [
-            session.host.render_result(result, "anthropic") for result in results]})
+            providers.render_result(result, "anthropic") for result in results]})
     return f"(stopped after {max_turns} model turns)"
 
 

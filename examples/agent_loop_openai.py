@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from callgate import ToolCall
+from callgate import ToolCall, providers
 from callgate.sync import Host, Session
 
 SYSTEM = ("You are a coding agent. Use the tools to inspect and change the workspace; "
@@ -32,7 +32,7 @@ SYSTEM = ("You are a coding agent. Use the tools to inspect and change the works
 def agent_loop(client: Any, model: str, session: Session, task: str, max_turns: int = 12,
                log: Any = print) -> str:
     """Run one user task to completion; returns the model's final answer."""
-    tools = session.surface("openai-chat")  # fixed for the session: cache-friendly
+    tools = providers.surface(session, "openai-chat")  # fixed for the session: cache-friendly
     messages: list[Any] = [{"role": "system", "content": SYSTEM},
                            {"role": "user", "content": task}]
     session.begin_turn("human")  # a direct human message starts this turn
@@ -46,7 +46,7 @@ def agent_loop(client: Any, model: str, session: Session, task: str, max_turns: 
         calls = [ToolCall(c.id, c.function.name, c.function.arguments) for c in reply.tool_calls]
         for result in session.run_batch(calls):  # one result per call, in call order
             log(f"  {result.name}: {'ERROR ' if result.is_error else ''}{result.text[:70]!r}")
-            messages.extend(session.host.render_result(result, "openai-chat"))
+            messages.extend(providers.render_result(result, "openai-chat"))
     return f"(stopped after {max_turns} model turns)"
 
 

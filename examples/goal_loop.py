@@ -10,9 +10,9 @@ What it shows (goals-and-workflow.md §0-§1):
 
 1. A human turn: the user asks for long-running work; the model creates a goal
    (only a direct human turn may) and writes a task list.
-2. The loop: ``while session.goals.should_continue(): r = session.goals.start_round()``
-   and the model runs on ``r.prompt``. An automatic round may only complete or
-   block its own goal: the model's attempt to pause it is refused.
+2. The loop: ``goals = session.extension(GOALS)``; ``while goals.should_continue():
+   r = goals.start_round()`` and the model runs on ``r.prompt``. An automatic round may
+   only complete or block its own goal: the model's attempt to pause it is refused.
 3. The model completes the goal in round 3; ``should_continue()`` turns false.
 4. A restarted host (same session directory) restores the goal, disarmed.
 
@@ -31,6 +31,7 @@ import anyio
 import callgate_goals
 import callgate_workflow
 from callgate import Host, ToolCall, ToolResult
+from callgate_goals import GOALS
 
 USER_MESSAGE = ("Please ship v1: write the changelog, then tag the release. Keep going on "
                 "your own.")
@@ -110,8 +111,8 @@ async def run(workspace: Path, session_dir: Path) -> dict[str, Any]:
         show("human turn", calls, await session.run_batch(calls))
 
         # 2. The integrator's loop: one automatic round at a time, while the goal is armed.
-        while session.goals.should_continue():
-            goal_round = session.goals.start_round()
+        while session.extension(GOALS).should_continue():
+            goal_round = session.extension(GOALS).start_round()
             assert goal_round is not None
             rounds.append(goal_round.number)
             print(f"\n[prompt] {goal_round.prompt}")
@@ -119,7 +120,7 @@ async def run(workspace: Path, session_dir: Path) -> dict[str, Any]:
             results = await session.run_batch(calls)
             show(f"automatic round {goal_round.number}", calls, results)
             refused += [r.error.signature for r in results if r.error is not None]
-        final = session.goals.current()
+        final = session.extension(GOALS).current()
         print(f"\nloop finished after rounds {rounds}: phase={final['phase']} "
               f"stop_reason={final['stop_reason']}")
 
@@ -127,9 +128,9 @@ async def run(workspace: Path, session_dir: Path) -> dict[str, Any]:
     #    disarmed with stop_reason "cold-restore" until a human resumes it).
     host = Host.boot({}, plugins=[callgate_goals], entrypoints=False, surface="full")
     async with host.open_session(workspace, session_dir=session_dir) as session:
-        restored = session.goals.current()
+        restored = session.extension(GOALS).current()
         print(f"after a restart: phase={restored['phase']} armed={restored['armed']} "
-              f"should_continue={session.goals.should_continue()}")
+              f"should_continue={session.extension(GOALS).should_continue()}")
     return {"rounds": rounds, "final": final, "refused": refused, "restored": restored}
 
 

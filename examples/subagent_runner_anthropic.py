@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-from callgate import Host, ToolCall, hookimpl
+from callgate import Host, ToolCall, hookimpl, providers
 
 SYSTEM = ("You are a subagent. Do the task with the tools you have; you cannot ask the "
           "user anything. End with a short, complete answer.")
@@ -39,7 +39,7 @@ class AnthropicRunner:
 
     async def run(self, request: Any) -> Any:
         session = request.session
-        tools = session.surface("anthropic")
+        tools = providers.surface(session, "anthropic")
         messages: list[Any] = [{"role": "user", "content": request.prompt}]
         session.begin_turn("automatic")
         for _ in range(request.max_steps or DEFAULT_STEPS):
@@ -52,7 +52,7 @@ class AnthropicRunner:
                 return "".join(b.text for b in reply.content if b.type == "text")
             results = await session.run_batch([ToolCall(b.id, b.name, b.input) for b in uses])
             messages.append({"role": "user", "content": [
-                session.host.render_result(r, "anthropic") for r in results]})
+                providers.render_result(r, "anthropic") for r in results]})
         return {"status": "partial", "answer": "(stopped after max_steps model turns)",
                 "error_code": "max_steps", "retryable": True}
 

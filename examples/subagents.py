@@ -26,6 +26,7 @@ import callgate_tasks
 import callgate_workflow
 from callgate import Host, ToolCall, hookimpl
 from callgate_tasks import SubagentOutcome, SubagentRequest
+from callgate_workflow import TODOS
 
 #: A small output limit, so that the long survey is previewed and must be paged.
 CONFIG = {"results": {"max_chars": 6000}}
@@ -99,7 +100,7 @@ async def run(workspace: Path, session_dir: Path) -> dict[str, Any]:
               f"{whole == survey_text()}")
         record = s.storage.get("subagents", survey_ref)  # kept in the session store
         print(f"record {survey_ref} in the session store: status={record['status']} "
-              f"attempts={record['attempts']}; parent todos: {len(s.todos)}")
+              f"attempts={record['attempts']}; parent todos: {len(s.extension(TODOS))}")
         return {"refs": [c["ref"] for c in result.meta["subagents"]], "pages": len(pages),
                 "identical": whole == survey_text(), "preview_chars": len(result.text)}
 

@@ -4,7 +4,7 @@ Every tool call goes through one pipeline: resolve, validate, pre-tool-use
 hooks, permission, host gates, dispatch, result shaping. Tools are plugins
 (pluggy, entry-point group ``callgate``); this package is the public API that
 plugins and integrators use. Anything not listed in ``__all__`` here or in a
-public submodule is private.
+public submodule is private (every ``callgate._*`` module is).
 
 Writing a tool::
 
@@ -24,71 +24,49 @@ and expose the module in your package's ``pyproject.toml``::
     [project.entry-points.callgate]
     word_count = "my_package.plugin"
 
-Public submodules: `callgate.files` (observed reads, atomic writes, the gate's
-errors), `callgate.text` (encodings and line endings), `callgate.paths`
-(confinement, walking with ignore rules, globs), `callgate.schema` (canonical
-schemas), `callgate.store` (the session store: its interface, records and read API),
-`callgate.hookspecs`, `callgate.sync` (the blocking facade) and `callgate.testing`
-(the pytest fixtures). `state_dir()` is where plugins keep state that
-outlives a session (``$CALLGATE_HOME``, else the platform's user state directory).
+Public submodules: `callgate.host` (what integrators hold: `Session`, `SessionPair`,
+plugin info, execution facts, boot errors), `callgate.files` (observed reads, atomic
+writes, the gate's errors), `callgate.text` (encodings and line endings),
+`callgate.paths` (confinement, walking with ignore rules, globs, `state_dir`),
+`callgate.results` (what a result holds), `callgate.schema` (canonical schemas),
+`callgate.store` (the session store: its interface, records and read API),
+`callgate.process` (the one door for every program a session starts),
+`callgate.hookspecs` (the hooks, and the answers pre-tool-use hooks give),
+`callgate.providers` (provider renderings of tools and results), `callgate.sync` (the
+blocking facade) and `callgate.testing` (the pytest fixtures). docs/architecture.md
+shows how the package is layered.
 """
 
 import logging as _logging
-from typing import Any as _Any
 
-from ._config.state import state_dir
-from ._host.host import Host, PluginInfo
-from ._model.errors import BootError, ConfigError, ToolError
-from ._model.facts import ExecutionFact
+from ._host.host import Host
+from ._model import VERSION
+from ._model.errors import ToolError
+from ._model.keys import SessionKey
 from ._model.spec import ProxyRoute, Target, ToolSpec
-from ._model.values import (
-    ERROR_KINDS,
-    Decision,
-    ErrorInfo,
-    ImageBlock,
-    PathRole,
-    PermissionSubject,
-    Refuse,
-    Replace,
-    TextBlock,
-    ToolCall,
-    ToolResult,
-    Violation,
-)
+from ._model.values import Decision, PathRole, PermissionSubject, ToolCall, ToolResult, Violation
+from ._pipeline.childprofile import ChildProfile
 from ._pipeline.context import ToolContext
-from ._pipeline.profiles import ChildProfile
-from ._pipeline.shared import SharedResources
+from ._pipeline.view import HostView, SessionView
 from ._registry.registry import Registry
-from ._session.pair import SessionPair
-from ._session.session import Session
 from .hookspecs import hookimpl, hookspec
 
 _logging.getLogger("callgate").addHandler(_logging.NullHandler())
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 __all__ = [
-    "ERROR_KINDS",
-    "BootError",
     "ChildProfile",
-    "ConfigError",
     "Decision",
-    "ErrorInfo",
-    "ExecutionFact",
     "Host",
-    "ImageBlock",
+    "HostView",
     "PathRole",
     "PermissionSubject",
-    "PluginInfo",
     "ProxyRoute",
-    "Refuse",
     "Registry",
-    "Replace",
-    "Session",
-    "SessionPair",
-    "SharedResources",
+    "SessionKey",
+    "SessionView",
     "Target",
-    "TextBlock",
     "ToolCall",
     "ToolContext",
     "ToolError",
@@ -97,45 +75,4 @@ __all__ = [
     "Violation",
     "hookimpl",
     "hookspec",
-    "state_dir",
 ]
-
-#: Names this package exported before its API was made small, and where they live now.
-_MOVED = {
-    **dict.fromkeys(
-        ("DEFAULT_MAX_EDIT_BYTES", "Absent", "ChangeDiff", "FileAccess", "FilePreview",
-         "GatedPath", "ObservationLedger", "Present", "SourceFile", "WriterLease",
-         "binary_error", "change_diff", "changed_while_applying", "copy_noreplace",
-         "create_file", "held_paths", "identity_of", "io_error", "is_directory", "kind_of",
-         "make_parents", "matches", "needs_digest", "not_found", "not_observed", "not_regular",
-         "pid_alive", "remove_empty_dirs", "removed_after_read", "rename_noreplace",
-         "replace_file", "stale", "stale_detail", "sweep_stale_temps", "sweep_tree",
-         "temp_name", "too_large", "version_of", "temp_basename", "DENIED_NAMES",
-         "ReadDenylist", "denied_name", "check_protected", "protected_paths"),
-        "callgate.files"),
-    **dict.fromkeys(
-        ("DETECT_BYTES", "ENCODINGS", "Declaration", "DecodedText", "Detection", "bom_of",
-         "codec_of", "coding_declaration", "declared_kind", "decode_bytes", "decode_text",
-         "detect", "detect_encoding", "display", "display_line", "display_lines",
-         "encode_text", "has_escapes", "is_binary", "line_style", "newline_bytes",
-         "split_lines", "to_crlf", "unencodable", "unit_of", "usable_codec"), "callgate.text"),
-    **dict.fromkeys(("PRUNE", "ResolvedPath", "Workspace", "within", "root_path", "READ_FLAGS",
-                     "HeldDir", "PathChanged", "open_dir", "walk_dirs",
-                     "confinement_mechanism"), "callgate.paths"),
-    **dict.fromkeys(("canonical_bytes", "canonical_schema", "fingerprint",
-                     "short_fingerprint"), "callgate.schema"),
-}
-
-
-class MovedError(ImportError):
-    """A name that moved out of ``callgate`` into a public submodule (the message says where).
-
-    An `ImportError` (not an `AttributeError`), so ``from callgate import <name>`` shows
-    this message instead of Python's generic "cannot import name"."""
-
-
-def __getattr__(name: str) -> _Any:
-    home = _MOVED.get(name)
-    if home is not None:
-        raise MovedError(f"callgate.{name} is now {home}.{name}: import it from {home}")
-    raise AttributeError(f"module 'callgate' has no attribute {name!r}")

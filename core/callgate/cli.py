@@ -165,7 +165,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.provider or args.json:
         try:
-            tools = host.surface(args.provider)
+            from . import providers
+
+            tools = providers.surface(host, args.provider)
         except ValueError as exc:
             return _fail(str(exc))
         print(json.dumps(tools, indent=2, ensure_ascii=False))

@@ -17,10 +17,9 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
   another program has the file open for writing (``open_for_writing``), undone with
   `FileChanged` when one starts writing during the replace, so no write is lost to it.
 - Observations: `ObservationLedger`, `Present`, `Absent`, `version_of`, `matches`.
-- What no tool may touch: the read deny list (`ReadDenylist`, `denied_name`,
-  `DENIED_NAMES`) and the host's protected paths (`protected_paths`, `check_protected`).
-- What a sandbox hides from commands altogether: the session store, the state and user
-  config directories (`hidden_paths`).
+- What no tool may read: the read deny list (`ReadDenylist`, `denied_name`,
+  `DENIED_NAMES`). What a sandbox protects and hides is `callgate.process`'s
+  (`protected_paths`, `hidden_paths`).
 - Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
 - Change previews: `change_diff`, `ChangeDiff`, `FilePreview`.
 - Writer leases: `WriterLease`, `held_paths`.
@@ -29,17 +28,9 @@ Text decoding lives in `callgate.text`, paths and walking in `callgate.paths`.
 """
 
 from ._changes import ChangeDiff, FilePreview, change_diff
-from ._files.access import (
-    DEFAULT_MAX_EDIT_BYTES,
-    DENIED_NAMES,
-    FileAccess,
-    ReadDenylist,
-    SourceFile,
-    binary_error,
-    denied_name,
-    too_large,
-)
+from ._files.access import FileAccess, SourceFile, binary_error, too_large
 from ._files.gate import (
+    GatedPath,
     changed_while_applying,
     io_error,
     is_directory,
@@ -52,9 +43,7 @@ from ._files.gate import (
     stale,
     stale_detail,
 )
-from ._files.hidden import hidden_paths
-from ._files.protected import check_write as check_protected
-from ._files.protected import protected_paths
+from ._files.policy import DEFAULT_MAX_EDIT_BYTES, DENIED_NAMES, ReadDenylist, denied_name
 from ._fs.atomic import (
     FileChanged,
     copy_noreplace,
@@ -81,7 +70,6 @@ from ._fs.observations import (
     needs_digest,
     version_of,
 )
-from ._pipeline.context import GatedPath
 
 __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
@@ -102,12 +90,10 @@ __all__ = [
     "binary_error",
     "change_diff",
     "changed_while_applying",
-    "check_protected",
     "copy_noreplace",
     "create_file",
     "denied_name",
     "held_paths",
-    "hidden_paths",
     "identity_of",
     "io_error",
     "is_directory",
@@ -120,7 +106,6 @@ __all__ = [
     "not_regular",
     "open_for_writing",
     "pid_alive",
-    "protected_paths",
     "remove_empty_dirs",
     "removed_after_read",
     "rename_noreplace",

@@ -11,6 +11,9 @@ the decoded arguments and, when the call runs another tool (a proxy's
 target, an alias's primary), that tool with its name and arguments; the call
 as the model sent it is ``call.via``.
 
+A pre-tool-use hook answers with `Refuse` (block the call) or `Replace` (run it with other
+arguments); a permission hook with `callgate.Decision`.
+
 Hooks that only one plugin family needs from the integrator (a conversation,
 a subagent runner, an image describer) live in that plugin's package and are
 added with ``registry.add_hookspecs(module)``.
@@ -22,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from ._model.values import Refuse, Replace
+
 if TYPE_CHECKING:
-    from ._host.host import Host
     from ._model.spec import ToolSpec
-    from ._model.values import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
+    from ._model.values import Decision, ToolCall, ToolResult, Violation
+    from ._pipeline.launch import Confined, Launch
+    from ._pipeline.view import HostView, SessionView
     from ._registry.registry import Registry
-    from ._session.session import Session
-    from .process import Confined, Launch
 
 hookspec = pluggy.HookspecMarker("callgate")
 hookimpl = pluggy.HookimplMarker("callgate")
@@ -38,7 +42,7 @@ hookimpl = pluggy.HookimplMarker("callgate")
 
 
 @hookspec
-def callgate_register_tools(registry: Registry, host: Host) -> None:
+def callgate_register_tools(registry: Registry, host: HostView) -> None:
     """Boot, once per plugin: add tools with ``registry.add(ToolSpec(...))``.
 
     ``registry`` also claims config tables (``registry.add_config`` returns the
@@ -54,7 +58,7 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
 
 @hookspec
 def callgate_validate_arguments(call: ToolCall, tool: ToolSpec,
-                                session: Session) -> list[Violation] | None:
+                                session: SessionView) -> list[Violation] | None:
     """Step 2, after the JSON Schema and the tool's own ``validate`` accepted the arguments
     (so implementations may rely on the schema's types).
 
@@ -66,7 +70,7 @@ def callgate_validate_arguments(call: ToolCall, tool: ToolSpec,
 
 @hookspec
 def callgate_pre_tool_use(call: ToolCall, tool: ToolSpec,
-                          session: Session) -> Refuse | Replace | None:
+                          session: SessionView) -> Refuse | Replace | None:
     """Step 3, when the call's turn in its batch has come, before permission.
 
     Return `Refuse(reason)` to block the call (``blocked: <reason>``, signature
@@ -78,7 +82,7 @@ def callgate_pre_tool_use(call: ToolCall, tool: ToolSpec,
 
 @hookspec
 def callgate_check_permission(call: ToolCall, tool: ToolSpec,
-                              session: Session) -> Decision | None:
+                              session: SessionView) -> Decision | None:
     """Step 4, after Plan mode, beside the ``[permissions]`` rules.
 
     Return a `Decision` (allow / ask / deny) or nothing. Over every answer and
@@ -88,7 +92,7 @@ def callgate_check_permission(call: ToolCall, tool: ToolSpec,
 
 
 @hookspec(firstresult=True)
-def callgate_ask_permission(call: ToolCall, tool: ToolSpec, session: Session,
+def callgate_ask_permission(call: ToolCall, tool: ToolSpec, session: SessionView,
                             preview: Any) -> Decision | bool | None:
     """Step 4, when the decision is ``ask``: the integrator's approver. The first answer
     wins.
@@ -104,7 +108,7 @@ def callgate_ask_permission(call: ToolCall, tool: ToolSpec, session: Session,
 
 @hookspec
 def callgate_shape_result(call: ToolCall, tool: ToolSpec, result: ToolResult,
-                          session: Session) -> ToolResult | None:
+                          session: SessionView) -> ToolResult | None:
     """Step 7, for every result of a call that named a tool, successful or not, in call
     order once the whole batch has its results.
 
@@ -119,7 +123,7 @@ def callgate_shape_result(call: ToolCall, tool: ToolSpec, result: ToolResult,
 
 
 @hookspec(firstresult=True)
-def callgate_confine_process(launch: Launch, session: Session) -> Confined | None:
+def callgate_confine_process(launch: Launch, session: SessionView) -> Confined | None:
     """Confine one program a session starts (`callgate.process`): every shell command,
     background job, language server, MCP server, ``rg`` and ``git`` comes through here.
 
@@ -138,20 +142,20 @@ def callgate_confine_process(launch: Launch, session: Session) -> Confined | Non
 
 
 @hookspec
-def callgate_session_start(session: Session) -> None:
+def callgate_session_start(session: SessionView) -> None:
     """A session opened: its workspace, directory and config are ready."""
 
 
 @hookspec
-def callgate_session_end(session: Session) -> None:
+def callgate_session_end(session: SessionView) -> None:
     """A session is closing: stop what it started (jobs, servers, watchers). Runs in a worker
     thread; an exception is logged, never raised."""
 
 
 @hookspec
-def callgate_turn_start(session: Session, origin: str) -> None:
+def callgate_turn_start(session: SessionView, origin: str) -> None:
     """The integrator declared a new turn with ``session.begin_turn(origin)``; ``origin`` is
     ``"human"`` or ``"automatic"``."""
 
 
-__all__ = ["hookimpl", "hookspec"]
+__all__ = ["Refuse", "Replace", "hookimpl", "hookspec"]

@@ -12,8 +12,11 @@
 - `compile_glob`: the glob dialect of the search tools' patterns and of the
   ``[permissions]`` path rules (``*``, ``?``, ``[...]``, ``**``, ``{a,b}``), so a rule
   ``Edit(src/**)`` and a ``glob`` of ``src/**`` agree on every path.
+- `state_dir`: where plugins keep state that outlives a session (``$CALLGATE_HOME``,
+  else the platform's user state directory; not created).
 """
 
+from ._config.state import state_dir
 from ._fs.confine import READ_FLAGS, HeldDir, PathChanged, open_dir, walk_dirs
 from ._fs.confine import mechanism as confinement_mechanism
 from ._fs.globs import META as GLOB_META
@@ -39,6 +42,7 @@ __all__ = [
     "literal_prefix",
     "open_dir",
     "root_path",
+    "state_dir",
     "walk_dirs",
     "walk_files",
     "within",

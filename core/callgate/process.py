@@ -44,28 +44,24 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from ._model.errors import ToolError
 from ._pipeline import lifeline as _lifeline
+from ._pipeline.launch import Access, Confined, Launch, NoteFn
 
 if TYPE_CHECKING:
     from ._model.values import ToolCall
-    from ._session.session import Session
+    from ._pipeline.view import SessionView
 
-#: How a program may use the workspace: ``"read"`` (shown read-only: a language server,
-#: grep's ``rg``, review's ``git``) or ``"write"`` (a shell command in a writing session).
-Access = Literal["read", "write"]
 #: What a program needs from the sandbox: ``"required"`` (it would run workspace-controlled
 #: code: refused where no backend confines it), ``"if_available"`` (confined where a backend
 #: works, else run as it is) or ``"off"`` (a program of the user's own, outside the sandbox
 #: on purpose: an MCP server of the user config, the host's helpers).
 SandboxNeed = Literal["required", "if_available", "off"]
-#: ``note(output, exit_code)``: one line explaining a failure the sandbox caused, or None.
-NoteFn = Callable[[str, "int | None"], "str | None"]
 
 #: The variable that ties a program to the session (or host) that started it.
 MARKER = _lifeline.MARKER
@@ -162,7 +158,7 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def which(name: str, session: Session | None = None, *, path: str | None = None) -> str | None:
+def which(name: str, session: SessionView | None = None, *, path: str | None = None) -> str | None:
     """Where program ``name`` is, looked up as the door does: on the host's ``PATH`` (or
     ``path``) without relative entries or entries inside ``session``'s workspace. A name
     with a directory part is returned as it is when it is an executable file."""
@@ -171,33 +167,6 @@ def which(name: str, session: Session | None = None, *, path: str | None = None)
     roots = session.workspace.read_roots if session is not None else ()
     search = trusted_path(os.environ.get("PATH", os.defpath) if path is None else path, roots)
     return shutil.which(name, path=search)
-
-
-@attrs.frozen(kw_only=True)
-class Launch:
-    """One program as a session asks to start it (what the ``callgate_confine_process`` hook
-    sees): argv (``argv[0]`` resolved), environment and working directory, the workspace
-    access and network it needs, what it is for (``purpose``: ``"bash"``, ``"lsp:python"``,
-    ``"grep"``, ``"mcp:<server>"``...) and the tool call that starts it, if any."""
-
-    argv: tuple[str, ...] = attrs.field(converter=tuple)
-    env: Mapping[str, str]
-    cwd: str
-    workspace: Access = "read"
-    network: bool = False
-    purpose: str = ""
-    call: ToolCall | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Confined:
-    """A sandbox's answer to `Launch`: what to start instead, and an optional ``note``
-    (one line naming what the sandbox refused, for a failed shell command's output)."""
-
-    argv: Sequence[str]
-    env: Mapping[str, str]
-    cwd: str
-    note: NoteFn | None = None
 
 
 #: Popen/create_subprocess options the door sets itself.
@@ -266,7 +235,7 @@ def kill_group(pgid: int, sig: int | None = None) -> None:
         pass
 
 
-def prepare(session: Session | None, argv: Sequence[str], *, workspace: Access = "read",
+def prepare(session: SessionView | None, argv: Sequence[str], *, workspace: Access = "read",
             network: bool = False, sandbox: SandboxNeed = "if_available",
             because: str = "", env: Environment | None = None, cwd: str | None = None,
             purpose: str = "", call: ToolCall | None = None,
@@ -326,6 +295,22 @@ def _refusal(purpose: str, because: str) -> str:
             "install callgate-sandbox and bubblewrap, or see docs/security.md)")
 
 
+def protected_paths(session: SessionView) -> list[str]:
+    """The protected paths that exist in ``session``'s write roots, canonical and sorted:
+    what a sandbox mounts read-only for the programs it confines (the host's config files,
+    ``callgate.toml``, git's hooks and config, ``[files] protected``; see docs/security.md)."""
+    return session.files.scope.protected_paths()
+
+
+def hidden_paths(session: SessionView) -> list[str]:
+    """The existing paths a sandbox hides from ``session``'s programs altogether, canonical
+    and sorted: the state and user config directories and the session store's file."""
+    from ._pipeline.hidden import hidden_paths as hidden
+
+    return hidden(session)
+
+
 __all__ = ["MARKER", "MINIMAL_NAMES", "SANDBOX_REQUIRED", "SECRET_SUFFIXES", "SECRET_WORDS",
            "Access", "Confined", "Environment", "Launch", "NoteFn", "Prepared", "SandboxNeed",
-           "is_secret", "kill_group", "prepare", "trusted_path", "which"]
+           "hidden_paths", "is_secret", "kill_group", "prepare", "protected_paths",
+           "trusted_path", "which"]

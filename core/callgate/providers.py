@@ -29,7 +29,7 @@ import base64
 import copy
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ._model.canonical import canonical_schema
 from ._model.spec import ToolSpec
@@ -199,8 +199,34 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
     raise _unknown(provider)
 
 
-def render_tools(specs: Sequence[ToolSpec], provider: str) -> list[dict[str, Any]]:
+def render_tools(specs: Sequence[ToolSpec], provider: str | None) -> list[dict[str, Any]]:
+    """``specs`` as ``provider`` defines tools (``None``: canonical entries)."""
+    if provider is None:
+        return [contract_entry(s) for s in specs]
     return [render_tool(s, provider) for s in specs]
+
+
+class Surfaced(Protocol):
+    """A host or a session: what it shows the model, in surface order."""
+
+    def surface_specs(self) -> list[ToolSpec]: ...
+
+
+def surface(source: Surfaced, provider: str | None = None) -> list[dict[str, Any]]:
+    """The visible tools of a host or a session as ``provider`` defines them (``None``:
+    canonical entries), in surface order. A session's surface is fixed when it opens."""
+    return render_tools(source.surface_specs(), provider)
+
+
+def contract_entry(spec: ToolSpec) -> dict[str, Any]:
+    """``{name, read_only, description, schema}``: a tool as the contract shows it."""
+    return {"name": spec.name, "read_only": spec.contract_read_only,
+            "description": spec.description, "schema": canonical_schema(spec.schema)}
+
+
+def contract_entries(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """The contract entries of ``specs``, by name."""
+    return [contract_entry(s) for s in sorted(specs, key=lambda s: s.name)]
 
 
 # --- arguments coming back -------------------------------------------------------------
@@ -310,5 +336,19 @@ def render_result(result: ToolResult, provider: str) -> Any:
     raise _unknown(provider)
 
 
-__all__ = ["PROVIDERS", "STRICT_PROVIDERS", "NotStrict", "accept_arguments", "is_strict",
-           "nullable", "render_result", "render_tool", "render_tools", "strict_schema"]
+__all__ = [
+    "PROVIDERS",
+    "STRICT_PROVIDERS",
+    "NotStrict",
+    "Surfaced",
+    "accept_arguments",
+    "contract_entries",
+    "contract_entry",
+    "is_strict",
+    "nullable",
+    "render_result",
+    "render_tool",
+    "render_tools",
+    "strict_schema",
+    "surface",
+]

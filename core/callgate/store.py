@@ -130,13 +130,16 @@ class SessionStore(Protocol):
         """Apply ``ops`` in order, in one transaction; fill in what they ask the store for
         (``RunStarted.row``, ``BatchStarted.number``, ``CallStarted.row``) and mark
         ``CallEnded.committed``. Raises `StoreError`; nothing of the group is applied then."""
+        ...
 
     def recover(self) -> int:
         """Settle runs of processes that died: their running calls become ``interrupted``,
         running jobs ``killed (host exited)``, open sessions ``interrupted``."""
+        ...
 
     def close(self) -> None:
         """Close connections; a later call opens them again."""
+        ...
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -144,19 +147,23 @@ class SessionStore(Protocol):
                 principal: str | None = None) -> SessionInfo | None:
         """The session with this id or name (or a unique id prefix); of ``principal``
         only, when given (sessions recorded before principals count as local users')."""
+        ...
 
     def session_for_directory(self, directory: str, workspace: str) -> SessionInfo | None:
         """The top-level session last opened on this session directory and workspace."""
+        ...
 
     def sessions(self, *, workspace: str | None = None, limit: int | None = None,
                  children: bool = False, principal: str | None = None) -> list[SessionInfo]:
         """Newest first; of one workspace; top-level sessions unless ``children``; of
         ``principal`` only, when given."""
+        ...
 
     def children(self, session: str) -> list[SessionInfo]: ...
 
     def restore(self, session: str) -> Restored:
         """What resuming needs (state, ledger, jobs, result totals); `UnknownSession`."""
+        ...
 
     # --- a session's timeline and parts ----------------------------------------------------
 
@@ -164,6 +171,7 @@ class SessionStore(Protocol):
                 limit: int | None = None, kinds: Sequence[str] = ENTRY_KINDS
                 ) -> list[Entry]:
         """Messages, calls and notices in timeline order (``seq``), after ``after``."""
+        ...
 
     def calls(self, session: str, *, after: int = 0, limit: int | None = None
               ) -> list[CallRecord]: ...
@@ -171,13 +179,16 @@ class SessionStore(Protocol):
     def call_results(self, session: str, call_id: str
                      ) -> list[tuple[int, str, int, str, bool]]:
         """``(row, result_ref, bytes, sha256, retained)`` of the finished calls ``call_id``."""
+        ...
 
     def result_by_ref(self, session: str, ref: str
                       ) -> tuple[int, str, int, str, bool] | None:
         """``(row, call_id, bytes, sha256, retained)`` of the result ``ref``."""
+        ...
 
     def result_text(self, row: int) -> str | None:
         """A call's complete result (``None`` once dropped)."""
+        ...
 
     def state(self, session: str) -> dict[tuple[str, str], Any]: ...
 
@@ -195,16 +206,19 @@ class SessionStore(Protocol):
                principal: str | None = None) -> list[SearchHit]:
         """Ranked full-text matches of ``query``'s words, best first, with snippets; in
         ``principal``'s sessions only, when given."""
+        ...
 
     def prune(self, *, keep_days: float | None, max_bytes: int | None,
               now: float | None = None) -> PruneReport:
         """Delete ended sessions older than ``keep_days``, then the oldest ended ones until
         the store holds at most ``max_bytes``."""
+        ...
 
     def size_bytes(self) -> int: ...
 
     def integrity_check(self) -> str:
         """``"ok"``, or what is wrong."""
+        ...
 
 
 __all__ = [

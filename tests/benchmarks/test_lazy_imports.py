@@ -16,8 +16,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-from callgate import ConfigError, Host, ToolSpec, hookimpl
+from callgate import Host, ToolSpec, hookimpl
 from callgate._validation.fastcheck import compile_fast
+from callgate.host import ConfigError
 
 #: What a cold `callgate tools` used to import at registration, ~250 ms in all.
 HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PIL", "regex",

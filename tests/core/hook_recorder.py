@@ -12,17 +12,8 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from callgate import (
-    Decision,
-    Refuse,
-    Registry,
-    Replace,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-    Violation,
-    hookimpl,
-)
+from callgate import Decision, Registry, ToolCall, ToolResult, ToolSpec, Violation, hookimpl
+from callgate.hookspecs import Refuse, Replace
 
 Seen = tuple[str, str, str, Any, str | None]
 

@@ -1,6 +1,7 @@
 """Honest boot (issue 17): a plugin name that names nothing installed fails boot with close
-matches; a surface change forced by the config is said without ``-v``; what ``host.surface()``
-and ``callgate tools`` list is what a session can have; a host without tool plugins says so."""
+matches; a surface change forced by the config is said without ``-v``; what
+``providers.surface(host)`` and ``callgate tools`` list is what a session can have; a host
+without tool plugins says so."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from callgate import BootError, ConfigError, Host
+from callgate import Host, providers
+from callgate.host import BootError, ConfigError
 
 from .plugin_dist import callgate
 
@@ -87,7 +89,7 @@ def test_tools_that_need_a_missing_integrator_hook_are_not_listed(clean_env, tmp
     assert host.unhooked()["compress"] == ("callgate_session_conversation",
                                            "callgate_session_summarizer")
     assert "compress" in host.visible_names(assume_hooks=True)  # the contract's view
-    assert not {"compress", "task"} & {t["name"] for t in host.surface("anthropic")}
+    assert not {"compress", "task"} & {t["name"] for t in providers.surface(host, "anthropic")}
     env = {**BASE_ENV, "CALLGATE_LOAD_PLUGINS": "workflow,tasks,capability"}
     proc = callgate("tools", "--surface", "full", env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -163,8 +163,9 @@ def test_an_allowlist_judges_the_tool_a_proxy_runs(parent):
 def test_the_pipeline_refuses_what_the_surface_would_hide(parent):
     """Hiding is not the guard: a tool the child still has is judged per call."""
     child = parent.child(ChildProfile(name="nowrite", denied=["write_*"]))
-    child.session._tools["write_file"] = parent.session.tool("write_file")
-    child.session._visible_set.add("write_file")
+    state = child.session.state  # what the pipeline runs on: give it the tool anyway
+    state.tools["write_file"] = parent.session.tool("write_file")
+    state.visible = state.visible | {"write_file"}
     before = parent.snapshot()
     _blocked(child.call("write_file", {"path": "x", "content": "x"}), "nowrite")
     parent.assert_unchanged(before)

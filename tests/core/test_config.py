@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import ConfigError, Host, ToolSpec, hookimpl
+from callgate import Host, ToolSpec, hookimpl
+from callgate.host import ConfigError
 
 from .plugin_dist import callgate, make_plugin
 

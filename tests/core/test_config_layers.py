@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import ConfigError, Host, ToolSpec, hookimpl
+from callgate import Host, ToolSpec, hookimpl
+from callgate.host import ConfigError
 
 
 class Knobs:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate import BootError, ConfigError, Decision, Host, hookimpl
+from callgate import Decision, Host, hookimpl
 from callgate._permissions.rules import compile_spec
+from callgate.host import BootError, ConfigError
 
 from .permission_tools import GateTools, ProxyTools
 from .plugin_dist import callgate, make_plugin

@@ -8,17 +8,9 @@ import time
 from typing import Any
 
 import pytest
-from callgate import (
-    BootError,
-    Host,
-    Refuse,
-    Replace,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-    hookimpl,
-    sync,
-)
+from callgate import Host, ToolCall, ToolResult, ToolSpec, hookimpl, providers, sync
+from callgate.hookspecs import Refuse, Replace
+from callgate.host import BootError
 
 from .recording import Recorder
 
@@ -257,12 +249,12 @@ def test_alias_executes_through_its_primary_but_is_never_on_the_surface(callgate
                                                                          rec) -> None:
     s = callgate_session([rec])
     assert "items_alias" not in s.session.tool_names()
-    assert "items_alias" not in [t["name"] for t in s.session.surface("anthropic")]
+    assert "items_alias" not in [t["name"] for t in providers.surface(s.session, "anthropic")]
     r = s.call("items_alias", {"things": ["a"]})
     assert not r.is_error and rec.executed == [("items", {"items": ["a"]})]
     r = s.call("items_alias", {"items": ["a"]})
     assert r.error.kind == "invalid_arguments"
-    entries = [e["name"] for e in s.host.all_contract_entries()]
+    entries = [e["name"] for e in providers.contract_entries(s.host.registry.tools())]
     assert "items_alias" in entries
 
 
@@ -454,3 +446,14 @@ def test_sync_facade_boot_and_close() -> None:
             host.open_session(os.getcwd()) as session:
         [r] = session.run_batch([ToolCall("1", "items", {})])
         assert r.text == "items ran"
+
+
+def test_the_enforcement_order_is_one_fixed_tuple_of_stages() -> None:
+    """The pipeline's order is data (issue 31): one tuple, run by one loop; plugins hook
+    into stages, never add or reorder them."""
+    from callgate._pipeline.pipeline import STAGES
+
+    assert isinstance(STAGES, tuple)
+    assert [stage.__name__ for stage in STAGES] == [
+        "resolve", "validate", "target", "profile", "turn", "pre_tool_use", "permission",
+        "approval", "dispatch"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from callgate import Host, Refuse, ToolCall, ToolSpec, hookimpl
+from callgate import Host, ToolCall, ToolSpec, hookimpl
+from callgate.hookspecs import Refuse
 
 from .hook_recorder import PIPELINE_HOOKS, HookRecorder, Tools, Wrappers
 
@@ -172,7 +173,7 @@ def test_a_register_tools_failure_names_the_plugin_even_through_a_wrapper() -> N
                                   execute=lambda ctx, args: "ok"))
             raise RuntimeError("no data file")
 
-    from callgate import BootError
+    from callgate.host import BootError
 
     with pytest.raises(BootError, match=r"plugin broken failed while registering its tools: "
                                         r"RuntimeError: no data file"):
@@ -184,3 +185,35 @@ def test_tools_record_the_plugin_that_registered_them() -> None:
     assert host.registry.get("write_note").plugin == "hooktools"
     [info] = [p for p in host.plugins() if p.name == "hooktools"]
     assert info.tools == ("peek", "write_note")
+
+
+def test_pluggy_calls_every_implementation_as_the_plugin_wrote_it(callgate_session) -> None:
+    """The host never rewrites pluggy's objects (issue 31): each implementation's function
+    is the plugin's own; the answers that must name their plugin (registration, refusals,
+    permission decisions) come from its companion (``<plugin> (answers)``), which calls the
+    plugin's function with the same pluggy options."""
+    from callgate._pipeline.hooks import ATTRIBUTED, Attributed
+
+    recorder = HookRecorder(refuse="no")
+    s = callgate_session([Tools(), recorder, Wrappers()])
+    s.call("write_note", {"text": "hi"})
+    for name, caller in vars(s.host.pm.hook).items():
+        if not name.startswith("callgate_"):
+            continue
+        for impl in caller.get_hookimpls():
+            if isinstance(impl.plugin, Attributed):
+                assert name in ATTRIBUTED and not (impl.wrapper or impl.hookwrapper)
+                continue
+            assert impl.function == getattr(impl.plugin, name), (name, impl.plugin_name)
+            assert name not in ATTRIBUTED or impl.wrapper or impl.hookwrapper, name
+    names = [n for n, _p in s.host.pm.list_name_plugin()]
+    assert "recorder" in names and "recorder (answers)" in names
+    assert "recorder (answers)" not in [p.name for p in s.host.host.plugins()]
+
+
+def test_unregistering_a_plugin_takes_its_answers_too(callgate_session) -> None:
+    s = callgate_session([Tools(), HookRecorder(refuse="no")])
+    assert s.call("write_note", {"text": "hi"}).error.signature == "hook:recorder"
+    s.host.pm.unregister(name="recorder")
+    assert not s.host.pm.has_plugin("recorder (answers)")
+    assert not s.call("write_note", {"text": "hi"}).is_error

@@ -11,7 +11,7 @@ from typing import Any
 import callgate_files
 import pytest
 from callgate import Decision, ToolSpec, hookimpl, sync
-from callgate.files import protected_paths
+from callgate.process import protected_paths
 
 
 class ApiWriter:

@@ -20,8 +20,9 @@ import jsonschema
 import mcp.types as mcp_types
 import pydantic
 import pytest
-from callgate import Host, ImageBlock, TextBlock, ToolResult, ToolSpec, hookimpl
+from callgate import Host, ToolResult, ToolSpec, hookimpl, providers
 from callgate.providers import PROVIDERS, STRICT_KEYWORDS
+from callgate.results import ImageBlock, TextBlock
 from callgate.schema import canonical_schema
 from google.genai import types as gemini
 from mcp.shared.tool_name_validation import validate_tool_name
@@ -187,18 +188,18 @@ def check_surface(host: Host) -> None:
         verdict = validate_tool_name(name)
         assert verdict.is_valid and not verdict.warnings, (name, verdict.warnings)
 
-    chat = host.surface("openai-chat")
+    chat = providers.surface(host, "openai-chat")
     for tool in chat:
         check_typed(ChatCompletionToolParam, tool)
         assert tool["function"]["parameters"] == canonical_schema(
             specs[tool["function"]["name"]].schema)
 
-    for tool in host.surface("openai-responses"):
+    for tool in providers.surface(host, "openai-responses"):
         check_typed(FunctionToolParam, tool)
         check_strict_form(tool, specs[tool["name"]])
 
-    responses = {t["name"]: t for t in host.surface("openai-responses")}
-    for tool in host.surface("openai-chat-strict"):
+    responses = {t["name"]: t for t in providers.surface(host, "openai-responses")}
+    for tool in providers.surface(host, "openai-chat-strict"):
         check_typed(ChatCompletionToolParam, tool)
         function = tool["function"]
         check_strict_form(function, specs[function["name"]])
@@ -206,24 +207,24 @@ def check_surface(host: Host) -> None:
         assert (function["parameters"], function["strict"]) == (same["parameters"],
                                                                 same["strict"])
 
-    for tool in host.surface("anthropic"):
+    for tool in providers.surface(host, "anthropic"):
         check_typed(anthropic_types.ToolParam, tool)
         assert tool["input_schema"]["type"] == "object"
 
-    declarations = host.surface("gemini")
+    declarations = providers.surface(host, "gemini")
     for tool in declarations:
         parsed = check_model(gemini.FunctionDeclaration, tool)
         assert parsed.parameters_json_schema == canonical_schema(specs[tool["name"]].schema)
     gemini.Tool.model_validate_json(json.dumps({"functionDeclarations": declarations}))
 
-    for tool in host.surface("mcp"):
+    for tool in providers.surface(host, "mcp"):
         parsed = check_model(mcp_types.Tool, tool)
         spec = specs[parsed.name]
         assert parsed.annotations.read_only_hint is spec.contract_read_only
         assert parsed.annotations.destructive_hint is spec.is_destructive
 
     for provider in PROVIDERS:
-        rendered = host.surface(provider)
+        rendered = providers.surface(host, provider)
         assert len(rendered) == len(names)
         json.dumps(rendered)  # plain JSON, nothing else
 
@@ -244,7 +245,7 @@ def test_the_installed_schemas_convert_to_geminis_schema_type_without_a_warning(
     takes) goes through without a warning: no integer enums (todo_write's level) and the
     like, so the built-in tools suit either Gemini field."""
     for host in installed_hosts:
-        for tool in host.surface("gemini"):
+        for tool in providers.surface(host, "gemini"):
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 gemini.Schema.from_json_schema(
@@ -253,24 +254,25 @@ def test_the_installed_schemas_convert_to_geminis_schema_type_without_a_warning(
 
 
 def test_openai_chat_strict_is_chat_completions_with_the_strict_form(zoo_hosts) -> None:
-    chat = {t["function"]["name"]: t for t in zoo_hosts[0].surface("openai-chat-strict")}
+    chat = {t["function"]["name"]: t for t in providers.surface(zoo_hosts[0], "openai-chat-strict")}
     nested = chat["nested"]["function"]
     assert nested["strict"] is True and nested["parameters"]["additionalProperties"] is False
     assert chat["free_form"]["function"]["strict"] is False
-    assert zoo_hosts[0].render_result(ToolResult.ok("x"), "openai-chat-strict") == \
-        zoo_hosts[0].render_result(ToolResult.ok("x"), "openai-chat")
+    assert providers.render_result(ToolResult.ok("x"), "openai-chat-strict") == \
+        providers.render_result(ToolResult.ok("x"), "openai-chat")
 
 
 def test_aliases_are_never_rendered(zoo_hosts) -> None:
     for host in zoo_hosts:
         assert "bash_old" in host.registry  # registered and callable ...
         for provider in PROVIDERS:
-            assert '"bash_old"' not in json.dumps(host.surface(provider))  # ... never offered
-        assert [t["name"] for t in host.surface("anthropic")] == host.visible_names()
+            # ... never offered
+            assert '"bash_old"' not in json.dumps(providers.surface(host, provider))
+        assert [t["name"] for t in providers.surface(host, "anthropic")] == host.visible_names()
 
 
 def test_openai_strict_form(zoo_hosts) -> None:
-    tools = {t["name"]: t for t in zoo_hosts[0].surface("openai-responses")}
+    tools = {t["name"]: t for t in providers.surface(zoo_hosts[0], "openai-responses")}
     nested = tools["nested"]
     assert nested["strict"] is True
     props = nested["parameters"]["properties"]
@@ -301,36 +303,37 @@ def test_strict_nulls_come_back_as_left_out_arguments(zoo_hosts) -> None:
     sent = {"path": "a.txt", "mode": None, "limit": None, "when": None, "site": None,
             "kind": None, "maybe": None,
             "edits": [{"old": "x", "new": "y", "all": None}]}
-    accepted = host.accept_arguments("openai-responses", "nested", json.dumps(sent))
+    nested = host.registry.get("nested")
+    accepted = providers.accept_arguments(nested, "openai-responses", json.dumps(sent))
     assert accepted == {"path": "a.txt", "maybe": None, "edits": [{"old": "x", "new": "y"}]}
-    assert host.accept_arguments("openai-chat-strict", "nested", sent) == accepted
-    assert host.accept_arguments("openai-chat", "nested", sent) == sent  # not strict
+    assert providers.accept_arguments(nested, "openai-chat-strict", sent) == accepted
+    assert providers.accept_arguments(nested, "openai-chat", sent) == sent  # not strict
     jsonschema.validate(accepted, canonical)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(sent, canonical)  # which is why the adapter maps them back
     # other providers, non-strict tools and malformed text are left alone
-    assert host.accept_arguments("anthropic", "nested", sent) == sent
-    assert host.accept_arguments("openai-responses", "free_form",
-                                 {"name": "x", "arguments": None}) == {"name": "x",
-                                                                       "arguments": None}
-    assert host.accept_arguments("openai-responses", "nested", "{oops") == "{oops"
+    assert providers.accept_arguments(host.registry.get("nested"), "anthropic", sent) == sent
+    assert providers.accept_arguments(host.registry.get("free_form"), "openai-responses",
+                                      {"name": "x", "arguments": None}) == \
+        {"name": "x", "arguments": None}
+    assert providers.accept_arguments(nested, "openai-responses", "{oops") == "{oops"
     with pytest.raises(ValueError, match="unknown provider"):
-        host.accept_arguments("cohere", "nested", {})
+        providers.accept_arguments(nested, "cohere", {})
 
 
 def test_session_surface_holds_only_available_tools(callgate_session) -> None:
     s = callgate_session(plugins=[SchemaZoo()])
-    assert "sometimes" in [t["name"] for t in s.host.surface("mcp")]
+    assert "sometimes" in [t["name"] for t in providers.surface(s.host, "mcp")]
     for provider in PROVIDERS:
-        rendered = json.dumps(s.sync.surface(provider))
+        rendered = json.dumps(providers.surface(s.sync, provider))
         assert '"sometimes"' not in rendered and '"nested"' in rendered
 
 
 def test_unknown_provider_is_refused(zoo_hosts) -> None:
     with pytest.raises(ValueError, match="unknown provider 'bard'"):
-        zoo_hosts[0].surface("bard")
+        providers.surface(zoo_hosts[0], "bard")
     with pytest.raises(ValueError):
-        zoo_hosts[0].render_result(ToolResult.ok("x"), "bard")
+        providers.render_result(ToolResult.ok("x"), "bard")
 
 
 # --- results --------------------------------------------------------------------------------
@@ -355,10 +358,9 @@ CASES = [("text", _result("hello\nworld")), ("error", _result("file not found: a
 
 @pytest.mark.parametrize(("label", "result"), CASES)
 def test_results_render_to_each_providers_shape(zoo_hosts, label, result) -> None:
-    host = zoo_hosts[0]
     text, images = result.text, len(result.images)
 
-    block = host.render_result(result, "anthropic")
+    block = providers.render_result(result, "anthropic")
     check_typed(anthropic_types.ToolResultBlockParam, block)
     assert block["tool_use_id"] == "call_7" and block["is_error"] is result.is_error
     content = block.get("content", [])
@@ -368,7 +370,7 @@ def test_results_render_to_each_providers_shape(zoo_hosts, label, result) -> Non
         assert base64.b64decode(c["source"]["data"]) == PNG
         assert c["source"]["media_type"] == "image/png"
 
-    messages = host.render_result(result, "openai-chat")
+    messages = providers.render_result(result, "openai-chat")
     check_typed(ChatCompletionToolMessageParam, messages[0])
     assert messages[0] == {"role": "tool", "tool_call_id": "call_7", "content": text}
     assert len(messages) == 1 + bool(images)
@@ -380,7 +382,7 @@ def test_results_render_to_each_providers_shape(zoo_hosts, label, result) -> Non
         assert url.startswith("data:image/png;base64,")
         assert base64.b64decode(url.split(",", 1)[1]) == PNG
 
-    output = host.render_result(result, "openai-responses")
+    output = providers.render_result(result, "openai-responses")
     check_typed(FunctionCallOutput, output)
     assert output["call_id"] == "call_7"
     if images:
@@ -389,13 +391,13 @@ def test_results_render_to_each_providers_shape(zoo_hosts, label, result) -> Non
     else:
         assert output["output"] == text
 
-    content_g = check_model(gemini.Content, host.render_result(result, "gemini"))
+    content_g = check_model(gemini.Content, providers.render_result(result, "gemini"))
     call = content_g.parts[0].function_response
     assert call.name == "view_image" and call.id == "call_7"
     assert call.response == ({"error": text} if result.is_error else {"output": text})
     assert [p.inline_data.data for p in content_g.parts[1:]] == [PNG] * images
 
-    parsed = mcp_types.CallToolResult.model_validate(host.render_result(result, "mcp"))
+    parsed = mcp_types.CallToolResult.model_validate(providers.render_result(result, "mcp"))
     assert parsed.is_error is result.is_error
     kinds = [c.type for c in parsed.content]
     assert kinds == ["text"] * (bool(text) or not images) + ["image"] * images

@@ -1,4 +1,4 @@
-"""Planner / Executor (``host.open_pair``): independent frontends and ledgers over one
+"""Planner / Executor (``callgate.host.SessionPair``): independent frontends and ledgers over one
 family's connections; the planner may use MCP tools without readOnlyHint but never a
 destructive one; what it discovered stays callable by the executor after the handoff;
 plan-mode write restrictions hold until approval (issue 22, item 4)."""
@@ -9,7 +9,9 @@ import callgate_capability
 import callgate_files
 import pytest
 from callgate import sync
+from callgate.host import SessionPair
 from callgate.testing import CallgateSession
+from callgate_capability import MCP_SERVERS
 
 from tests.plugins.capability.helpers import calls_of, config, fixture_server, mcp_children
 
@@ -24,7 +26,7 @@ def pair(callgate_session, tmp_path):
     host = s.host
 
     async def open_pair():
-        return host.host.open_pair(s.workspace)
+        return SessionPair(host.host, s.workspace)
 
     p = host.portal.call(open_pair)
     planner = CallgateSession(host, sync.Session(host, p.planner), s.workspace)
@@ -57,7 +59,8 @@ def test_what_the_planner_discovered_stays_callable_after_handoff(pair, tmp_path
     pid = uc(planner, "mcp-tool:fixture/pid").text
     # the executor never connected: the planner's live server is its own to call
     assert uc(executor, "mcp-tool:fixture/echo", text="hi").text == "hi"
-    assert p.planner.mcp_servers is not p.executor.mcp_servers  # independent frontends
+    # independent frontends
+    assert p.planner.extension(MCP_SERVERS) is not p.executor.extension(MCP_SERVERS)
     # a writer MCP tool waits for approval in the executor too
     r = uc(executor, "mcp-tool:fixture/write_note", text="early")
     assert r.error.kind == "blocked" and r.error.signature == "mode:plan"

@@ -1,4 +1,4 @@
-"""``callgate.state_dir()``: ``$CALLGATE_HOME`` when set, else the platform's user state dir;
+"""``callgate.paths.state_dir()``: ``$CALLGATE_HOME`` when set, else the platform's user state dir;
 and the suite's own tests never see the real one."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import platformdirs
-from callgate import state_dir
+from callgate.paths import state_dir
 
 
 def test_callgate_home_wins(monkeypatch, tmp_path):

@@ -7,7 +7,6 @@ import time
 
 import pytest
 from callgate._pipeline.suggest import did_you_mean
-from callgate._registry.registry import compile_schema
 from callgate._results.storm import arguments_fingerprint
 from callgate._validation.arguments import (
     MAX_DEPTH,
@@ -16,6 +15,7 @@ from callgate._validation.arguments import (
     feedback_text,
     integral_numbers,
 )
+from callgate._validation.compiled import compile_schema
 from callgate._validation.dialects import dialect_uri, outside_reference, validator_class
 from callgate._validation.patterns import PatternTimeout, pattern_budget, search
 from callgate.cli import first_sentence

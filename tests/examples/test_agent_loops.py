@@ -18,6 +18,7 @@ from typing import Any
 import agent_loop_anthropic
 import agent_loop_openai
 import pytest
+from callgate import providers
 from pydantic import TypeAdapter
 from scripted_model import SCRIPT, ScriptedAnthropic, ScriptedOpenAI
 
@@ -49,7 +50,7 @@ def test_openai_loop_runs_the_script_through_the_pipeline(callgate_session: Any,
     assert len(client.requests) == len(SCRIPT)
 
     first = client.requests[0]
-    assert first["tools"] == s.session.surface("openai-chat")
+    assert first["tools"] == providers.surface(s.session, "openai-chat")
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
 
     # turn 1 was invalid: one tool message, not executed, answering call_1_0
@@ -82,7 +83,7 @@ def test_anthropic_loop_runs_the_script_through_the_pipeline(callgate_session: A
                                              log=lambda _: None)
     assert answer == SCRIPT[-1]
     assert FRIENDLY in (demo / "src" / "greet.py").read_text()
-    assert client.requests[0]["tools"] == s.session.surface("anthropic")
+    assert client.requests[0]["tools"] == providers.surface(s.session, "anthropic")
     assert client.requests[0]["system"] == agent_loop_anthropic.SYSTEM
 
     results = client.requests[1]["messages"][-1]

@@ -33,8 +33,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from callgate import ERROR_KINDS, Refuse, hookimpl
+from callgate import hookimpl
+from callgate.hookspecs import Refuse
 from callgate.process import Confined
+from callgate.results import ERROR_KINDS
 from callgate_tasks import SubagentOutcome
 from callgate_workflow import Message
 from hypothesis import given

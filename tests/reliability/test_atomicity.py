@@ -23,6 +23,7 @@ from pathlib import Path
 import callgate_files
 import pytest
 from callgate import sync
+from callgate_files import FILE_WATCH
 
 from ._writer import content, versions_in
 
@@ -79,7 +80,7 @@ def test_writers_killed_mid_publish_leave_old_or_new_content_and_no_temp(
             if left:
                 stats["killed_with_temp_left"] += 1
             session = host.open_session(ws)
-            assert session.session.file_watch.sweep_done.wait(30)
+            assert session.session.extension(FILE_WATCH).sweep_done.wait(30)
             if temps(ws):
                 failures.append(f"run {i} ({tool}): the session-start sweep left {temps(ws)}")
             else:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from callgate import ImageBlock
+from callgate.results import ImageBlock
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import psutil
 import pytest
+from callgate_shell import JOBS
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc (Linux)")
 
@@ -136,7 +137,7 @@ def test_background_jobs_started_read_and_killed_leave_nothing_behind(
             stats["jobs"] += 1
             stats["ignored_sigterm"] += kind in (2, 5)
             stats["with_grandchildren"] += kind in (1, 2, 5)
-        jobs = s.session.jobs
+        jobs = s.session.extension(JOBS)
         # every job has written its pids before it is read, so none is missed later
         batch = range(started_at, started_at + n)
         wait_for(lambda batch=batch: all((pid_dir / f"{i}.pids").exists() for i in batch), 10)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from callgate import ToolResult
+from callgate_files import FILE_WATCH
 
 from ._api_tools import PublicApiTools
 from ._racer import INSIDE, MARK, build
@@ -105,7 +106,7 @@ def test_session_start_sweep_never_leaves_the_workspace(
     def step(s: Any, i: int) -> list[ToolResult]:
         fresh = callgate_session(host=s.host, workspace=s.workspace)
         try:
-            assert fresh.session.file_watch.sweep_done.wait(10)
+            assert fresh.session.extension(FILE_WATCH).sweep_done.wait(10)
         finally:
             fresh.close()
         return [s.call("read_file", path="d/f.txt")]

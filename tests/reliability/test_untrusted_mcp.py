@@ -22,6 +22,7 @@ from typing import Any
 import callgate_capability
 import pytest
 from callgate import Decision, ToolCall, hookimpl, sync
+from callgate_capability import MCP_SERVERS
 
 FIXTURE = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_fixture_server.py")
 
@@ -142,7 +143,7 @@ def test_calling_a_cached_tool_goes_through_the_connect_check(
                     ("approver", approver))
         s = host.open_session(tmp_path)
         r = use(s, "mcp-tool:fx/echo", text="x")
-        started = s.session.mcp_servers.pid("fx") is not None
+        started = s.session.extension(MCP_SERVERS).pid("fx") is not None
         s.close()
         host.close()
         outcomes[mode] = (r.error.kind if r.error else "ok", approver.asked, started)
@@ -172,10 +173,10 @@ def test_a_server_an_untrusted_workspace_adds_always_asks_before_it_starts(
                           plugins=[callgate_capability, ("approver", approver)])
     s = host.open_session(ws)
     time.sleep(0.5)  # an auto_start would have begun by now
-    auto_started = s.session.mcp_servers.status("fx") != "configured"
+    auto_started = s.session.extension(MCP_SERVERS).status("fx") != "configured"
     direct = use(s, "mcp-server:fx")
     via_tool = use(s, "mcp-tool:fx/echo", text="x")
-    config = s.session.mcp_servers.config("fx")
+    config = s.session.extension(MCP_SERVERS).config("fx")
     s.close()
     host.close()
     figure("untrusted MCP: workspace-added server", cases=3, asked=len(approver.asked),

@@ -25,6 +25,7 @@ import callgate_capability
 import callgate_files
 import callgate_shell
 from callgate import Host, Registry, ToolCall, ToolSpec, hookimpl
+from callgate_shell import JOBS
 
 OBJECT = {"type": "object", "additionalProperties": True}
 
@@ -69,7 +70,7 @@ async def jobs(workspace: str) -> None:
         "command": "echo finished-output; echo second line", "run_in_background": True})])
     [running] = await session.run_batch([ToolCall("j2", "bash", {
         "command": "sleep 300", "run_in_background": True})])
-    session.jobs.get(done.meta["job_id"]).finished.wait(30)  # ended, its output unread
+    session.extension(JOBS).get(done.meta["job_id"]).finished.wait(30)  # ended, its output unread
     time.sleep(0.3)  # the finished job's record goes out from its supervisor thread
     session.flush()
     say(session=session.id, done=done.meta["job_id"], running=running.meta["job_id"],

@@ -20,6 +20,8 @@ import callgate_workflow
 import pytest
 from callgate import ToolCall, ToolResult, hookimpl
 from callgate.store import StoreError, UnknownSession
+from callgate_goals import GOALS
+from callgate_workflow import PRESENTED_FILES, TODOS
 
 from ..plugins.tasks.conftest import RunnerIntegration, ScriptedRunner
 from .conftest import child, replay, results, spawn, store_path
@@ -104,10 +106,10 @@ def test_goals_todos_presented_files_and_subagents_come_back(ws: Path, hosts: An
     first.close()
 
     again = hosts(plugins).open_session(ws, resume=sid, origin="human")
-    restored = again.goals.current()
+    restored = again.extension(GOALS).current()
     assert restored["id"] == goal["goal"]["id"] and restored["stop_reason"] == "cold-restore"
-    assert [(t.id, t.content) for t in again.todos.items()] == [("t1", "A")]
-    assert again.presented_files.entries() == [{"path": "notes.txt",
+    assert [(t.id, t.content) for t in again.extension(TODOS).items()] == [("t1", "A")]
+    assert again.extension(PRESENTED_FILES).entries() == [{"path": "notes.txt",
                                                 "description": "the notes"}]
     page = again.run(ToolCall("r", "read_subagent_result", {"ref": ref}))
     assert "answer to hello" in page.text

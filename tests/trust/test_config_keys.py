@@ -320,7 +320,7 @@ def test_attack_a_planted_store_does_not_move_the_users_relative_store(
 
 def test_a_relative_sessions_store_in_a_mapping_is_a_config_error(places: dict[str, Any]
                                                                   ) -> None:
-    from callgate import ConfigError
+    from callgate.host import ConfigError
 
     with pytest.raises(ConfigError) as err:
         Host.boot({"sessions": {"store": "rel.sqlite3"}}, workspace=places["ws"],

@@ -20,6 +20,7 @@ from pathlib import Path
 import callgate_memory
 import pytest
 from callgate.testing import CallgateSession
+from callgate_memory import MEMORY
 
 _rng = random.Random(30)
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -127,7 +128,7 @@ def memory(callgate_session: Callable[..., CallgateSession]) -> CallgateSession:
 def _stored(s: CallgateSession) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for scope in ("project", "global"):
-        root = Path(s.session.memory.directories[scope])
+        root = Path(s.session.extension(MEMORY).directories[scope])
         for directory, _dirs, files in os.walk(root):
             for name in files:
                 out[os.path.join(directory, name)] = (Path(directory) / name).read_bytes()

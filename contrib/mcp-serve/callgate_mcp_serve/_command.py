@@ -62,7 +62,8 @@ def register(subparsers: Any) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
-    from callgate import BootError, Host
+    from callgate import Host
+    from callgate.host import BootError
 
     from ._approval import ElicitationApprover
     from ._ask import ElicitationAsker
@@ -109,7 +110,8 @@ def _usage(message: str) -> int:
 
 def _serve_http(args: argparse.Namespace, workspace: str) -> int:
     import anyio
-    from callgate import BootError, Host
+    from callgate import Host
+    from callgate.host import BootError
 
     from ._approval import ElicitationApprover
     from ._auth import TokenError, load_tokens

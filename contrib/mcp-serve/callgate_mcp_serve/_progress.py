@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-from callgate import Session
+from callgate.host import Session
 
 log = logging.getLogger("callgate.mcp_serve")
 

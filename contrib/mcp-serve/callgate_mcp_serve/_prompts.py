@@ -23,7 +23,8 @@ import re
 from typing import Any
 
 import mcp_types as types
-from callgate import Session, ToolCall
+from callgate import ToolCall
+from callgate.host import Session
 from mcp.shared.exceptions import MCPError
 
 #: the commands plugin's tool; without it, serve advertises no prompts

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import mcp_types as types
-from callgate import Session
+from callgate.host import Session
 from mcp.shared.exceptions import MCPError
 
 PREFIX = "callgate://result/"

@@ -43,7 +43,9 @@ import anyio.abc
 import attrs
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from callgate import Host, ImageBlock, Session, ToolCall, ToolResult, __version__
+from callgate import Host, ToolCall, ToolResult, __version__, providers
+from callgate.host import Session
+from callgate.results import ImageBlock
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
@@ -102,7 +104,7 @@ def to_mcp_result(host: Host, result: ToolResult) -> types.CallToolResult:
     try:
         return types.CallToolResult.model_validate(rendered, by_name=False)
     except ValueError:  # a block the SDK's model refuses: the host's own rendering
-        rendered["content"] = host.render_result(result, "mcp")["content"]
+        rendered["content"] = providers.render_result(result, "mcp")["content"]
         return types.CallToolResult.model_validate(rendered, by_name=False)
 
 
@@ -233,7 +235,7 @@ class CallgateMCP:
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        listed = self._live_session().surface("mcp")
+        listed = providers.surface(self._live_session(), "mcp")
         if self.plan_mode:
             listed = [*listed, _plan.tool_definition()]
         tools = [types.Tool.model_validate(t, by_name=False) for t in listed]

@@ -38,6 +38,7 @@ from ._bwrap import BwrapBackend
 from ._config import CONFIG_SCHEMA, SandboxConfig
 from ._hints import refusal_hint
 from ._plugin import (
+    SANDBOX,
     ActiveSandbox,
     SessionSandbox,
     callgate_confine_process,
@@ -47,6 +48,7 @@ from ._plugin import (
 
 __all__ = [
     "CONFIG_SCHEMA",
+    "SANDBOX",
     "ActiveSandbox",
     "Backend",
     "BwrapBackend",

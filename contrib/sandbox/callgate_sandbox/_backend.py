@@ -53,10 +53,10 @@ class Policy:
     network: bool = False
     tmp_dir: str = ""
     private_dirs: tuple[str, ...] = ("/tmp",)
-    #: protected paths in the workspace (``callgate.protected_paths``): shown read-only
+    #: protected paths in the workspace (``callgate.process.protected_paths``): shown read-only
     protected: tuple[str, ...] = ()
     read_only: bool = False
-    #: paths not shown at all (``callgate.files.hidden_paths``: the session store, the
+    #: paths not shown at all (``callgate.process.hidden_paths``: the session store, the
     #: state and user config directories): a directory reads empty, a file empty; what a
     #: session must reach inside one (its workspace) is shown on top
     hidden: tuple[str, ...] = ()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
-from callgate import ConfigError
+from callgate.host import ConfigError
 
 #: ``registry.config_error``: (message, key path, list item) -> ConfigError
 ErrorFactory = Callable[..., ConfigError]

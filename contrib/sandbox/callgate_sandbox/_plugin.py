@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from callgate import BootError, Host, Registry, hookimpl
-from callgate.files import hidden_paths, protected_paths
-from callgate.process import Confined, Launch
+from callgate import Host, Registry, SessionKey, hookimpl
+from callgate.host import BootError
+from callgate.process import Confined, Launch, hidden_paths, protected_paths
 
 from . import hookspecs
 from ._backend import Backend, Policy, Probe, read_only_policy
@@ -38,7 +38,6 @@ log = logging.getLogger("callgate.sandbox")
 UNCONFINED = ("programs sessions start run unconfined and those that would run "
               "workspace-controlled code are refused")
 
-EXTENSION = "sandbox"
 BUILT_IN: tuple[Callable[[], Backend], ...] = (BwrapBackend,)
 
 
@@ -174,6 +173,10 @@ class SessionSandbox:
 # --- boot -------------------------------------------------------------------------------
 
 
+
+#: ``session.extension(SANDBOX)``: how the session's programs are confined
+SANDBOX: SessionKey[SessionSandbox] = SessionKey("sandbox")
+
 def _backends(host: Any) -> list[Backend]:
     backends: list[Backend] = [make() for make in BUILT_IN]
     for group in host.pm.hook.callgate_sandbox_backends():
@@ -230,13 +233,13 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
     if notice is not None:
         log.warning(notice)
         host.warnings.append(notice)
-    registry.add_session_extension(EXTENSION, lambda session: SessionSandbox(session, active))
+    registry.add_session_extension(SANDBOX, lambda session: SessionSandbox(session, active))
 
 
 @hookimpl
 def callgate_confine_process(launch: Launch, session: Any) -> Confined | None:
     """Run the program inside the session's sandbox (``None``: the sandbox is off)."""
-    sandbox = getattr(session, EXTENSION, None)
+    sandbox = session.find_extension(SANDBOX)
     if not isinstance(sandbox, SessionSandbox):
         return None
     return sandbox.wrap(launch)
@@ -245,7 +248,7 @@ def callgate_confine_process(launch: Launch, session: Any) -> Confined | None:
 @hookimpl(trylast=True)
 def callgate_session_end(session: Any) -> None:
     """Remove the private temp directory, after the shell plugin ended the session's jobs."""
-    sandbox = getattr(session, EXTENSION, None)
+    sandbox = session.find_extension(SANDBOX)
     if isinstance(sandbox, SessionSandbox):
         with contextlib.suppress(OSError):
             sandbox.close()

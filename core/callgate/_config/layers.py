@@ -52,9 +52,10 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .source import EXPLICIT, USER, WORKSPACE, ConfigSource
+
 if TYPE_CHECKING:
     from .._model.errors import ConfigError
-    from .load import ConfigSource
 
 POLICY = "x-workspace"
 LAYERS = "x-layers"
@@ -74,7 +75,6 @@ KIND_POLICIES: dict[str, frozenset[str]] = {
 }
 #: the implicit policy of a table: its keys decide, each for itself
 _KEYS = "keys"
-USER, EXPLICIT, WORKSPACE = "user", "explicit", "workspace"
 USER_CONFIG_ENV = "CALLGATE_CONFIG_HOME"
 USER_CONFIG_NAME = "config.toml"
 TRUST_TABLE = "trust"

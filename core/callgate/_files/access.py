@@ -15,11 +15,8 @@ the same, so a tool answers "nothing changed" without writing.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 import stat as stat_mod
-from typing import TYPE_CHECKING
 
 import attrs
 
@@ -29,10 +26,9 @@ from .._fs.file_lease import WriterOpen
 from .._fs.observations import SNAPSHOT_MAX_BYTES, version_of
 from .._fs.workspace import ResolvedPath
 from .._model.errors import ToolError
-from .._pipeline.context import GatedPath
 from .._text.textio import Declaration, DecodedText, decode_text, encode_text, is_binary
-from .declared import declared_for
 from .gate import (
+    GatedPath,
     changed_while_applying,
     io_error,
     is_directory,
@@ -41,13 +37,9 @@ from .gate import (
     not_regular,
     open_for_writing,
 )
-from .protected import check_write
+from .policy import ReadDenylist
+from .scope import FileScope
 
-if TYPE_CHECKING:
-    from .._session.session import Session
-
-#: files.md: mutations refuse files (and contents) above ``[files] max_edit_bytes``.
-DEFAULT_MAX_EDIT_BYTES = 64 << 20
 MIB = 1 << 20
 
 
@@ -123,70 +115,27 @@ def _same_content(fd: int, data: bytes) -> bool:
         return fh.read(len(data) + 1) == data
 
 
-#: files.md §2: names the read deny list hides (any component below a root; any case).
-DENIED_NAMES = (".env*", ".git-credentials", ".netrc", "*.pem", "*.key", "*.p12", "*.pfx")
-_DENIED_NAME = re.compile("|".join(fnmatch.translate(p) for p in DENIED_NAMES), re.IGNORECASE)
-
-
-def denied_name(name: str) -> bool:
-    """Whether a file or directory name is on the read deny list."""
-    return _DENIED_NAME.match(name) is not None
-
-
-class ReadDenylist:
-    """``[files] read_denylist``: paths no reader may show (answered as "not found").
-
-    One check for every reader: read_file, the mutations' reads, grep, glob, ls,
-    code_index, view_image and any plugin reading through `FileAccess`; walkers call
-    `denies` for each entry they meet and do not enter a denied directory.
-    """
-
-    def __init__(self) -> None:
-        self._ssh = os.path.realpath(os.path.expanduser("~/.ssh"))
-
-    def _in_ssh(self, path: str) -> bool:
-        return path == self._ssh or path.startswith(self._ssh + os.sep)
-
-    def denies(self, path: str | os.PathLike[str]) -> bool:
-        """A `ResolvedPath`: any component below its root, by its canonical and its lexical
-        name, or inside ``~/.ssh``. A path string (a walk's entry): its final name, or
-        inside ``~/.ssh``."""
-        if isinstance(path, ResolvedPath):
-            if any(denied_name(part) for part in path.rel.split(os.sep) if part):
-                return True
-            if denied_name(os.path.basename(path.lexical)):
-                return True
-            return self._in_ssh(path.path) or self._in_ssh(path.lexical)
-        text = os.fspath(path)
-        return denied_name(os.path.basename(text)) or self._in_ssh(text)
-
-
 class FileAccess:
-    """Observed reads and atomic writes inside one session's workspace."""
+    """Observed reads and atomic writes inside one session's workspace (its `FileScope`)."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        self._denylist: ReadDenylist | None = None
+    def __init__(self, scope: FileScope) -> None:
+        #: the session's workspace, ledger and the host's ``[files]`` policy
+        self.scope = scope
 
     @property
     def denylist(self) -> ReadDenylist | None:
         """The read deny list when ``[files] read_denylist`` is on, else ``None``."""
-        if not self._session.host.plugin_config_value("files", "read_denylist", False):
-            return None
-        if self._denylist is None:
-            self._denylist = ReadDenylist()
-        return self._denylist
+        return self.scope.denylist
 
     def denied(self, path: str | os.PathLike[str]) -> bool:
         """Whether the read deny list (when on) hides ``path`` (see `ReadDenylist.denies`).
         Readers answer a denied path exactly as a missing one and record nothing."""
-        denylist = self.denylist
-        return denylist is not None and denylist.denies(path)
+        return self.scope.denied(path)
 
     def resolve_read(self, path: str | os.PathLike[str]) -> ResolvedPath:
         """`Workspace.resolve` for a read, with the deny list applied: a denied path is
         ``FS_NOT_FOUND``, exactly like a missing one."""
-        rp = self._session.workspace.resolve(path)
+        rp = self.scope.workspace.resolve(path)
         if self.denied(rp):
             raise not_found(rp.display)
         return rp
@@ -194,14 +143,12 @@ class FileAccess:
     @property
     def max_edit_bytes(self) -> int:
         """``[files] max_edit_bytes`` (64 MiB unless configured)."""
-        return int(self._session.host.plugin_config_value(
-            "files", "max_edit_bytes", DEFAULT_MAX_EDIT_BYTES))
+        return self.scope.policy.max_edit_bytes
 
     def declared_encoding(self, path: ResolvedPath | str) -> Declaration | None:
         """The ``[files] encodings`` declaration for a (canonical) path, if any: every
         decoding of that file uses it (see `decode_text`)."""
-        return declared_for(self._session, path.path if isinstance(path, ResolvedPath)
-                            else path)
+        return self.scope.declared(path.path if isinstance(path, ResolvedPath) else path)
 
     # --- the mutation sequence (after the host gate) -----------------------------------
 
@@ -312,7 +259,7 @@ class FileAccess:
         ``FS_ALREADY_EXISTS`` if another creator got there first. Records the version."""
         rp = gated.resolved if isinstance(gated, GatedPath) else gated
         if not isinstance(gated, GatedPath):  # a gated path was checked by the gate
-            check_write(self._session, rp)
+            self.scope.check_write(rp)
         try:
             made = [os.fspath(m) for m in create_file(rp, data)]
         except FileExistsError:
@@ -332,7 +279,7 @@ class FileAccess:
         the entry instead of recording a version nobody saw.
         """
         canonical = path.path if isinstance(path, ResolvedPath) else path
-        ledger = self._session.ledger
+        ledger = self.scope.ledger
         try:
             st = path.stat() if isinstance(path, ResolvedPath) else os.stat(canonical)
         except OSError:
@@ -368,7 +315,7 @@ class FileAccess:
             fd = rp.open(READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             if observe:
-                self._session.ledger.record_absent(rp.path)
+                self.scope.ledger.record_absent(rp.path)
             raise not_found(rp.display) from None
         except OSError as exc:
             raise io_error(rp.display, exc) from None
@@ -401,8 +348,8 @@ class FileAccess:
         This does not check observations; declare the path in ``mutates_paths`` to
         have the host gate do that before your tool runs.
         """
-        rp = self._session.workspace.resolve(path, write=True)
-        check_write(self._session, rp)
+        rp = self.scope.workspace.resolve(path, write=True)
+        self.scope.check_write(rp)
         try:
             exists = rp.stat() is not None
         except (FileNotFoundError, NotADirectoryError):

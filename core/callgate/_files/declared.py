@@ -6,7 +6,7 @@ crosses ``/``; relative globs match workspace-relative paths, absolute ones abso
 paths) to encodings; when several match, the last one in the table wins (as in
 ``.gitattributes``). A declaration is trusted over detection and over the file's own
 coding line; only a BOM beats it. Every decoding of a file in the core and in the files
-tools goes through `declared_for`, so a window, an edit and a stale-edit detail of one
+tools goes through `FileScope.declared`, so a window, an edit and a stale-edit detail of one
 file always agree.
 """
 
@@ -15,19 +15,17 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._permissions.rules import RuleError, _path_forms, compile_spec
 from .._text.textio import Declaration
 
-if TYPE_CHECKING:
-    from .._session.session import Session
-
-_Rules = tuple[tuple[str, Callable[[str], bool] | None, str], ...]
+#: the compiled table: ``(pattern, matcher or None for an invalid glob, codec)`` in order
+Rules = tuple[tuple[str, Callable[[str], bool] | None, str], ...]
 
 
 @functools.lru_cache(maxsize=16)
-def _compile(items: tuple[tuple[str, str], ...]) -> _Rules:
+def _compile(items: tuple[tuple[str, str], ...]) -> Rules:
     out = []
     for pattern, codec in items:
         try:
@@ -38,14 +36,14 @@ def _compile(items: tuple[tuple[str, str], ...]) -> _Rules:
     return tuple(out)
 
 
-def encoding_rules(mapping: Mapping[str, Any] | None) -> _Rules:
+def encoding_rules(mapping: Mapping[str, Any] | None) -> Rules:
     """The compiled ``[files] encodings`` table (cached by its content)."""
     if not mapping:
         return ()
     return _compile(tuple((str(k), str(v)) for k, v in mapping.items()))
 
 
-def declared_in(rules: _Rules, path: str, root: str | None) -> Declaration | None:
+def declared_in(rules: Rules, path: str, root: str | None) -> Declaration | None:
     """The declaration the last matching rule makes for canonical ``path``, or ``None``.
 
     A pattern that is not a valid glob matches nothing (and is named by read_file's
@@ -58,12 +56,3 @@ def declared_in(rules: _Rules, path: str, root: str | None) -> Declaration | Non
         if matcher is not None and any(matcher(form) for form in forms):
             return Declaration(codec, f'[files] encodings "{pattern}"')
     return None
-
-
-def declared_for(session: Session, path: str) -> Declaration | None:
-    """The ``[files] encodings`` declaration for canonical ``path`` in ``session``."""
-    mapping = session.host.plugin_config_value("files", "encodings", None)
-    rules = encoding_rules(mapping)
-    if not rules:
-        return None
-    return declared_in(rules, path, session.workspace.root)

@@ -13,7 +13,9 @@ import difflib
 import hashlib
 import os
 import stat as stat_mod
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import attrs
 
 from .._fs.lease import WriterLease
 from .._fs.observations import Absent, Present, open_to_read, read_version, version_of
@@ -21,17 +23,35 @@ from .._fs.workspace import ResolvedPath
 from .._model.errors import ToolError
 from .._model.spec import ToolSpec
 from .._model.values import PathRole
-from .._pipeline.context import GatedPath
 from .._text.textio import decode_text, display, display_lines, is_binary
-from .declared import declared_for
-from .protected import check_write
-
-if TYPE_CHECKING:
-    from .._session.session import Session
+from .scope import FileScope
 
 STALE_DETAIL_MAX_BYTES = 1 << 20
 STALE_DETAIL_LINES = 30
 STALE_DETAIL_CHARS = 2048
+
+
+@attrs.frozen
+class GatedPath:
+    """A path argument the host gate has checked: confined, leased, stat'ed and observed.
+
+    ``content`` is the file's bytes when the gate read them from the version ``stat``
+    describes (checking a young observation); `FileAccess.load` then reads nothing again.
+    """
+
+    argument: str
+    role: PathRole
+    resolved: ResolvedPath
+    stat: os.stat_result | None
+    content: bytes | None = attrs.field(default=None, repr=False)
+
+    @property
+    def path(self) -> str:
+        return self.resolved.path
+
+    @property
+    def display(self) -> str:
+        return self.resolved.display
 
 
 def not_found(display: str) -> ToolError:
@@ -106,14 +126,14 @@ def io_error(display: str, exc: OSError) -> ToolError:
                      "permissions, then retry", "FS_IO")
 
 
-def stale_detail(session: Session, entry: Present, path: str | os.PathLike[str],
+def stale_detail(scope: FileScope, entry: Present, path: str | os.PathLike[str],
                  st: os.stat_result | None) -> str | None:
     """What changed since the observation: a small diff, or "only metadata" (files.md §5.6)."""
-    if not session.host.plugin_config_value("files", "stale_detail", True):
+    if not scope.policy.stale_detail:
         return None
-    if session.files.denied(path):
+    if scope.denied(path):
         return None
-    before = session.ledger.snapshot(entry)
+    before = scope.ledger.snapshot(entry)
     if before is None or st is None or st.st_size > STALE_DETAIL_MAX_BYTES:
         return None
     try:
@@ -127,7 +147,7 @@ def stale_detail(session: Session, entry: Present, path: str | os.PathLike[str],
         return None
     if len(raw) > STALE_DETAIL_MAX_BYTES:
         return None
-    decoded = decode_text(raw, declared_for(session, path))
+    decoded = decode_text(raw, scope.declared(os.fspath(path)))
     if is_binary(raw, decoded.encoding):
         return None
     now = decoded.text
@@ -160,7 +180,7 @@ def _stat(target: ResolvedPath, shown: str) -> os.stat_result | None:
         raise io_error(shown, exc) from None
 
 
-def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
+def check_paths(scope: FileScope, spec: ToolSpec, arguments: dict[str, Any], *,
                 lease: WriterLease | None, dry_run: bool = False,
                 expected_versions: dict[str, Any] | None = None) -> dict[str, GatedPath]:
     """Run the gate for every declared path argument; returns the gated paths.
@@ -177,9 +197,9 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
         value = arguments.get(role.argument)
         if isinstance(value, str):
             roles.append((role, value))
-    resolved = [(role, session.workspace.resolve(value, write=True)) for role, value in roles]
+    resolved = [(role, scope.workspace.resolve(value, write=True)) for role, value in roles]
     for _role, rp in resolved:  # protected paths are refused before anything is touched
-        check_write(session, rp)
+        scope.check_write(rp)
     if lease is not None:
         lease.paths = sorted({r.path for _, r in resolved})
         lease.acquire()
@@ -188,16 +208,16 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
     created = {r.path for role, r in resolved if role.mode == "create"}
     gated: dict[str, GatedPath] = {}
     for role, rp in resolved:
-        target = rp if role.follow_symlinks else session.workspace.entry(rp, write=True)
+        target = rp if role.follow_symlinks else scope.workspace.entry(rp, write=True)
         st = _stat(target, rp.display)
-        if st is not None and role.mode != "create" and session.files.denied(rp):
+        if st is not None and role.mode != "create" and scope.denied(rp):
             raise not_found(rp.display)  # the read deny list: exactly like a missing file
         same_path = rp.path in (modified if role.mode == "create" else created)
-        entry = session.ledger.lookup(rp.path, st)
+        entry = scope.ledger.lookup(rp.path, st)
         if st is None:
             if role.mode == "modify":
                 if not dry_run:
-                    session.ledger.record_absent(rp.path)
+                    scope.ledger.record_absent(rp.path)
                 raise not_found(rp.display)
             if isinstance(entry, Present) and not same_path:
                 raise removed_after_read(rp.display)
@@ -213,7 +233,7 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
             raise not_regular(rp.display, role.recovery, kind_of(st))
         content = None
         if not same_path:
-            content = _check_observed(session, entry, rp.display, target, st)
+            content = _check_observed(scope, entry, rp.display, target, st)
         if expected_versions is not None:
             want = expected_versions.get(role.argument)
             if want is not None and tuple(want) != version_of(st):
@@ -223,7 +243,7 @@ def check_paths(session: Session, spec: ToolSpec, arguments: dict[str, Any], *,
     return gated
 
 
-def _check_observed(session: Session, entry: Present | Absent | None, display: str,
+def _check_observed(scope: FileScope, entry: Present | Absent | None, display: str,
                     path: ResolvedPath, st: os.stat_result) -> bytes | None:
     """Refuse unless ``entry`` proves this session saw the version ``st``: the same ``stat``
     and, for a version with a digest (every file up to `DIGEST_MAX_BYTES`), the same bytes,
@@ -233,10 +253,10 @@ def _check_observed(session: Session, entry: Present | Absent | None, display: s
     if entry is None or isinstance(entry, Absent):
         raise not_observed(display)
     if entry.version != version_of(st):
-        raise stale(display, stale_detail(session, entry, path, st))
+        raise stale(display, stale_detail(scope, entry, path, st))
     if entry.digest is None:
         return None
-    kept = session.ledger.content(entry)
+    kept = scope.ledger.content(entry)
     try:
         now, same_version = read_version(path, st, len(kept) if kept is not None
                                          else st.st_size)
@@ -244,5 +264,5 @@ def _check_observed(session: Session, entry: Present | Absent | None, display: s
         now, same_version = None, False
     if now is None or (now != kept if kept is not None else
                        len(now) != st.st_size or hashlib.sha256(now).hexdigest() != entry.digest):
-        raise stale(display, stale_detail(session, entry, path, st))
+        raise stale(display, stale_detail(scope, entry, path, st))
     return now if same_version else None

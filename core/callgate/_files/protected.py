@@ -36,19 +36,29 @@ from __future__ import annotations
 
 import glob
 import os
-import subprocess
-import threading
-import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from .._fs.workspace import ResolvedPath, within
 from .._model.errors import ToolError
+from .._permissions.rules import compile_spec
 
 if TYPE_CHECKING:
-    from .._session.session import Session
+    from .._fs.workspace import Workspace
+
+
+class Scope(Protocol):
+    """What protection reads of a session's files (`_files.scope.FileScope`)."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def protection(self) -> Protection: ...
+
+    def hooks_dirs(self) -> tuple[str, ...]: ...
 
 SIGNATURE = "FS_PROTECTED"
 WORKSPACE_CONFIG = "callgate.toml"
@@ -108,29 +118,19 @@ class Protection:
     exempt: tuple[Matcher, ...]
     extra_patterns: tuple[str, ...]
     exempt_patterns: tuple[str, ...]
-
-
-_cache: weakref.WeakKeyDictionary[Any, Protection] = weakref.WeakKeyDictionary()
-_hooks_cache: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
+    #: whether the user config trusts a directory (its callgate.toml applies in full)
+    trusts: Callable[[str], bool] | None = None
 
 
 def _compile(pattern: str) -> Matcher:
-    from .._permissions.rules import compile_spec
-
     return compile_spec("path", pattern)
 
 
-def protection(host: Any) -> Protection:
-    """The compiled protection of ``host`` (its loaded files and ``[files]`` keys)."""
-    with _lock:
-        found = _cache.get(host)
-    if found is not None:
-        return found
-    files_cfg = host.config("files") if hasattr(host, "config") else {}
-    extra = tuple(p for p in files_cfg.get("protected", ()) if isinstance(p, str) and p)
-    exempt = tuple(p for p in files_cfg.get("allow_protected", ()) if isinstance(p, str) and p)
-    source = getattr(host, "config_source", None)
+def protection_of(table: Mapping[str, Any], source: Any) -> Protection:
+    """The compiled protection of a host: the config files ``source`` loaded (a
+    `LayeredSource`, or ``None``) and ``[files] protected`` / ``allow_protected``."""
+    extra = tuple(p for p in table.get("protected", ()) if isinstance(p, str) and p)
+    exempt = tuple(p for p in table.get("allow_protected", ()) if isinstance(p, str) and p)
     files = list(getattr(source, "files", ()))
     if getattr(source, "user_file", None):  # the next boot reads it, existing or not
         files.append(source.user_file)
@@ -139,10 +139,9 @@ def protection(host: Any) -> Protection:
                    "config", WORKSPACE_CONFIG)]
     rules += [_Rule(_compile(p), why, p) for p, why in BUILT_IN]
     rules += [_Rule(_compile(p), "[files] protected lists it", p) for p in extra]
-    found = Protection(loaded, tuple(rules), tuple(_compile(p) for p in exempt), extra, exempt)
-    with _lock:
-        _cache[host] = found
-    return found
+    trusts = getattr(source, "trusts", None)
+    return Protection(loaded, tuple(rules), tuple(_compile(p) for p in exempt), extra, exempt,
+                      trusts)
 
 
 def _forms(path: str, root: str) -> tuple[str, ...]:
@@ -156,10 +155,10 @@ def _forms(path: str, root: str) -> tuple[str, ...]:
     return (rel, absolute)
 
 
-def _reason(session: Session, path: str) -> str | None:
+def _reason(scope: Scope, path: str) -> str | None:
     """Why ``path`` (absolute and clean) is protected in this session, or ``None``."""
-    prot = protection(session.host)
-    roots = session.workspace.write_roots
+    prot = scope.protection
+    roots = scope.workspace.write_roots
     forms = [form for root in roots for form in _forms(path, root)] or [path]
     if any(m(f) for m in prot.exempt for f in forms):
         return None
@@ -167,40 +166,35 @@ def _reason(session: Session, path: str) -> str | None:
         return "it is a config file this host reads"
     for rule in prot.rules:
         if rule.pattern == WORKSPACE_CONFIG:
-            if path == os.path.join(session.workspace.root, WORKSPACE_CONFIG):
+            if path == os.path.join(scope.workspace.root, WORKSPACE_CONFIG):
                 return rule.why
-            if os.path.basename(path) == WORKSPACE_CONFIG and _trusted_dir(session, path):
+            if os.path.basename(path) == WORKSPACE_CONFIG and prot.trusts is not None and \
+                    prot.trusts(os.path.dirname(path)):
                 return ("the user config trusts this directory, so a session started here "
                         "would apply it in full")
             continue
         if any(rule.matcher(f) for f in forms):
             return rule.why
-    for hooks in _hooks_dirs(session):
+    for hooks in scope.hooks_dirs():
         if within(path, hooks):
             return "git runs the hooks in it (core.hooksPath) outside any sandbox"
     return None
 
 
-def _trusted_dir(session: Session, path: str) -> bool:
-    source = getattr(session.host, "config_source", None)
-    trusts = getattr(source, "trusts", None)
-    return bool(trusts is not None and trusts(os.path.dirname(path)))
-
-
-def reason_for(session: Session, resolved: ResolvedPath) -> str | None:
+def reason_for(scope: Scope, resolved: ResolvedPath) -> str | None:
     """Why a write to ``resolved`` is refused, or ``None``: judged on the path as written,
     on its entry (parents resolved, a final symlink not followed) and on its target."""
-    entry = session.workspace.entry_path(resolved)
+    entry = scope.workspace.entry_path(resolved)
     for form in dict.fromkeys((resolved.lexical, entry, resolved.path)):
-        why = _reason(session, form)
+        why = _reason(scope, form)
         if why is not None:
             return why
     return None
 
 
-def check_write(session: Session, resolved: ResolvedPath) -> None:
+def check_write(scope: Scope, resolved: ResolvedPath) -> None:
     """Raise the ``blocked`` `ToolError` ``FS_PROTECTED`` when ``resolved`` is protected."""
-    why = reason_for(session, resolved)
+    why = reason_for(scope, resolved)
     if why is None:
         return
     raise ToolError("blocked", f"{SIGNATURE}: {resolved.display} is protected ({why}); write "
@@ -210,12 +204,12 @@ def check_write(session: Session, resolved: ResolvedPath) -> None:
                     {"executed": False, "path": resolved.display})
 
 
-def protected_paths(session: Session) -> list[str]:
+def protected_paths(scope: Scope) -> list[str]:
     """The protected paths that exist in the session's write roots, canonical and sorted:
     what a sandbox mounts read-only (its ``[files] protected`` globs expanded, at most
     `MAX_EXPANDED` paths per pattern)."""
-    prot = protection(session.host)
-    roots = session.workspace.write_roots
+    prot = scope.protection
+    roots = scope.workspace.write_roots
     wanted: list[str] = [f for f in prot.config_files if any(within(f, r) for r in roots)]
     for root in roots:
         wanted += [os.path.join(root, rel) for rel in SANDBOX_PATHS]
@@ -226,7 +220,7 @@ def protected_paths(session: Session) -> list[str]:
             wanted += _expand(root, pattern)
         for pattern in prot.extra_patterns:
             wanted += _expand(root, pattern)
-    wanted += list(_hooks_dirs(session))
+    wanted += list(scope.hooks_dirs())
     out: set[str] = set()
     for path in wanted:
         if not os.path.lexists(path):
@@ -256,40 +250,22 @@ def _expand(root: str, pattern: str) -> list[str]:
     return found
 
 
-def _hooks_dirs(session: Session) -> tuple[str, ...]:
-    """Git's ``core.hooksPath`` when it points into a write root (asked once per session)."""
-    with _lock:
-        cached = _hooks_cache.get(session)
-    if cached is not None:
-        return cached
-    found: list[str] = []
-    root = session.workspace.root
-    if os.path.lexists(os.path.join(root, ".git")):
-        value = _git_hooks_path(session, root)
-        if value:
-            path = os.path.realpath(os.path.join(root, os.path.expanduser(value)))
-            if any(within(path, r) for r in session.workspace.write_roots) and \
-                    path not in session.workspace.write_roots:
-                found.append(path)
-    result = tuple(found)
-    with _lock:
-        _hooks_cache[session] = result
-    return result
+def find_hooks_dirs(workspace: Workspace,
+                    git_hooks_path: Callable[[str], str | None] | None) -> tuple[str, ...]:
+    """Git's ``core.hooksPath`` when it points into a write root (``git_hooks_path(root)``
+    asks git, through the door the session supplies)."""
+    root = workspace.root
+    if git_hooks_path is None or not os.path.lexists(os.path.join(root, ".git")):
+        return ()
+    value = git_hooks_path(root)
+    if not value:
+        return ()
+    path = os.path.realpath(os.path.join(root, os.path.expanduser(value)))
+    if any(within(path, r) for r in workspace.write_roots) and \
+            path not in workspace.write_roots:
+        return (path,)
+    return ()
 
 
-def _git_hooks_path(session: Session, root: str) -> str | None:
-    # through the door, unconfined: the sandbox's own policy is what asks (protected paths)
-    from .. import process
-
-    try:
-        done = process.prepare(session, ["git", "-C", root, "config", "--get",
-                                         "core.hooksPath"], sandbox="off",
-                               purpose="git config").run(timeout=GIT_TIMEOUT_S, text=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    value = done.stdout.strip() if done.returncode == 0 else ""
-    return value or None
-
-
-__all__ = ["SIGNATURE", "Protection", "check_write", "protected_paths", "protection",
-           "reason_for"]
+__all__ = ["SIGNATURE", "Protection", "Scope", "check_write", "find_hooks_dirs",
+           "protected_paths", "protection_of", "reason_for"]

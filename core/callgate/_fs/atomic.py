@@ -289,7 +289,7 @@ def create_file(target: Target, data: bytes, *,
             for rel in rels for p in (os.path.join(anchor.path, rel),)]
     else:
         made = make_parents(target)
-        directory = None
+        directory, name = None, ""  # held below, inside the cleanup
     try:
         if directory is None:
             directory, name = held_parent(target)

@@ -206,7 +206,7 @@ def open_beneath(dirfd: int, rel: str, flags: int, mode: int = 0o666) -> int:
             return os.open(rel or ".", flags, mode, dir_fd=dirfd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise PathChanged(rel, exc.errno) from None
+                raise PathChanged(rel, errno.ELOOP) from None
             raise
     fn = _openat2_fn()
     if fn is not None:

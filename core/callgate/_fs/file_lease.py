@@ -27,11 +27,15 @@ from __future__ import annotations
 
 import errno
 import signal
+from typing import Any
 
 try:
     import fcntl
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
+
+#: the fcntl module's calls, where there are leases (`AVAILABLE`: else never called)
+_fcntl: Any = fcntl
 
 _SETLEASE = getattr(fcntl, "F_SETLEASE", None)
 _GETLEASE = getattr(fcntl, "F_GETLEASE", None)
@@ -73,8 +77,8 @@ class ReadLease:
             return None
         try:
             if _SETSIG is not None and _QUIET_SIGNAL:
-                fcntl.fcntl(fd, _SETSIG, _QUIET_SIGNAL)
-            fcntl.fcntl(fd, _SETLEASE, _RDLCK)
+                _fcntl.fcntl(fd, _SETSIG, _QUIET_SIGNAL)
+            _fcntl.fcntl(fd, _SETLEASE, _RDLCK)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EBUSY):
                 raise WriterOpen() from None
@@ -83,7 +87,7 @@ class ReadLease:
             raise
         if _SETOWN is not None:
             try:
-                fcntl.fcntl(fd, _SETOWN, 0)  # nobody to signal: a break is polled instead
+                _fcntl.fcntl(fd, _SETOWN, 0)  # nobody to signal: a break is polled instead
             except OSError:
                 pass
         return cls(fd)
@@ -91,13 +95,13 @@ class ReadLease:
     def broken(self) -> bool:
         """Whether someone has since asked to open the file for writing (and waits)."""
         try:
-            return fcntl.fcntl(self.fd, _GETLEASE) != _RDLCK
+            return _fcntl.fcntl(self.fd, _GETLEASE) != _RDLCK
         except OSError:
             return True
 
     def release(self) -> None:
         """Let the lease go: a writer waiting to open the file goes ahead."""
         try:
-            fcntl.fcntl(self.fd, _SETLEASE, _UNLCK)
+            _fcntl.fcntl(self.fd, _SETLEASE, _UNLCK)
         except OSError:
             pass

@@ -17,27 +17,26 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import pluggy
 
 from .. import hookspecs
 from .._config import load as _config
-from .._model.canonical import canonical_bytes, canonical_schema, short_fingerprint
+from .._files.policy import SCHEMA as FILES_SCHEMA
+from .._files.policy import TABLE as FILES_TABLE
+from .._files.policy import FilesPolicy
+from .._model.canonical import canonical_bytes, short_fingerprint
 from .._model.errors import BootError, ConfigError
 from .._model.facts import ExecutionFact, FactLog
 from .._model.spec import ToolSpec
-from .._model.values import ToolResult
 from .._permissions.rules import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
 from .._permissions.rules import RuleEngine
 from .._pipeline.hooks import PipelineHooks, PluginManager
-from .._pipeline.profiles import ChildProfile
-from .._registry.registry import Compiled, Registry, compile_schema
+from .._registry.registry import Registry
 from .._session.session import Session
-
-if TYPE_CHECKING:
-    from .._session.pair import SessionPair
+from .._validation.compiled import Compiled, compile_schema
 
 log = logging.getLogger("callgate")
 
@@ -112,6 +111,9 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
         },
     },
     "permissions": PERMISSIONS_SCHEMA,
+    # enforced by the gate and the file API for every file tool; plugins add keys of their
+    # own (`Registry.extend_config`: callgate-files' ``watch``)
+    FILES_TABLE: FILES_SCHEMA,
     # read only from the user config (`_layers.is_trusted`); claimed so it validates there
     "trust": {
         "type": "object", "additionalProperties": False, "x-workspace": "user",
@@ -139,26 +141,6 @@ def _env_list(name: str) -> list[str] | None:
     if value is None:
         return None
     return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _registering(function: Callable[..., Any], plugin: str,
-                 registry: Registry) -> Callable[..., Any]:
-    """``function`` (a ``callgate_register_tools`` implementation) run with ``registry``
-    knowing that ``plugin`` is registering, its failures failing boot with the plugin's name."""
-
-    def register(*args: Any, **kwargs: Any) -> Any:
-        registry.current_plugin = plugin
-        try:
-            return function(*args, **kwargs)
-        except BootError:
-            raise
-        except Exception as exc:
-            raise BootError(f"plugin {plugin} failed while registering its tools: "
-                            f"{type(exc).__name__}: {exc}") from exc
-        finally:
-            registry.current_plugin = None
-
-    return register
 
 
 def _surface_key(spec: ToolSpec) -> tuple[bool, int, str]:
@@ -192,6 +174,7 @@ class Host:
         self._plugin_sources: dict[str, tuple[str | None, str]] = {}
         self.permissions: RuleEngine
         self._facts = FactLog()
+        self.files_policy = FilesPolicy()
 
     # --- boot ---------------------------------------------------
 
@@ -308,28 +291,24 @@ class Host:
             registry.config_schemas.get(table, (None, None))[1])
         registry.current_plugin = CORE
         for name, schema in CORE_TABLES.items():
-            registry.add_config(name, schema)
+            registry.add_config(name, schema, extensible=name == FILES_TABLE)
         registry.current_plugin = None
-        caller = self.pm.hook.callgate_register_tools
-        originals = [(impl, impl.function) for impl in caller.get_hookimpls()
-                     if not (impl.wrapper or impl.hookwrapper)]
-        for impl, function in originals:
-            impl.function = _registering(function, impl.plugin_name, registry)  # type: ignore[misc]
-        try:
-            caller(registry=registry, host=self)
-        finally:
-            for impl, function in originals:
-                impl.function = function  # type: ignore[misc]
+        # each plugin's implementation runs through its companion (`_pipeline.hooks`), which
+        # tells the registry whose it is and names the plugin in a failure
+        self.pm.hook.callgate_register_tools(registry=registry, host=self)
         registry.freeze()
 
     def _configure(self, surface: str | None) -> None:
         registry = self.registry
         claimed = registry.config_schemas
         self.warnings.extend(_config.check_unclaimed(self.config_source, set(claimed)))
+        self.warnings.extend(registry.warnings)
         for note in self.config_source.notes:
             log.warning(note)
             self.warnings.append(note)
         self._check_store()
+        #: the core's ``[files]`` table, as the gate and the file API apply it
+        self.files_policy = FilesPolicy(registry.table(FILES_TABLE), self.config_source)
         self.permissions = RuleEngine.from_host(self)
         self.warnings.extend(self.permissions.warnings)
         if not registry.names():
@@ -429,50 +408,9 @@ class Host:
         return sorted((s for s in self.registry.tools() if s.route is not None),
                       key=_surface_key)
 
-    def surface(self, provider: str | None = None) -> list[Any]:
-        """The visible tools as ``provider`` defines them (``None``: canonical entries)."""
-        specs = [s for n in self.visible_names() if (s := self.registry.get(n)) is not None]
-        return self.render_tools(specs, provider)
-
-    def render_tools(self, specs: Sequence[ToolSpec], provider: str | None) -> list[Any]:
-        from .. import providers as _providers
-
-        if provider is None:
-            return [self.contract_entry(s) for s in specs]
-        return _providers.render_tools(specs, provider)
-
-    def render_result(self, result: ToolResult, provider: str) -> Any:
-        """The provider's tool-result shape for ``result``."""
-        from .. import providers as _providers
-
-        return _providers.render_result(result, provider)
-
-    def accept_arguments(self, provider: str, name: str, arguments: Any) -> Any:
-        """A provider's call arguments in the canonical form the pipeline validates.
-
-        Only the strict renderings (``openai-responses``, ``openai-chat-strict``)
-        change: the nulls strict mode sends for optional properties the model left
-        out are removed.
-        """
-        from .. import providers as _providers
-
-        spec = self.registry.get(name)
-        if spec is None:
-            return arguments
-        return _providers.accept_arguments(spec, provider, arguments)
-
-    def contract_entry(self, spec: ToolSpec) -> dict[str, Any]:
-        return {"name": spec.name, "read_only": spec.contract_read_only,
-                "description": spec.description, "schema": canonical_schema(spec.schema)}
-
-    def contract_entries(self) -> list[dict[str, Any]]:
-        """``{name, read_only, description, schema}`` of the visible surface, by name."""
-        return [self.contract_entry(s) for s in sorted(
-            (self.registry.get(n) for n in self.visible_names()), key=lambda s: s.name) if s]
-
-    def all_contract_entries(self) -> list[dict[str, Any]]:
-        """Every registered tool, hidden tools and aliases included, by name."""
-        return [self.contract_entry(s) for s in self.registry.tools()]
+    def surface_specs(self) -> list[ToolSpec]:
+        """The visible tools, in surface order (`callgate.providers.surface` renders them)."""
+        return [s for n in self.visible_names() if (s := self.registry.get(n)) is not None]
 
     # --- validation cache ---------------------------------------------------
 
@@ -525,27 +463,14 @@ class Host:
         return Session(self, workspace, session_dir, origin, resume=resume, name=name,
                        principal=principal)
 
-    def open_pair(self, workspace: str | os.PathLike[str],
-                  session_dir: str | os.PathLike[str] | None = None,
-                  origin: str | None = None, *,
-                  planner_profile: ChildProfile | None = None) -> SessionPair:
-        """A planner and an executor on ``workspace`` (`callgate.SessionPair`): independent
-        sessions (their own ``use_capability``, ledgers and records) sharing this host's
-        connections. The planner stays in plan mode under ``planner_profile`` (default: MCP
-        tools without ``readOnlyHint`` allowed, never a destructive one); the executor is in
-        plan mode until ``pair.approve()``. ``session_dir`` gets ``planner/`` and
-        ``executor/`` below it."""
-        if not os.path.isdir(workspace):
-            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
-        from .._session.pair import SessionPair
-
-        return SessionPair(self, workspace, session_dir, origin,
-                           planner_profile=planner_profile)
-
     def execution_facts(self) -> list[ExecutionFact]:
         """The writer and destructive calls every session of this host ran, oldest first
-        (`callgate.ExecutionFact`: session, profile, tool, leased paths, when, outcome)."""
+        (`callgate.host.ExecutionFact`: session, profile, tool, leased paths, when, outcome)."""
         return self._facts.facts()
+
+    def record_fact(self, fact: ExecutionFact) -> None:
+        """Keep one writer's or destructive call's fact (the pipeline records each)."""
+        self._facts.add(fact)
 
     # --- the session store ---------------------------------------------------
 
@@ -590,7 +515,7 @@ class Host:
         by_plugin: dict[str, list[str]] = {}
         for spec in [*self.registry.tools(), *self.registry.other_os_tools()]:
             by_plugin.setdefault(spec.plugin or "", []).append(spec.name)
-        names = [CORE, *(name for name, _plugin in self.pm.list_name_plugin())]
+        names = [CORE, *(name for name, _plugin in self.pm.named_plugins())]
         for name in names:
             version, source = self._plugin_sources.get(name, (None, "in process"))
             out.append(PluginInfo(name, version, tuple(sorted(by_plugin.get(name, []))), source,

@@ -2,3 +2,6 @@
 decisions, `ToolSpec`, `Target`, execution facts, canonical schemas). Imports nothing of
 callgate's.
 """
+
+#: callgate's version (`callgate.__version__`; the tracer names it too)
+VERSION = "0.1.0"

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
 from .values import PathRole, PermissionSubject, Violation
-
-if TYPE_CHECKING:
-    from .._pipeline.context import ToolContext
 
 NAME_RULE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
 VISIBILITIES = ("surface", "hidden", "alias")
@@ -106,11 +103,11 @@ class ToolSpec:
     available: Callable[[Any], bool] | None = None
     requires_hooks: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     preview: Callable[..., Any] | None = None
-    validate: Callable[[ToolContext, dict[str, Any]], Iterable[Violation]] | None = None
+    validate: Callable[[Any, dict[str, Any]], Iterable[Violation]] | None = None
     permission_subject: PermissionSubject | None = None
     groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     resolve_target: Callable[..., Any] | None = None
-    misplaced: Callable[[ToolContext, dict[str, Any]], str | None] | None = None
+    misplaced: Callable[[Any, dict[str, Any]], str | None] | None = None
     describe: Callable[[frozenset[str], frozenset[str]], str] | None = None
     route: ProxyRoute | None = None
     title: str | None = None

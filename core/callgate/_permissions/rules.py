@@ -60,9 +60,9 @@ from .._model.spec import NAME_RULE, ToolSpec
 from .._model.values import Decision
 
 if TYPE_CHECKING:
-    from .._config.load import ConfigSource
-    from .._host.host import Host
-    from .._registry.registry import RuleNames
+    from .._config.source import ConfigSource
+    from .boot import BootingHost as Host
+    from .boot import RuleNames
 
 log = logging.getLogger("callgate")
 
@@ -519,6 +519,7 @@ class RuleEngine:
             return None
         if kind is None:
             return None
+        rule = None
         for group in unit.strict:
             rule = next((r for r in allows if r.spec is not None and
                          (not unit.open_tail or r.spec.rstrip().endswith("*")) and

@@ -3,52 +3,24 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from collections.abc import Callable
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._fs.workspace import ResolvedPath, Workspace
+from .._files.gate import GatedPath
+from .._fs.workspace import Workspace
 from .._model.spec import ToolSpec
-from .._model.values import PathRole, ToolCall
+from .._model.values import ToolCall
+from .progress import PROGRESS_SINK
 
 if TYPE_CHECKING:
     from .._files.access import FileAccess
-    from .._host.host import Host
-    from .._session.session import Session
+    from .view import HostView, SessionView
 
 log = logging.getLogger("callgate")
 
 
-@attrs.frozen
-class GatedPath:
-    """A path argument the host gate has checked: confined, leased, stat'ed and observed.
-
-    ``content`` is the file's bytes when the gate read them from the version ``stat``
-    describes (checking a young observation); `FileAccess.load` then reads nothing again.
-    """
-
-    argument: str
-    role: PathRole
-    resolved: ResolvedPath
-    stat: os.stat_result | None
-    content: bytes | None = attrs.field(default=None, repr=False)
-
-    @property
-    def path(self) -> str:
-        return self.resolved.path
-
-    @property
-    def display(self) -> str:
-        return self.resolved.display
-
-
-#: ``sink(done, total, message)``: where `ToolContext.progress` goes (`Session.progress_to`)
-ProgressSink = Callable[[float, "float | None", "str | None"], None]
-PROGRESS_SINK: ContextVar[ProgressSink | None] = ContextVar("callgate_progress", default=None)
 
 
 @attrs.define
@@ -68,7 +40,7 @@ class ToolContext:
       shows it (``callgate serve`` sends MCP ``notifications/progress``); a no-op otherwise.
     """
 
-    session: Session
+    session: SessionView
     call: ToolCall
     tool: ToolSpec
     cancelled: threading.Event = attrs.field(factory=threading.Event)
@@ -77,7 +49,7 @@ class ToolContext:
     previewing: bool = False
 
     @property
-    def host(self) -> Host:
+    def host(self) -> HostView:
         return self.session.host
 
     @property

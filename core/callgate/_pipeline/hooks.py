@@ -8,38 +8,45 @@ are added, and only these:
 - A hook that no plugin implements is not called: its answer would be empty,
   and skipping it keeps a call through the pipeline within microseconds.
   Monitoring therefore sees every hook that has an implementation.
-- The core names the plugin that refused a call or decided a permission
-  (signature ``hook:<plugin>``). pluggy returns answers without saying whose
-  they are, so the host labels them where they are made: each ordinary
-  implementation of ``callgate_pre_tool_use`` and ``callgate_check_permission``
-  is wrapped once, when first seen, so that a `Refuse`, `Replace` or `Decision`
-  it returns without a ``source`` carries its plugin's name. Wrappers (which see
-  the labelled answers) are left as they are.
+- The core knows which plugin answered (`ATTRIBUTED`): the plugin whose
+  ``callgate_register_tools`` runs (the registry records its tools under it, a failure
+  names it), and the plugin that refused a call or decided a permission (signature
+  ``hook:<plugin>``). pluggy returns answers without saying whose they are, so the
+  plugin manager registers each plugin's ordinary implementations of these hooks
+  through a companion plugin (`Attributed`) whose functions call the plugin's and
+  label what they return, with the same options (``tryfirst``...), in the same place of
+  pluggy's order. pluggy's own objects are never changed; wrappers are left as they
+  are (they see the labelled answers).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+import inspect
+from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
+from .._model.errors import BootError
 from .._model.values import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
 
 if TYPE_CHECKING:
     from .._model.spec import ToolSpec
-    from .._session.session import Session
-    from ..process import Confined, Launch
+    from .launch import Confined, Launch
 
-#: The hooks whose answers the host labels with the answering plugin's name.
-LABELLED = ("callgate_pre_tool_use", "callgate_check_permission")
-_LABEL = "__callgate_plugin__"
+REGISTER = "callgate_register_tools"
+#: The hooks whose ordinary implementations run through their plugin's companion.
+ATTRIBUTED = (REGISTER, "callgate_pre_tool_use", "callgate_check_permission")
+#: what a companion's registration name adds to its plugin's
+COMPANION = " (answers)"
 
 
 def _labelled(function: Callable[..., Any], plugin: str) -> Callable[..., Any]:
-    """``function`` returning its answer with ``source=plugin`` when the answer has none."""
+    """``function`` returning its answer with ``source=plugin`` when the answer has none
+    (pluggy reads the parameters of the function it wraps)."""
 
     @functools.wraps(function)
     def answer(*args: Any, **kwargs: Any) -> Any:
@@ -48,46 +55,114 @@ def _labelled(function: Callable[..., Any], plugin: str) -> Callable[..., Any]:
             return attrs.evolve(found, source=plugin)
         return found
 
-    setattr(answer, _LABEL, plugin)
     return answer
 
 
-def label(impls: Iterable[pluggy.HookImpl]) -> None:
-    """Label the answers of every ordinary implementation not labelled yet.
+def _registering(function: Callable[..., Any], plugin: str) -> Callable[..., Any]:
+    """``function`` (a ``callgate_register_tools``) run with the registry knowing that
+    ``plugin`` registers, its failures failing boot with the plugin's name. It takes both
+    of the hook's arguments and hands ``function`` those it declares."""
+    wanted = [p.name for p in inspect.signature(function).parameters.values()
+              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
-    ``HookImpl.function`` is replaced by a function with the same parameters that
-    calls the original: pluggy still calls it in its own order, with its own
-    arguments, and reports it under the same plugin.
-    """
-    for impl in impls:
-        if impl.wrapper or impl.hookwrapper or hasattr(impl.function, _LABEL):
-            continue
-        impl.function = _labelled(impl.function, impl.plugin_name)  # type: ignore[misc]
+    def register(registry: Any, host: Any) -> Any:
+        given = {"registry": registry, "host": host}
+        registry.current_plugin = plugin
+        try:
+            return function(**{name: given[name] for name in wanted if name in given})
+        except BootError:
+            raise
+        except Exception as exc:
+            raise BootError(f"plugin {plugin} failed while registering its tools: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            registry.current_plugin = None
+
+    return register
+
+
+class Attributed:
+    """One plugin's ordinary implementations of the `ATTRIBUTED` hooks, registered beside
+    it (named ``<plugin> (answers)``) with the options the plugin gave them."""
+
+    def __init__(self, plugin: str, found: dict[str, tuple[Callable[..., Any],
+                                                          pluggy.HookimplOpts]]) -> None:
+        self.plugin = plugin
+        self.options: dict[str, pluggy.HookimplOpts] = {}
+        for attribute, (function, options) in found.items():
+            hook = options.get("specname") or attribute
+            wrapped = _registering(function, plugin) if hook == REGISTER else \
+                _labelled(function, plugin)
+            setattr(self, attribute, wrapped)  # an instance's plain function: pluggy calls it
+            self.options[attribute] = options
 
 
 class PluginManager(pluggy.PluginManager):
-    """pluggy's plugin manager, counting changes to its plugins and specs, so the pipeline
+    """pluggy's plugin manager, registering each plugin's `ATTRIBUTED` implementations
+    through its companion, and counting changes to its plugins and specs, so the pipeline
     knows when to look at a hook's implementations again (and otherwise need not)."""
 
     generation = 0
 
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self._found: dict[str, pluggy.HookimplOpts] | None = None
+        self._companions: dict[str, str] = {}
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        if isinstance(plugin, Attributed):
+            return plugin.options.get(name)
+        options = super().parse_hookimpl_opts(plugin, name)
+        if options is None or self._found is None or options.get("wrapper") or \
+                options.get("hookwrapper") or (options.get("specname") or name) not in ATTRIBUTED:
+            return options
+        self._found[name] = options  # the companion registers it
+        return None
+
     def register(self, plugin: object, name: str | None = None) -> str | None:
         try:
-            return super().register(plugin, name)
+            if isinstance(plugin, Attributed):
+                return super().register(plugin, name)
+            self._found = {}
+            try:
+                registered = super().register(plugin, name)
+                found = self._found
+            finally:
+                self._found = None
+            if registered is not None and found:
+                companion = Attributed(registered, {attribute: (getattr(plugin, attribute), options)
+                                                    for attribute, options in found.items()})
+                try:
+                    super().register(companion, registered + COMPANION)
+                except BaseException:
+                    super().unregister(plugin, registered)
+                    raise
+                self._companions[registered] = registered + COMPANION
+            return registered
         finally:
             self.generation += 1
 
     def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
         try:
-            return super().unregister(plugin, name)
+            if name is None and plugin is not None:
+                name = self.get_name(plugin)
+            removed = super().unregister(plugin, name)
+            companion = self._companions.pop(name, None) if name is not None else None
+            if companion is not None and self.has_plugin(companion):
+                super().unregister(name=companion)
+            return removed
         finally:
             self.generation += 1
 
-    def add_hookspecs(self, module_or_class: object) -> None:
+    def add_hookspecs(self, module_or_class: ModuleType | type) -> None:
         try:
             super().add_hookspecs(module_or_class)
         finally:
             self.generation += 1
+
+    def named_plugins(self) -> list[tuple[str, object]]:
+        """``(name, plugin)`` of every plugin registered, companions left out."""
+        return [(n, p) for n, p in self.list_name_plugin() if not isinstance(p, Attributed)]
 
 
 class PipelineHooks:
@@ -108,17 +183,14 @@ class PipelineHooks:
         except KeyError:
             pass
         caller = getattr(self._pm.hook, name)
-        impls = caller.get_hookimpls()
-        if name in LABELLED:
-            label(impls)
-        found = self._callers[name] = caller if impls else None
+        found = self._callers[name] = caller if caller.get_hookimpls() else None
         return found
 
     def implemented(self, name: str) -> bool:
         return self._caller(name) is not None
 
     def validate_arguments(self, call: ToolCall, tool: ToolSpec,
-                           session: Session) -> list[Violation]:
+                           session: Any) -> list[Violation]:
         caller = self._caller("callgate_validate_arguments")
         if caller is None:
             return []
@@ -126,7 +198,7 @@ class PipelineHooks:
         return [v for found in answers for v in found]
 
     def pre_tool_use(self, call: ToolCall, tool: ToolSpec,
-                     session: Session) -> list[Refuse | Replace]:
+                     session: Any) -> list[Refuse | Replace]:
         caller = self._caller("callgate_pre_tool_use")
         if caller is None:
             return []
@@ -134,14 +206,14 @@ class PipelineHooks:
                 if isinstance(a, Refuse | Replace)]
 
     def check_permission(self, call: ToolCall, tool: ToolSpec,
-                         session: Session) -> list[Decision]:
+                         session: Any) -> list[Decision]:
         caller = self._caller("callgate_check_permission")
         if caller is None:
             return []
         return [d for d in caller(call=call, tool=tool, session=session)
                 if isinstance(d, Decision)]
 
-    def ask_permission(self, call: ToolCall, tool: ToolSpec, session: Session,
+    def ask_permission(self, call: ToolCall, tool: ToolSpec, session: Any,
                        preview: Any) -> Any:
         """The approver's answer (a `Decision`, a bool or an awaitable of one), or ``None``."""
         caller = self._caller("callgate_ask_permission")
@@ -150,7 +222,7 @@ class PipelineHooks:
         return caller(call=call, tool=tool, session=session, preview=preview)
 
     def shape_result(self, call: ToolCall, tool: ToolSpec, result: ToolResult,
-                     session: Session) -> ToolResult:
+                     session: Any) -> ToolResult:
         """The result after the shaping hooks: the last replacement in call order, if any."""
         caller = self._caller("callgate_shape_result")
         if caller is None:
@@ -160,7 +232,7 @@ class PipelineHooks:
                 result = answer
         return result
 
-    def confine_process(self, launch: Launch, session: Session) -> Confined | None:
+    def confine_process(self, launch: Launch, session: Any) -> Confined | None:
         """The sandbox's wrapping of ``launch`` (`callgate.process`), or ``None``: no plugin
         confines programs, or the session runs them unconfined."""
         caller = self._caller("callgate_confine_process")
@@ -168,14 +240,14 @@ class PipelineHooks:
             return None
         return caller(launch=launch, session=session)  # type: ignore[no-any-return]
 
-    def session_start(self, session: Session) -> None:
+    def session_start(self, session: Any) -> None:
         self._pm.hook.callgate_session_start(session=session)
 
-    def session_end(self, session: Session) -> None:
+    def session_end(self, session: Any) -> None:
         self._pm.hook.callgate_session_end(session=session)
 
-    def turn_start(self, session: Session, origin: str) -> None:
+    def turn_start(self, session: Any, origin: str) -> None:
         self._pm.hook.callgate_turn_start(session=session, origin=origin)
 
 
-__all__ = ["LABELLED", "PipelineHooks", "label"]
+__all__ = ["ATTRIBUTED", "Attributed", "PipelineHooks", "PluginManager"]

@@ -1,16 +1,21 @@
 """The pipeline: what happens to one tool call, in the contract's order (host.md §3).
 
-`run_call` reads top to bottom: resolve → validate → pre-tool-use →
-permission (ask) → host gates → dispatch → shape. A step that answers the
-call itself (an unknown name, invalid arguments, a refusal) raises `Answered`
-and the call goes straight to shaping; nothing below it runs. Every hook is
-called through pluggy (`_hooks.PipelineHooks`). The batch scheduler
-(`_batch`) decides only *when* each call runs and is shaped.
+The order is data: `STAGES`, run by one loop (`run_call`) on a `SessionState`, never on
+the session. resolve → validate → target → profile → turn → pre-tool-use → permission →
+approval → dispatch; then, once every call of the batch has its result (the barrier in
+`run_batch`), `shape`, in call order. A stage that answers the call itself (an unknown
+name, invalid arguments, a refusal) raises `Answered`; the stages after it never run. The
+order is the host's: plugins add hooks to stages, never stages to the order.
 
-Every hook of one call sees the same effective call and tool: the decoded
-arguments and, for a call that runs another tool (a proxy's `Target`, an
-alias's primary), that tool, its name and its arguments, with the call as the
-model sent it in ``call.via``. The result keeps the model's call id and name.
+The loop is the one place a stage's news is recorded (`_pipeline.record`: the call's span,
+its store entries, the writer's execution fact); a stage only says what it found. Every
+hook is called through pluggy (`PipelineHooks`). The batch scheduler (`_pipeline.batch`)
+decides only *when* each call may run.
+
+Every hook of one call sees the same effective call and tool: the decoded arguments and,
+for a call that runs another tool (a proxy's `Target`, an alias's primary), that tool, its
+name and its arguments, with the call as the model sent it in ``call.via``. The result
+keeps the model's call id and name.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -30,157 +35,68 @@ from .._files.gate import check_paths
 from .._fs.lease import WriterLease
 from .._fs.observations import version_of
 from .._model.errors import ToolError
-from .._model.facts import ExecutionFact
 from .._model.spec import Target, ToolSpec
 from .._model.values import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
 from .._results.results import truncate
 from .._text.textio import display
 from .._validation.arguments import NotAnObject, check_call, decode_arguments, shape_problem
 from . import profiles as _profiles
-from . import telemetry as _telemetry
-from .batch import Alone, Batch, Slot, Tail, cancelled_result
+from . import record
+from .batch import ALONE, BatchOrder, Tail, cancelled_result
 from .context import ToolContext
+from .step import Answered, Event, Step, judged
 from .suggest import did_you_mean
 from .worker import Abandoned, run_async, run_sync
 
 if TYPE_CHECKING:
-    from .._session.session import Session
-    from .._store.records import CallEnded, CallStarted
+    from .batch import Slot
+    from .state import SessionState
 
 log = logging.getLogger("callgate")
 
 RULES = "permissions"  # the source of a [permissions] rule decision (and of the fallback)
 VALIDATE = "callgate_validate_arguments"
 
-
-class Answered(Exception):
-    """A step answered the call itself; the steps below it never run."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.text)
-        self.result = result
+#: A stage: it reads and fills in the call's `Step`, returns its news for the span (or
+#: ``None``), may be a coroutine, and ends the call by raising `Answered` (or by setting
+#: ``step.result``: dispatch).
+Stage = Callable[["SessionState", Step], "Event | Awaitable[Event | None] | None"]
 
 
-@attrs.define(slots=True)
-class Step:
-    """One call on its way: as the model sent it, and what its hooks see (each step of the
-    pipeline fills in what it learned: the tool, the effective call, how it may run)."""
-
-    sent: ToolCall
-    call: ToolCall
-    tool: ToolSpec | None = None
-    read_only: bool = False
-    destructive: bool = False
-    exclusive: bool = False
-    fallback: str | None = None
-    inside: bool = False  # the arguments sit inside a proxy's call (feedback wording)
-    record: CallStarted | None = None  # the call's record in the session store
-    permission: str | None = None  # allow, deny, ask:allow, ask:deny (when it was judged)
-    decided_by: str | None = None  # the rule, plugin, mode or approver that decided
-    ended: float = 0.0
-    span: Any = None  # the call's OpenTelemetry span (`_telemetry`), when the session traces
+# --- the batch -------------------------------------------------------------------------------
 
 
-def event(step: Step, name: str, attributes: dict[str, Any]) -> None:
-    """A pipeline stage on the call's span (nothing without one)."""
-    if step.span is not None:
-        step.span.add_event(name, attributes)
-
-
-# --- the batch ----------------------------------------------------------------------------
-
-
-async def run_batch(session: Session, calls: Sequence[ToolCall]) -> list[ToolResult]:
-    """One model turn: one result per call, in call order (the caller holds the batch lock)."""
+async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[ToolResult]:
+    """One model turn: one result per call, in call order (the caller holds the turn)."""
     if not calls:
-        session.storm.observe([])  # an empty turn is no failure: it ends a failing streak
+        state.storm.observe([])  # an empty turn is no failure: it ends a failing streak
         return []
-
-    def observe(results: list[ToolResult], arguments: list[Any]) -> str | None:
-        hint = session.storm.observe(results, arguments)
-        if hint:
-            session.count("storm_hints")
-        return hint
-
-    def shaping(step: Step, result: ToolResult, tail: Tail) -> ToolResult:
-        return shape(session, step, result, tail)
-
-    journal = session.journal
     steps = [Step(call, decoded(call)) for call in calls]
-    if journal.calls:  # recorded in call order, before any of them runs
-        turn = journal.batch()
-        for position, step in enumerate(steps):
-            step.record = journal.call_started(turn, position, step.call, session.turn_origin)
-        journal.batch_ended()
+    record.batch_started(state, steps)
     try:
-        if len(calls) == 1:
-            return [await run_call(session, calls[0], Alone(observe, shaping), steps[0])]
-        batch = Batch(len(calls), observe, shaping)
-        results: list[ToolResult | None] = [None] * len(calls)
-
-        async def one(index: int, call: ToolCall) -> None:
-            results[index] = await run_call(session, call, batch.slot(index), steps[index])
-
-        async with anyio.create_task_group() as tg:
-            for index, call in enumerate(calls):
-                tg.start_soon(one, index, call)
-        return [r for r in results if r is not None]
+        if len(steps) == 1:
+            await run_call(state, steps[0], ALONE)
+        else:
+            order = BatchOrder(len(steps))
+            async with anyio.create_task_group() as tg:
+                for index, step in enumerate(steps):
+                    tg.start_soon(run_call, state, step, order.slot(index))
+        # the barrier: every call has its result; the storm breaker looks at all of them,
+        # then each is shaped, in call order (the first carries the hint and the notices)
+        hint = _storm(state, steps)
+        return [shape(state, step, Tail(index == 0, hint if index == 0 else None))
+                for index, step in enumerate(steps)]
     finally:
-        if journal.calls:
-            journal.batch_ended()
+        record.batch_ended(state)
 
 
-# --- one call -------------------------------------------------------------------------------
-
-
-async def run_call(session: Session, call: ToolCall, slot: Slot,
-                   step: Step | None = None) -> ToolResult:
-    """One call through the whole pipeline; ``slot`` is its place in the batch."""
-    if step is None:
-        step = Step(call, decoded(call))
-    if session.tracer is not None:
-        step.span = _telemetry.start(session.tracer, session.id, call.id, call.name)
-    try:
-        try:
-            tool = resolve(session, step)                                       # 1
-            validate(session, step, tool)                                       # 2
-            if tool.resolve_target is not None:
-                await proxied(session, step)           # a proxy's target, validated too
-            elif tool.alias_of:
-                unaliased(session, step)               # an alias's primary
-            event(step, "validation", {"valid": True, "tool": step.call.name})
-            if session.profiles:
-                profiled(session, step)                # the child's profile (`_profiles`)
-            waiting = slot.start(step.read_only, step.exclusive)  # the batch's order
-            if waiting is not None:
-                await waiting
-            if session.cancel_event.is_set():
-                raise Answered(cancelled_result())
-            pre_tool_use(session, step)                                         # 3
-            decision = permission(session, step)                                # 4
-            expected = await ask(session, step, decision) if decision else None
-            result = await dispatch(session, step, expected)                    # 5-6
-        except Answered as answered:
-            result = answered.result
-            if result.error is not None and result.error.kind == "invalid_arguments":
-                event(step, "validation", {"valid": False})
-        except ToolError as exc:
-            result = exc.to_result()
-        except Exception as exc:  # a plugin's bug must not take the batch down
-            log.exception("call %s (%s) failed", call.id, call.name)
-            result = ToolResult.failure("tool_error", f"{call.name} failed: {exc}")
-    except BaseException:
-        slot.abandon()
-        cancelled = ToolResult.failure("cancelled", "cancelled", "cancelled")
-        if step.record is not None:
-            _record(session, step, cancelled, "cancelled", None, None)
-        if step.span is not None:
-            _telemetry.end(step.span, cancelled, tool=None, permission=step.permission,
-                           decided_by=step.decided_by)
-        raise
-    step.ended = time.time()
-    result.call_id, result.name = call.id, call.name
-    return await slot.shaped(step, result)    # 7: `shape`, in call order once all have results
+def _storm(state: SessionState, steps: list[Step]) -> str | None:
+    results = [s.result for s in steps if s.result is not None]
+    hint = state.storm.observe(results, [s.sent.arguments for s in steps
+                                         if s.result is not None])
+    if hint:
+        state.count("storm_hints")
+    return hint
 
 
 def decoded(call: ToolCall) -> ToolCall:
@@ -194,54 +110,95 @@ def decoded(call: ToolCall) -> ToolCall:
         return call
 
 
-# --- 1. resolve -------------------------------------------------------------------------------
+# --- one call: the stages, in order ----------------------------------------------------------
 
 
-def resolve(session: Session, step: Step) -> ToolSpec:
+async def run_call(state: SessionState, step: Step, slot: Slot) -> None:
+    """One call through every stage (``slot``: its place in the batch) until one answers;
+    ``step.result`` is then its unshaped result."""
+    step.slot = slot
+    record.call_started(state, step)
+    try:
+        for stage in STAGES:
+            try:
+                news = stage(state, step)
+                if inspect.isawaitable(news):
+                    news = await news
+            except Answered as answer:
+                record.answered(step, answer.result, answer.event)
+                step.result = answer.result
+            except ToolError as exc:
+                step.result = exc.to_result()
+            except Exception as exc:  # a plugin's bug must not take the batch down
+                log.exception("call %s (%s) failed", step.sent.id, step.sent.name)
+                step.result = ToolResult.failure("tool_error", f"{step.sent.name} failed: {exc}")
+            else:
+                record.event(step, news)
+            if step.result is not None:
+                break
+    except BaseException:
+        slot.finish()
+        record.cancelled(state, step)
+        raise
+    slot.finish()
+    step.ended = time.time()
+    result = step.result
+    assert result is not None
+    result.call_id, result.name = step.sent.id, step.sent.name
+
+
+# --- resolve ---------------------------------------------------------------------------------
+
+
+def resolve(state: SessionState, step: Step) -> None:
     """The tool the name names in this session (aliases included), which must be on the
     session's surface unless it is an alias."""
     name = step.sent.name
-    tool = session.tool(name) if isinstance(name, str) else None
+    tool = state.tool(name) if isinstance(name, str) else None
     if tool is None:
-        if session.profiles and isinstance(name, str):  # a tool the child's profile left out
-            refused = _profiles.left_out(session, name)
+        if state.profiles and isinstance(name, str):  # a tool the child's profile left out
+            refused = _profiles.left_out(state, name)
             if refused is not None:
-                judged(step, "deny", refused.error.signature if refused.error else "profile")
-                raise Answered(refused)
-        raise Answered(unknown_tool(session, name))
+                raise Answered(refused, judged(step, "deny", _sig(refused, "profile")))
+        raise Answered(unknown_tool(state, name))
     step.tool = tool
-    if tool.visibility != "alias" and not session.is_visible(name):
+    if tool.visibility != "alias" and not state.is_visible(name):
         message = f'tool "{name}" is not on this session\'s tool list'
-        route = session.route
+        route = state.route
         if route is not None:
             message += "; call it through " + route.hidden_tool.format(name=name)
         raise Answered(ToolResult.failure("unavailable", message, f"unavailable:{name}",
                                           {"executed": False}))
-    return tool
 
 
-def unknown_tool(session: Session, name: Any) -> ToolResult:
+def unknown_tool(state: SessionState, name: Any) -> ToolResult:
     """``unknown tool "<name>"`` with the close names this session can really use: on its
     surface (and aliases), then hidden ones in the words of its proxy."""
     label = name if isinstance(name, str) else repr(name)
-    tools = session.available_tools()
-    direct = [n for n, s in tools.items() if s.visibility == "alias" or session.is_visible(n)]
+    tools = state.tools
+    direct = [n for n, s in tools.items() if s.visibility == "alias" or state.is_visible(n)]
     hidden = [n for n in tools if n not in direct]
-    route = session.route
+    route = state.route
     message = f'unknown tool "{label}"' + did_you_mean(
         label, direct, hidden, route.hidden_tool if route is not None else None)
     return ToolResult.failure("unknown_tool", message, f"unknown_tool:{label}",
                               {"executed": False})
 
 
-# --- 2. validate ------------------------------------------------------------------------------
+def _sig(result: ToolResult, default: str) -> str:
+    return result.error.signature if result.error is not None else default
 
 
-def validate(session: Session, step: Step, tool: ToolSpec) -> None:
+# --- validate --------------------------------------------------------------------------------
+
+
+def validate(state: SessionState, step: Step) -> None:
     """The call's arguments must be valid for its tool (`check_arguments`); then the
     effective call is the call with its decoded arguments."""
-    session.count("argument_validations")
-    arguments, error = check_arguments(session, tool, step.call.arguments, step.sent.id)
+    tool = step.tool
+    assert tool is not None
+    state.count("argument_validations")
+    arguments, error = check_arguments(state, tool, step.call.arguments, step.sent.id)
     if error is not None:
         raise Answered(error)
     assert arguments is not None
@@ -251,68 +208,83 @@ def validate(session: Session, step: Step, tool: ToolSpec) -> None:
     step.destructive = tool.is_destructive if tool.destructive is not None else False
 
 
-def valid_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
+def valid_arguments(state: SessionState, tool: ToolSpec, raw: Any, call_id: str, *,
                     inside: bool = False, via: ToolCall | None = None) -> dict[str, Any]:
     """`check_arguments`, raising `Answered` with the error result."""
-    arguments, error = check_arguments(session, tool, raw, call_id, inside=inside, via=via)
+    arguments, error = check_arguments(state, tool, raw, call_id, inside=inside, via=via)
     if error is not None:
         raise Answered(error)
     assert arguments is not None
     return arguments
 
 
-def check_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
+def check_arguments(state: SessionState, tool: ToolSpec, raw: Any, call_id: str, *,
                     inside: bool = False, via: ToolCall | None = None
                     ) -> tuple[dict[str, Any] | None, ToolResult | None]:
     """``(arguments, None)`` when ``raw`` is valid for ``tool`` (the JSON Schema, then the
     tool's own ``validate``, then ``callgate_validate_arguments``), else ``(None, result)``:
     ``invalid_arguments`` (counted), or ``config_error`` when the schema does not compile
-    (counted as skipped). Never coerces (`_validation.check_call`). ``inside``: the
-    arguments sit inside a proxy's call (``via``, which the validators see as
+    (counted as skipped). Never coerces (`_validation.arguments.check_call`). ``inside``:
+    the arguments sit inside a proxy's call (``via``, which the validators see as
     ``call.via``)."""
-    compiled = session.host.compiled(tool)
-    certain = session.host.certainly_valid(tool)
+    host = state.host
+    compiled = host.compiled(tool)
+    certain = host.certainly_valid(tool)
     if certain is not None and type(raw) is dict and certain(raw) and tool.validate is None \
-            and not session.host.hooks.implemented(VALIDATE) and shape_problem(raw) is None:
+            and not host.hooks.implemented(VALIDATE) and shape_problem(raw) is None:
         return raw, None  # the usual call: certainly valid, and nobody else to ask
-    route = session.route
+    route = state.route
     misplaced = tool.misplaced
     return check_call(
-        tool, compiled, raw, count=session.count,
+        tool, compiled, raw, count=state.count,
         inside=route.arguments if inside and route is not None else None,
-        plugin_violations=lambda args: semantic_violations(session, tool, args, call_id, via),
+        plugin_violations=lambda args: semantic_violations(state, tool, args, call_id, via),
         misplaced=None if misplaced is None else (lambda args: misplaced(
-            ToolContext(session, ToolCall(call_id, tool.name, args, via=via), tool), args)))
+            ToolContext(state.view, ToolCall(call_id, tool.name, args, via=via), tool), args)))
 
 
-def semantic_violations(session: Session, tool: ToolSpec, arguments: dict[str, Any],
+def semantic_violations(state: SessionState, tool: ToolSpec, arguments: dict[str, Any],
                         call_id: str, via: ToolCall | None = None) -> list[Violation]:
     """What the schema cannot say: the tool's ``validate``, then the plugins' hooks."""
-    hooks = session.host.hooks
+    hooks = state.host.hooks
     if tool.validate is None and not hooks.implemented(VALIDATE):
         return []
     call = ToolCall(call_id, tool.name, arguments, via=via)
     out: list[Violation] = []
     if tool.validate is not None:
-        out.extend(tool.validate(ToolContext(session, call, tool), arguments))
-    out.extend(hooks.validate_arguments(call, tool, session))
+        out.extend(tool.validate(ToolContext(state.view, call, tool), arguments))
+    out.extend(hooks.validate_arguments(call, tool, state.view))
     return out
 
 
-async def proxied(session: Session, step: Step) -> None:
-    """What a proxy's call runs: the `Target` its ``resolve_target`` answers (validated here,
-    against the target's own schema), or the proxy itself (``None``); a `ToolResult` answer
-    is the call's result."""
+# --- target: a proxy's target, an alias's primary --------------------------------------------
+
+
+async def target(state: SessionState, step: Step) -> Event:
+    """What the call runs: a proxy's `Target` (validated against its own schema), or an
+    alias's primary; the validation verdict then holds for the effective call."""
+    tool = step.tool
+    assert tool is not None
+    if tool.resolve_target is not None:
+        await _proxied(state, step)
+    elif tool.alias_of:
+        _unaliased(state, step)
+    return ("validation", {"valid": True, "tool": step.call.name})
+
+
+async def _proxied(state: SessionState, step: Step) -> None:
+    """What a proxy's call runs: the `Target` its ``resolve_target`` answers, or the proxy
+    itself (``None``); a `ToolResult` answer is the call's result."""
     tool, call = step.tool, step.call
     assert tool is not None and tool.resolve_target is not None
-    ctx = ToolContext(session, call, tool, session.cancel_event)
+    ctx = ToolContext(state.view, call, tool, state.cancel_event)
     resolved = tool.resolve_target(ctx, call.arguments)
     if inspect.isawaitable(resolved):
         resolved = await resolved
     if isinstance(resolved, ToolResult):
         raise Answered(resolved)
     if not isinstance(resolved, Target):  # the proxy's own action (list, search, ...)
-        unaliased(session, step)
+        _unaliased(state, step)
         return
     step.tool, step.inside, step.fallback = resolved.tool, True, resolved.fallback
     step.call = ToolCall(call.id, resolved.name, resolved.arguments, via=call)
@@ -322,10 +294,10 @@ async def proxied(session: Session, step: Step) -> None:
     step.exclusive = resolved.tool.exclusive
     if resolved.validate:
         step.call = attrs.evolve(step.call, arguments=valid_arguments(
-            session, resolved.tool, resolved.arguments, call.id, inside=True, via=call))
+            state, resolved.tool, resolved.arguments, call.id, inside=True, via=call))
 
 
-def unaliased(session: Session, step: Step) -> None:
+def _unaliased(state: SessionState, step: Step) -> None:
     """An alias runs its primary with mapped arguments (or its own ``execute``); either way
     it is judged under the primary's name (``permission_name``)."""
     tool, call = step.tool, step.call
@@ -333,7 +305,7 @@ def unaliased(session: Session, step: Step) -> None:
     if not tool.alias_of:
         return
     if tool.execute is None and tool.alias_args is not None:
-        primary = session.host.registry.get(tool.alias_of)
+        primary = state.host.registry.get(tool.alias_of)
         assert primary is not None
         step.tool = primary
         step.call = ToolCall(call.id, primary.name, tool.alias_args(call.arguments), via=call)
@@ -341,30 +313,48 @@ def unaliased(session: Session, step: Step) -> None:
         step.call = ToolCall(call.id, tool.permission_name, call.arguments, via=call)
 
 
-def profiled(session: Session, step: Step) -> None:
+# --- profile: what a child may run -----------------------------------------------------------
+
+
+def profile(state: SessionState, step: Step) -> None:
     """A child's profiles (`_profiles.refusal`) must allow the effective call: its tool,
     the tool a proxy or alias runs, and for a strict read-only child the call's own
     read-only verdict (a shell command classified by its parsed line)."""
-    refused = _profiles.refusal(session, step)
+    if not state.profiles:
+        return
+    refused = _profiles.refusal(state, step)
     if refused is not None:
-        judged(step, "deny", refused.error.signature if refused.error else "profile")
-        raise Answered(refused)
+        raise Answered(refused, judged(step, "deny", _sig(refused, "profile")))
 
 
-# --- 3. pre-tool-use --------------------------------------------------------------------------
+# --- turn: the batch's order -----------------------------------------------------------------
 
 
-def pre_tool_use(session: Session, step: Step) -> None:
+async def turn(state: SessionState, step: Step) -> None:
+    """Wait for the call's turn in its batch (a mutation after every earlier call, a read
+    after the last mutation before it); a cancel meanwhile means it never starts."""
+    assert step.slot is not None
+    waiting = step.slot.start(step.read_only, step.exclusive)
+    if waiting is not None:
+        await waiting
+    if state.cancel_event.is_set():
+        raise Answered(cancelled_result())
+
+
+# --- pre-tool-use ----------------------------------------------------------------------------
+
+
+def pre_tool_use(state: SessionState, step: Step) -> None:
     """``callgate_pre_tool_use``: a `Refuse` blocks the call; a `Replace` runs it with other
     arguments, validated again first (every hook sees the call as it came)."""
     tool = step.tool
     assert tool is not None
-    for answer in session.host.hooks.pre_tool_use(step.call, tool, session):
+    for answer in state.host.hooks.pre_tool_use(step.call, tool, state.view):
         if isinstance(answer, Refuse):
             raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
         if isinstance(answer, Replace):
             step.call = attrs.evolve(step.call, arguments=valid_arguments(
-                session, tool, answer.arguments, step.call.id, inside=step.inside,
+                state, tool, answer.arguments, step.call.id, inside=step.inside,
                 via=step.call.via))
 
 
@@ -372,57 +362,49 @@ def blocked(message: str, signature: str) -> ToolResult:
     return ToolResult.failure("blocked", message, signature, {"executed": False})
 
 
-# --- 4. permission ----------------------------------------------------------------------------
+# --- permission ------------------------------------------------------------------------------
 
 
-def permission(session: Session, step: Step) -> Decision | None:
+def permission(state: SessionState, step: Step) -> Event | None:
     """Plan mode, then the ``[permissions]`` rules and ``callgate_check_permission``
-    (deny > ask > allow), then the fallback. Returns ``None`` when the call is allowed, the
-    ``ask`` decision for the approver (`ask`), or raises with the ``blocked`` result."""
+    (deny > ask > allow), then the fallback. An allowed call goes on; an ``ask`` is left
+    for `approval` (``step.ask``); a denied one is answered ``blocked``."""
     call, tool = step.call, step.tool
     assert tool is not None
-    if session.mode == "plan" and not step.read_only and not \
-            _profiles.plan_allows(session.profiles, step, session.host.registry):
-        judged(step, "deny", "mode:plan")
+    if state.mode == "plan" and not step.read_only and not \
+            _profiles.plan_allows(state.profiles, step, state.host.registry):
         raise Answered(blocked(f"blocked: the session is in plan mode; {call.name} is not "
-                               "read-only", "mode:plan"))
-    engine = session.host.permissions
-    decision = decide(session, call, tool)
+                               "read-only", "mode:plan"), judged(step, "deny", "mode:plan"))
+    engine = state.host.permissions
+    decision = decide(state, call, tool)
     if decision is None:  # the fallback: allow for a read-only call, else the target's or mode
         fallback = "allow" if step.read_only else (step.fallback or engine.mode)
         if fallback == "allow":
-            judged(step, "allow", "read_only" if step.read_only else "mode:allow")
-            return None
+            return judged(step, "allow", "read_only" if step.read_only else "mode:allow")
         decision = Decision(fallback, None, source=RULES)  # type: ignore[arg-type]
-    if decision.action != "ask":
-        judged(step, decision.action, _signature(decision))
-    if decision.action == "allow":
+    if decision.action == "ask":
+        step.ask = decision
         return None
+    news = judged(step, decision.action, _signature(decision))
     if decision.action == "deny":
-        raise Answered(blocked(_denied(session, step, decision), _signature(decision)))
-    return decision
+        raise Answered(blocked(_denied(state, step, decision), _signature(decision)), news)
+    return news
 
 
-def decide(session: Session, call: ToolCall, tool: ToolSpec) -> Decision | None:
+def decide(state: SessionState, call: ToolCall, tool: ToolSpec) -> Decision | None:
     """What ``callgate_check_permission`` and the ``[permissions]`` rules say about a call,
     deny over ask over allow (``Decision.source`` names who said it); ``None`` when nothing
     speaks. Plan mode and the fallback are the caller's."""
-    decisions = session.host.hooks.check_permission(call, tool, session)
-    engine = session.host.permissions
+    decisions = state.host.hooks.check_permission(call, tool, state.view)
+    engine = state.host.permissions
     if engine.rules:
-        ruled = engine.decide(call.name, tool, call.arguments, session)
+        ruled = engine.decide(call.name, tool, call.arguments, state.view)
         if ruled is not None:
             decisions.append(attrs.evolve(ruled, source=RULES))
     if not decisions:
         return None
     return next(d for action in ("deny", "ask", "allow") for d in decisions
                 if d.action == action)
-
-
-def judged(step: Step, decision: str, decided_by: str) -> None:
-    """The permission step's verdict, kept for the call's record and span."""
-    step.permission, step.decided_by = decision, decided_by
-    event(step, "permission", {"decision": decision, "decided_by": decided_by})
 
 
 def _signature(decision: Decision) -> str:
@@ -434,7 +416,7 @@ def _signature(decision: Decision) -> str:
     return f"mode:{decision.action}"
 
 
-def _denied(session: Session, step: Step, decision: Decision) -> str:
+def _denied(state: SessionState, step: Step, decision: Decision) -> str:
     name = step.call.name
     if decision.rule:
         why = f"blocked: {name} is denied by rule {decision.rule}"
@@ -442,36 +424,42 @@ def _denied(session: Session, step: Step, decision: Decision) -> str:
     if decision.source != RULES:
         return f"blocked: {decision.reason or f'{name} is denied by {decision.source}'}"
     return (f"blocked: {name} is not allowed by any [permissions] rule and the fallback is "
-            f'"deny"; allow = [{_wanted(session, step)}] in [permissions] would allow it')
+            f'"deny"; allow = [{_wanted(state, step)}] in [permissions] would allow it')
 
 
-def _wanted(session: Session, step: Step) -> str:
-    rules = session.host.permissions.allow_rules_for(step.call.name, step.call.arguments,
-                                                     step.tool, session)
+def _wanted(state: SessionState, step: Step) -> str:
+    rules = state.host.permissions.allow_rules_for(step.call.name, step.call.arguments,
+                                                   step.tool, state.view)
     return ", ".join(json.dumps(r) for r in rules)
 
 
-async def ask(session: Session, step: Step, decision: Decision) -> dict[str, Any] | None:
-    """An ``ask``: the preview a mutating tool would make, then the approver's answer.
-    Returns the file versions an approved preview was computed on (the gate then insists on
-    them), or raises with the ``blocked`` result."""
+# --- approval: an ``ask`` put to the approver ------------------------------------------------
+
+
+async def approval(state: SessionState, step: Step) -> Event | None:
+    """An ``ask``: the preview a mutating tool would make, then the approver's answer. An
+    approved preview's file versions go to dispatch (the gate then insists on them); a
+    refusal is answered ``blocked``."""
+    decision = step.ask
+    if decision is None:
+        return None
     call, tool = step.call, step.tool
     assert tool is not None
     signature = _signature(decision)
     preview, versions = None, None
     if tool.preview is not None:
         try:
-            preview, versions = await anyio.to_thread.run_sync(_preview, session, step)
+            preview, versions = await anyio.to_thread.run_sync(_preview, state, step)
         except ToolError as exc:
             raise Answered(exc.to_result()) from None
-    answer = session.host.hooks.ask_permission(call, tool, session, preview)
+    answer = state.host.hooks.ask_permission(call, tool, state.view, preview)
     if inspect.isawaitable(answer):
         answer = await answer
     if answer is None:
-        if session.host.permissions.ask_without_approver == "allow":
-            judged(step, "ask:allow", f"ask_without_approver ({signature})")
-            return versions
-        judged(step, "ask:deny", f"no approver ({signature})")
+        if state.host.permissions.ask_without_approver == "allow":
+            step.expected = versions
+            return judged(step, "ask:allow", f"ask_without_approver ({signature})")
+        news = judged(step, "ask:deny", f"no approver ({signature})")
         if decision.rule:  # an ask rule outranks every allow rule
             why = (f"blocked: {call.name} needs approval (rule {decision.rule} in "
                    "[permissions] ask) and no approver is available; nothing was run")
@@ -481,27 +469,29 @@ async def ask(session: Session, step: Step, decision: Decision) -> dict[str, Any
         else:
             why = (f"blocked: {call.name} needs approval (no [permissions] rule allows it and "
                    'the fallback is "ask") and no approver is available; '
-                   f"allow = [{_wanted(session, step)}] in [permissions] would allow it")
-        raise Answered(blocked(why, signature))
+                   f"allow = [{_wanted(state, step)}] in [permissions] would allow it")
+        raise Answered(blocked(why, signature), news)
     allowed = answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
-    judged(step, "ask:allow" if allowed else "ask:deny", f"approver ({signature})")
+    news = judged(step, "ask:allow" if allowed else "ask:deny", f"approver ({signature})")
     if allowed:
-        return versions
+        step.expected = versions
+        return news
     reason = answer.reason if isinstance(answer, Decision) and answer.reason else \
         "the approver refused it"
-    raise Answered(blocked(f"blocked: {call.name} was not approved: {reason}", signature))
+    raise Answered(blocked(f"blocked: {call.name} was not approved: {reason}", signature), news)
 
 
-def _preview(session: Session, step: Step) -> tuple[Any, dict[str, Any]]:
+def _preview(state: SessionState, step: Step) -> tuple[Any, dict[str, Any]]:
     tool = step.tool
     assert tool is not None and tool.preview is not None
-    ctx = ToolContext(session, step.call, tool, session.cancel_event, previewing=True)
-    ctx.gated = check_paths(session, tool, step.call.arguments, lease=None, dry_run=True)
+    ctx = ToolContext(state.view, step.call, tool, state.cancel_event, previewing=True)
+    ctx.gated = check_paths(state.files.scope, tool, step.call.arguments, lease=None,
+                            dry_run=True)
     versions = {k: version_of(g.stat) for k, g in ctx.gated.items() if g.stat is not None}
     return tool.preview(ctx, step.call.arguments), versions
 
 
-# --- 5-6. host gates and dispatch ----------------------------------------------------------
+# --- dispatch: the host gate, then the tool --------------------------------------------------
 
 
 @functools.lru_cache(maxsize=512)
@@ -509,7 +499,7 @@ def _is_async(function: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(function)
 
 
-async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None) -> ToolResult:
+async def dispatch(state: SessionState, step: Step) -> None:
     """The host gate (confinement, writer lease, stat, observation) for the paths the tool
     mutates, then the tool itself: awaited, inline (``blocking=False``) or in a worker thread
     (one hop for the gate and the tool)."""
@@ -517,18 +507,20 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
     assert tool is not None and tool.execute is not None
     run = tool.execute
     arguments = call.arguments
-    ctx = ToolContext(session, call, tool, session.cancel_event, expected_versions=expected)
+    expected = step.expected
+    ctx = ToolContext(state.view, call, tool, state.cancel_event, expected_versions=expected)
     lease = WriterLease(()) if tool.mutates_paths else None
+    scope = state.files.scope
 
     def gate() -> None:
         if lease is not None:
             try:
-                ctx.gated = check_paths(session, tool, arguments, lease=lease,
+                ctx.gated = check_paths(scope, tool, arguments, lease=lease,
                                         expected_versions=expected)
             except ToolError as exc:
-                event(step, "gate", {"passed": False, "signature": exc.signature or ""})
+                step.gate = ("gate", {"passed": False, "signature": exc.signature or ""})
                 raise
-            event(step, "gate", {"passed": True, "paths": len(ctx.gated)})
+            step.gate = ("gate", {"passed": True, "paths": len(ctx.gated)})
 
     held: dict[str, float] = {}  # when the gate held the paths (for the execution fact)
 
@@ -554,28 +546,16 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
                 lease.release()
 
     started = time.monotonic()
-    result = await _dispatched(session, step, tool, ctx, run, arguments, lease, gate_then_run,
+    result = await _dispatched(state, tool, ctx, run, arguments, lease, gate_then_run,
                                gate_then_await)
-    if not step.read_only or step.destructive:
-        _fact(session, step, ctx, held.get("from", started), held.get("to", time.monotonic()),
-              result)
-    return result
+    step.dispatched = True
+    step.held = (held.get("from", started), held.get("to", time.monotonic()))
+    step.paths = tuple(sorted({g.path for g in ctx.gated.values()}))
+    record.dispatched(state, step, result)
+    step.result = result
 
 
-def _fact(session: Session, step: Step, ctx: ToolContext, started: float, ended: float,
-          result: ToolResult) -> None:
-    """The writer's execution fact on the host (`_facts`)."""
-    profile = session.profile
-    error = result.error
-    session.host._facts.add(ExecutionFact(
-        session=session.id, profile=profile.name if profile is not None else None,
-        depth=session.depth, call_id=step.sent.id, tool=str(step.call.name),
-        paths=tuple(sorted({g.path for g in ctx.gated.values()})),
-        destructive=step.destructive,
-        started=started, ended=ended, outcome=error.kind if error is not None else "ok"))
-
-
-async def _dispatched(session: Session, step: Step, tool: ToolSpec, ctx: ToolContext,
+async def _dispatched(state: SessionState, tool: ToolSpec, ctx: ToolContext,
                       run: Callable[..., Any], arguments: Any, lease: WriterLease | None,
                       gate_then_run: Callable[[], Any],
                       gate_then_await: Callable[[], Any]) -> ToolResult:
@@ -586,9 +566,9 @@ async def _dispatched(session: Session, step: Step, tool: ToolSpec, ctx: ToolCon
                 out = await out
         elif _is_async(run):
             out = await run_async(functools.partial(run, ctx, arguments) if lease is None
-                                  else gate_then_await, ctx.cancelled, session.cancel_grace_s)
+                                  else gate_then_await, ctx.cancelled, state.cancel_grace_s)
         else:  # one worker-thread hop for gate and tool: a hop costs 0.1-0.2 ms on a busy machine
-            out = await run_sync(gate_then_run, ctx.cancelled, session.cancel_grace_s)
+            out = await run_sync(gate_then_run, ctx.cancelled, state.cancel_grace_s)
     except Abandoned as exc:
         return ToolResult.failure(
             "cancelled", f"{tool.name} was cancelled and {exc}, so the session stopped "
@@ -607,16 +587,23 @@ async def _dispatched(session: Session, step: Step, tool: ToolSpec, ctx: ToolCon
     return out
 
 
-# --- 7. shape -------------------------------------------------------------------------------
+#: The enforcement order (host.md §3): fixed, and the host's alone.
+STAGES: tuple[Stage, ...] = (resolve, validate, target, profile, turn, pre_tool_use,
+                             permission, approval, dispatch)
 
 
-def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolResult:
+# --- shape: after the batch's barrier, in call order -----------------------------------------
+
+
+def shape(state: SessionState, step: Step, tail: Tail) -> ToolResult:
     """``callgate_shape_result`` (for a call that named a tool), then the host's own shaping:
     the whole text kept in the result store, truncation with a marker, and for the first
     result of a batch the storm hint and the session's notices."""
+    result = step.result
+    assert result is not None
     if step.tool is not None:
         try:
-            shaped = session.host.hooks.shape_result(step.call, step.tool, result, session)
+            shaped = state.host.hooks.shape_result(step.call, step.tool, result, state.view)
         except Exception:  # a broken shaper must not cost the batch its results
             log.exception("a shape_result hook failed on call %s", step.sent.id)
             shaped = result
@@ -630,13 +617,14 @@ def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolR
     if tail.first:
         if tail.hint:
             extra.append(tail.hint)
-        extra.extend(session.notices.drain())
+        extra.extend(state.notices.drain())
     name = step.sent.name or ""
-    item = session.results.add(step.sent.id, name, text)
+    item = state.results.add(step.sent.id, name, text)
     reserve = sum(len(t) + 2 for t in extra) if extra else 0
-    if len(text) + reserve > session.max_chars:
-        route = session.route
-        shown, meta = truncate(text, max_chars=session.max_chars, reserve=reserve, tool=name,
+    max_chars = state.max_chars
+    if len(text) + reserve > max_chars:
+        route = state.route
+        shown, meta = truncate(text, max_chars=max_chars, reserve=reserve, tool=name,
                                call_id=step.sent.id, item=item,
                                pager=route.result_page if route is not None else None)
         result = result.with_text(shown)
@@ -644,31 +632,10 @@ def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolR
         text = shown
     if extra:
         result = result.with_text("\n\n".join([text, *extra]))
-    if step.record is not None:
-        seen = result.text if text is not complete or extra else None
-        item.end = _record(session, step, result, complete, seen, item.seq)
-        if extra:
-            session.journal.notices(extra)
-    if step.span is not None:
-        effective = step.call.name if step.call.name != step.sent.name else None
-        _telemetry.end(step.span, result, tool=effective, permission=step.permission,
-                       decided_by=step.decided_by)
+    seen = result.text if step.record is not None and (text is not complete or extra) \
+        else None
+    record.shaped(state, step, result, complete, seen, item, extra)
     return result
-
-
-def _record(session: Session, step: Step, result: ToolResult, complete: str,
-            shown: str | None, result_seq: int | None) -> CallEnded:
-    """The call's record: how it was judged, and its result (after shaping, so what a
-    redaction plugin removed is not stored); ``shown`` when the model saw other text."""
-    assert step.record is not None
-    error = result.error
-    effective = step.call.name if isinstance(step.call.name, str) else None
-    return session.journal.call_ended(
-        step.record, tool=effective if effective != step.sent.name else None,
-        outcome=error.kind if error is not None else "ok", is_error=result.is_error,
-        signature=error.signature if error is not None else None,
-        permission=step.permission, decided_by=step.decided_by, text=complete,
-        shown=shown, ended=step.ended or time.time(), result_seq=result_seq or 0)
 
 
 def valid_utf8(result: ToolResult, text: str) -> tuple[ToolResult, str]:
@@ -682,4 +649,5 @@ def valid_utf8(result: ToolResult, text: str) -> tuple[ToolResult, str]:
     return (result.with_text(safe), safe) if safe is not text else (result, text)
 
 
-__all__ = ["Answered", "Step", "check_arguments", "run_batch", "run_call"]
+__all__ = ["STAGES", "Answered", "Stage", "Step", "check_arguments", "decide", "run_batch",
+           "run_call", "shape"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .._model import VERSION
 from .._model.values import ToolResult
 
 TRACER_NAME = "callgate"
@@ -32,9 +33,7 @@ def tracer() -> Any | None:
     provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
         return None  # nothing set: every span would be dropped
-    from .. import __version__
-
-    return provider.get_tracer(TRACER_NAME, __version__)
+    return provider.get_tracer(TRACER_NAME, VERSION)
 
 
 def start(tracer: Any, session_id: str, call_id: str, name: Any) -> Any:

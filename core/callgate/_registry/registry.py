@@ -18,73 +18,27 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
 from .._config import load as _config
-from .._model.canonical import canonical_schema, short_fingerprint
+from .._model.canonical import short_fingerprint
 from .._model.errors import BootError, ConfigError
+from .._model.keys import SessionKey
 from .._model.spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
-from .._validation.fastcheck import compile_fast
+from .._permissions.boot import RuleNames
+from .._validation.compiled import Compiled, compile_schema
 
-if TYPE_CHECKING:  # jsonschema (~35 ms) is imported when the first schema compiles
-    import jsonschema
+if TYPE_CHECKING:
     import pluggy
 
     from .._config.layers import LayeredSource
 
 log = logging.getLogger("callgate")
 
-#: A plugin's answer for a permission rule naming a tool no registered tool carries:
-#: ``False`` (not one of mine), ``True`` (mine, fine) or a warning about it.
-RuleNames = Callable[[str], "bool | str"]
+T = TypeVar("T")
 
-
-@attrs.frozen
-class Compiled:
-    """A tool schema compiled once: its validator, or why it does not compile."""
-
-    validator: jsonschema.protocols.Validator | None
-    error: str | None
-    short_fingerprint: str
-    fast: Callable[[Any], bool] | None = None
-
-
-def compile_schema(schema: Any, short_fp: str) -> Compiled:
-    """Check ``schema`` against the metaschema of the dialect it declares (``$schema``;
-    2020-12 when it declares none) and compile it (never raises).
-
-    Refused here, as configuration errors: a ``$ref`` the schema cannot resolve by
-    itself (callgate never fetches one) and a ``pattern`` the regex engine cannot
-    compile. See `_dialects` for the time budget every pattern runs under.
-    """
-    import jsonschema
-
-    from .._validation import dialects as _dialects
-
-    try:
-        cls = _dialects.validator_class(schema)
-        cls.check_schema(schema)
-        canonical = canonical_schema(schema)
-        outside = _dialects.outside_reference(canonical, cls)
-        if outside is not None:
-            return Compiled(None, f"$ref {outside[:200]!r} points outside the schema; "
-                            "callgate never fetches a schema, so every reference must resolve "
-                            "within it", short_fp)
-        problem = _dialects.bad_pattern(canonical)
-        if problem is not None:
-            return Compiled(None, problem, short_fp)
-        validator = cls(canonical, registry=_dialects.empty_registry())
-        # The fast check speaks 2020-12; other dialects always take the full validator.
-        fast = compile_fast(canonical) if _dialects.dialect_uri(schema) == _dialects.LATEST \
-            else None
-        return Compiled(validator, None, short_fp, fast)
-    except jsonschema.SchemaError as exc:
-        where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
-        return Compiled(None, f"{exc.message} at {where}", short_fp)
-    except (TypeError, AttributeError, ValueError, RecursionError) as exc:
-        return Compiled(None, str(exc) or type(exc).__name__, short_fp)
 
 
 class Registry:
@@ -103,6 +57,10 @@ class Registry:
         self._config_schemas: dict[str, tuple[str, dict[str, Any]]] = {}
         self._tables: dict[str, dict[str, Any]] = {}
         self._session_extensions: dict[str, Callable[[Any], Any]] = {}
+        #: core tables plugins may add keys to: ``{table: [(plugin, properties)]}``
+        self._extensible: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        #: keys of an extensible table that no loaded plugin declares (boot warnings)
+        self.warnings: list[str] = []
         self._rule_names: list[tuple[str, RuleNames]] = []
         self._other_os: dict[str, ToolSpec] = {}
         self._info: dict[str, list[str]] = {}
@@ -149,18 +107,46 @@ class Registry:
         self._tools[spec.name] = spec
         return spec
 
-    def add_config(self, table: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    def add_config(self, table: str, schema: Mapping[str, Any], *,
+                   extensible: bool = False) -> dict[str, Any]:
         """Claim a ``callgate.toml`` table; returns it validated against ``schema`` (JSON Schema,
         with ``default``s applied). A bad key fails boot naming file, key and line. The first
-        table a plugin claims is its tools' ``ctx.config``."""
+        table a plugin claims is its tools' ``ctx.config``.
+
+        ``extensible`` (the core's ``[files]``): plugins may add keys of their own
+        (`extend_config`); the table is validated once every plugin has registered, and
+        ``{}`` is returned now."""
         self._check_open()
         plugin = self.current_plugin or "<core>"
         if table in self._config_schemas and self._config_schemas[table][0] != plugin:
             raise BootError(f"config table [{table}] is claimed by plugin "
                             f"{self._config_schemas[table][0]} and by plugin {plugin}")
         self._config_schemas[table] = (plugin, dict(schema))
+        if extensible:
+            self._extensible[table] = []
+            return {}
         found = self._tables[table] = _config.validate_table(self._source, table, schema)
         return found
+
+    def extend_config(self, table: str, properties: Mapping[str, Any]) -> None:
+        """Add keys to a table the core declares and enforces (``[files]``: callgate-files
+        adds ``watch``), each with its JSON Schema and its ``x-workspace`` policy. The
+        table's values are read with `Host.config` once boot is done. A key declared twice,
+        or a table that takes no keys from plugins, fails boot."""
+        self._check_open()
+        plugin = self.current_plugin or "<unknown>"
+        if table not in self._extensible:
+            open_tables = ", ".join(f"[{t}]" for t in sorted(self._extensible)) or "none"
+            raise BootError(f"plugin {plugin}: [{table}] takes no keys from plugins (tables "
+                            f"that do: {open_tables}); claim a table of your own")
+        owner, schema = self._config_schemas[table]
+        declared = dict(schema.get("properties", {}))
+        clash = sorted(set(properties) & set(declared))
+        if clash:
+            raise BootError(f"plugin {plugin}: [{table}] {clash[0]} is declared already")
+        self._extensible[table].append((plugin, dict(properties)))
+        self._config_schemas[table] = (owner, {**schema, "properties": {**declared,
+                                                                       **properties}})
 
     def config_error(self, message: str, key: Sequence[str | int],
                      value: str | None = None) -> ConfigError:
@@ -189,12 +175,16 @@ class Registry:
             file = self._source.locate(tuple(key))[0]
         return file if file and os.path.isfile(file) else None
 
-    def add_session_extension(self, name: str, factory: Callable[[Any], Any]) -> None:
-        """Make ``session.<name>`` a per-session object built by ``factory(session)``."""
+    def add_session_extension(self, key: SessionKey[T], factory: Callable[[Any], T]) -> None:
+        """Make ``session.extension(key)`` a per-session object, built by ``factory(session)``
+        on first use (`callgate.SessionKey`)."""
         self._check_open()
-        if name in self._session_extensions:
-            raise BootError(f"session extension {name!r} is added twice")
-        self._session_extensions[name] = factory
+        if not isinstance(key, SessionKey):
+            raise BootError(f"plugin {self.current_plugin}: a session extension is named by a "
+                            f"callgate.SessionKey, not {key!r}")
+        if key.name in self._session_extensions:
+            raise BootError(f"session extension {key.name!r} is added twice")
+        self._session_extensions[key.name] = factory
 
     def deny_in_read_only_children(self, *patterns: str) -> None:
         """Tool names (``fnmatch`` globs allowed) that a strict read-only child never runs,
@@ -231,6 +221,8 @@ class Registry:
     # --- what the host reads ---------------------------------------------------
 
     def freeze(self) -> None:
+        for table, extensions in self._extensible.items():
+            self._tables[table] = self._extensible_table(table, bool(extensions))
         for spec in self._tools.values():
             if spec.alias_of:
                 primary = self._tools.get(spec.alias_of)
@@ -307,6 +299,32 @@ class Registry:
     @property
     def session_extensions(self) -> dict[str, Callable[[Any], Any]]:
         return dict(self._session_extensions)
+
+    def session_extension(self, key: SessionKey[T]) -> Callable[[Any], T]:
+        """The factory registered for ``key``; `LookupError` when no loaded plugin adds it."""
+        try:
+            return self._session_extensions[key.name]
+        except KeyError:
+            raise LookupError(f"no loaded plugin adds the session extension {key.name!r}"
+                              ) from None
+
+    def _extensible_table(self, table: str, extended: bool) -> dict[str, Any]:
+        """An extensible table, validated against its keys and the plugins' additions. With
+        no plugin adding keys, a key the core does not declare is a warning (it belongs to a
+        plugin that is not loaded), not an error."""
+        schema = self._config_schemas[table][1]
+        if extended:
+            return _config.validate_table(self._source, table, schema)
+        declared = set(schema.get("properties", {}))
+        found = _config.validate_table(self._source, table, {**schema,
+                                                             "additionalProperties": True})
+        for key in sorted(set(found) - declared):
+            file, line = self._source.locate((table, key))
+            where = f"{file}:{line}: " if file and line else ""
+            message = f"{where}[{table}] {key} is not read by any loaded plugin; ignored"
+            log.warning(message)
+            self.warnings.append(message)
+        return {k: v for k, v in found.items() if k in declared}
 
     def rule_names(self) -> list[tuple[str, RuleNames]]:
         """``(plugin, recognize)`` for every `add_rule_names`, in registration order."""

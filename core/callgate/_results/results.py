@@ -64,11 +64,12 @@ class StoredResult:
     file: str | None = None
     end: Any = attrs.field(default=None, repr=False)
     stored_row: int | None = None
-    _ref: str | None = None
-    _sha: str | None = None
-    _held: HeldDir | None = attrs.field(default=None, repr=False)
-    _identity: tuple[int, int] | None = attrs.field(default=None, repr=False)
-    _store: Any = attrs.field(default=None, repr=False)
+    _ref: str | None = attrs.field(default=None, alias="ref")
+    _sha: str | None = attrs.field(default=None, alias="sha")
+    _held: HeldDir | None = attrs.field(default=None, repr=False, alias="held")
+    _identity: tuple[int, int] | None = attrs.field(default=None, repr=False,
+                                                    alias="identity")
+    _store: Any = attrs.field(default=None, repr=False, alias="store")
 
     @property
     def row(self) -> int | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._results.results import ResultStore
 from .._store import records as m
@@ -31,7 +31,32 @@ from .._store.journal import Journal
 from .._store.principal import visible_to
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .._fs.workspace import Workspace
+    from .._pipeline.view import HostView
+
+
+class Session(Protocol):
+    """A session while it opens, as the store sees it (it may take a stored session's id and
+    name) and as it closes."""
+
+    id: str
+    name: str | None
+    journal: Journal
+
+    @property
+    def host(self) -> HostView: ...
+
+    @property
+    def principal(self) -> str: ...
+
+    @property
+    def directory(self) -> str | None: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def parent(self) -> Any: ...
 
 log = logging.getLogger("callgate.store")
 
@@ -128,6 +153,7 @@ def result_store(session: Session, max_bytes: int, restored: m.Restored | None
     if not journal.durable:
         return ResultStore(None, max_bytes)
     recorder = journal.recorder
+    assert recorder is not None  # a durable journal has one
     session_id = session.id
 
     def trim(keep: int) -> None:
@@ -144,6 +170,7 @@ def detach(session: Session) -> None:
     if not journal.durable:
         return
     recorder = journal.recorder
+    assert recorder is not None  # a durable journal has one
     recorder.submit(m.SessionClosed(session.id, time.time()))
     try:
         recorder.release()

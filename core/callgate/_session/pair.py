@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .._pipeline.profiles import ChildProfile
+from .._pipeline.childprofile import ChildProfile
 from .._pipeline.shared import SharedResources
+from .session import Session
 
 if TYPE_CHECKING:
-    from .._host.host import Host
-    from .session import Session
+    from .._pipeline.view import HostView
 
 PLANNER = ChildProfile(name="planner", mcp="not_destructive")
 
@@ -39,20 +39,25 @@ APPROVED_PLANNER = (
 
 
 class SessionPair:
-    """A planner and an executor (see the module docstring). Use ``async with`` or
-    ``await pair.close()``."""
+    """A planner and an executor (see the module docstring): ``SessionPair(host, workspace,
+    session_dir=None, origin=None, *, planner_profile=None)``. They are independent sessions
+    (their own ``use_capability``, ledgers and records) sharing the host's connections. The
+    planner stays in plan mode under ``planner_profile`` (default: MCP tools without
+    ``readOnlyHint`` allowed, never a destructive one); the executor is in plan mode until
+    `approve`. ``session_dir`` gets ``planner/`` and ``executor/`` below it. Use ``async
+    with`` or ``await pair.close()``."""
 
     def __init__(
         self,
-        host: Host,
+        host: HostView,
         workspace: str | os.PathLike[str],
         session_dir: str | os.PathLike[str] | None = None,
         origin: str | None = None,
         *,
         planner_profile: ChildProfile | None = None,
     ) -> None:
-        from .session import Session
-
+        if not os.path.isdir(workspace):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         shared = SharedResources()
         planner_dir = executor_dir = None
         if session_dir is not None:

@@ -1,9 +1,11 @@
 """A session: one conversation's state (workspace, ledger, results, notices, counters,
-children, plugin extensions), recorded in the session store (`_durable`) so that it can
+children, plugin extensions), recorded in the session store (`durable`) so that it can
 be resumed, searched and read after its process ends.
 
-What happens to a call is the pipeline's (`_pipeline`); a session holds what the
-pipeline reads and writes, and runs its batches one at a time, in arrival order.
+What happens to a call is the pipeline's (`_pipeline`); a session builds the
+`SessionState` the pipeline runs on (and the `FileScope` the gate and the file API run
+on), shows itself to tools and hooks as a `SessionView`, and runs its batches one at a
+time, in arrival order.
 """
 
 from __future__ import annotations
@@ -11,38 +13,44 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
 import tempfile
-import threading
 import uuid
-from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import attrs
 
 from .._files.access import FileAccess
+from .._files.protected import GIT_TIMEOUT_S
+from .._files.scope import FileScope
 from .._fs.observations import ObservationLedger, entry_to_json
 from .._fs.workspace import Workspace
 from .._model.errors import ToolError
+from .._model.keys import SessionKey
 from .._model.spec import ProxyRoute, ToolSpec
-from .._model.values import Decision, TextBlock, ToolCall, ToolResult
+from .._model.values import Decision, ToolCall, ToolResult
 from .._pipeline import pipeline as _pipeline
 from .._pipeline import profiles as _profiles
 from .._pipeline import telemetry as _telemetry
 from .._pipeline.batch import FifoLock
-from .._pipeline.context import PROGRESS_SINK, ProgressSink
-from .._pipeline.profiles import ChildProfile
+from .._pipeline.childprofile import ChildProfile
+from .._pipeline.progress import PROGRESS_SINK, ProgressSink
 from .._pipeline.shared import SharedResources
-from .._pipeline.worker import DEFAULT_GRACE_S, CancelEvent
+from .._pipeline.state import SessionState
+from .._pipeline.worker import CancelEvent
 from .._results.notices import NoticeQueue
 from .._results.storm import StormBreaker
 from .._store.principal import check_principal, local_principal
 
 if TYPE_CHECKING:
-    from .._host.host import Host
+    from .._pipeline.view import HostView
+
+T = TypeVar("T")
+_MISSING: Any = object()
 
 
 @attrs.define(eq=False)
@@ -61,8 +69,6 @@ log = logging.getLogger("callgate")
 ORIGINS = ("none", "human", "automatic")
 MODES = ("default", "plan")
 MESSAGE_ROLES = ("user", "assistant")
-COUNTERS = ("argument_validations", "argument_failures", "skipped", "remote_dispatches",
-            "storm_hints")
 
 
 class Session:
@@ -73,7 +79,7 @@ class Session:
     arrival order.
     """
 
-    def __init__(self, host: Host, workspace: str | os.PathLike[str],
+    def __init__(self, host: HostView, workspace: str | os.PathLike[str],
                  session_dir: str | os.PathLike[str] | None = None,
                  origin: str | None = None, parent: Session | None = None, *,
                  resume: str | None = None, name: str | None = None,
@@ -81,7 +87,7 @@ class Session:
                  shared: SharedResources | None = None,
                  principal: str | None = None) -> None:
         self._extensions: dict[str, Any] = {}
-        self.host = host
+        self.host: HostView = host
         #: the session's stable id (the same when it is resumed or joined)
         self.id = uuid.uuid4().hex
         #: who the session belongs to (`callgate.store.local_principal` unless the integrator
@@ -115,13 +121,11 @@ class Session:
         if session_dir is not None:
             self.directory = os.path.abspath(os.fspath(session_dir))
         self._scratch: str | None = None
-        self.turn_origin = origin
-        self.mode = "default"
         # the store first: a resumed session takes its id, ledger, results and state from it
         from .._store.journal import SessionStorage
-        from . import durable as _durable
+        from . import durable  # with the store's records: on first open, not at boot
 
-        self.journal, restored = _durable.attach(self, resume=resume, name=name)
+        self.journal, restored = durable.attach(self, resume=resume, name=name)
         #: whether this session continues one the store held (resumed, joined by name or
         #: by its session directory)
         self.resumed = restored is not None
@@ -130,10 +134,12 @@ class Session:
         self.ledger = ObservationLedger(self._ledger_changed if self.journal.durable else None)
         if restored is not None:
             self.ledger.restore(restored.ledger)
-        self.files = FileAccess(self)
+        self.files = FileAccess(FileScope(
+            self.workspace, self.ledger, host.files_policy,
+            lambda root: _git_hooks_path(self, root)))
         results_cfg = host.config("results")
         self.max_chars: int = results_cfg["max_chars"]
-        self.results = _durable.result_store(self, results_cfg["store_max_bytes"], restored)
+        self.results = durable.result_store(self, results_cfg["store_max_bytes"], restored)
         #: what the session's plugins keep in the store (`SessionStorage`)
         self.storage = SessionStorage(self.journal, restored.state if restored else None,
                                       restored.jobs if restored else ())
@@ -141,47 +147,82 @@ class Session:
         #: the OpenTelemetry tracer of this session's calls (``None``: not traced)
         self.tracer: Any = _telemetry.tracer()
         self.storm = StormBreaker()
-        self._counters: Counter[str] = Counter({name: 0 for name in COUNTERS})
-        self._counter_lock = threading.Lock()
         self._batch_lock = FifoLock()
-        self._turn_lent = False  # a call of the running batch lent its turn (`yield_turn`)
-        #: behind ``ctx.cancelled``: set by `cancel` (from any thread) and at close
-        self.cancel_event = CancelEvent()
-        #: seconds a cancelled tool has to stop on its own before the batch walks away
-        self.cancel_grace_s = DEFAULT_GRACE_S
         self._children: list[Session] = []
         self._closed = False
-        self._tools = {spec.name: spec for spec in host.session_tools()
-                       if self._is_available(spec)}
+        tools = {spec.name: spec for spec in host.session_tools() if self._is_available(spec)}
         if self.profiles:
-            self._tools = _profiles.tools_of(self.profiles,
-                                             host.registry.read_only_child_denials,
-                                             self._tools)
-        self._visible = [name for name in host.visible_names() if name in self._tools]
+            tools = _profiles.tools_of(self.profiles, host.registry.read_only_child_denials,
+                                       tools)
+        self._visible = [name for name in host.visible_names() if name in tools]
         if _profiles.listed(self.profiles):  # a named tool set is on the child's surface
-            self._visible += sorted(n for n, s in self._tools.items()
+            self._visible += sorted(n for n, s in tools.items()
                                     if s.visibility == "hidden" and n not in self._visible)
-        self._visible_set = set(self._visible)
         #: how this session's proxy reaches hidden tools (``None`` without a proxy)
         self.route: ProxyRoute | None = next(
-            (s.route for s in host.routes() if s.name in self._tools), None)
+            (s.route for s in host.routes() if s.name in tools), None)
+        #: what the pipeline runs on (`SessionState`)
+        self.state = SessionState(
+            view=self, host=host, tools=tools, visible=frozenset(self._visible),
+            route=self.route, files=self.files, results=self.results,
+            max_chars=self.max_chars, notices=self.notices, storm=self.storm,
+            journal=self.journal, tracer=self.tracer, profiles=self.profiles,
+            profile=profile, depth=self.depth, turn_origin=origin)
         self.shared.join()
         if parent is not None:
             parent._children.append(self)
         host.hooks.session_start(self)
 
-    # --- plugin extensions (session.goals, session.todos, ...) ---------------------
+    # --- what the pipeline changes between batches (kept on its state) ---------------------
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        extensions = self.__dict__.get("_extensions")
-        factories = self.host.registry.session_extensions
-        if extensions is None or name not in factories:
-            raise AttributeError(f"session has no attribute {name!r}")
-        if name not in extensions:
-            extensions[name] = factories[name](self)
-        return extensions[name]
+    @property
+    def turn_origin(self) -> str:
+        """Who started the current turn: ``"human"``, ``"automatic"`` or ``"none"``."""
+        return self.state.turn_origin
+
+    @turn_origin.setter
+    def turn_origin(self, origin: str) -> None:
+        """Set without the ``callgate_turn_start`` hook (`begin_turn` calls it): a plugin
+        that starts a turn itself (a goal's automatic round) says so."""
+        self.state.turn_origin = origin
+
+    @property
+    def mode(self) -> str:
+        """``"plan"`` or ``"default"`` (`set_mode`)."""
+        return self.state.mode
+
+    @property
+    def cancel_event(self) -> CancelEvent:
+        """Behind ``ctx.cancelled``: set by `cancel` (from any thread) and at close."""
+        return self.state.cancel_event
+
+    @property
+    def cancel_grace_s(self) -> float:
+        """Seconds a cancelled tool has to stop on its own before the batch walks away."""
+        return self.state.cancel_grace_s
+
+    @cancel_grace_s.setter
+    def cancel_grace_s(self, seconds: float) -> None:
+        self.state.cancel_grace_s = seconds
+
+    # --- plugin extensions (`SessionKey`) -----------------------------------------------
+
+    def extension(self, key: SessionKey[T]) -> T:
+        """This session's object for ``key``, made by the factory a plugin registered for it
+        (`Registry.add_session_extension`) on first use; `LookupError` when no loaded
+        plugin adds ``key``."""
+        found = self._extensions.get(key.name, _MISSING)
+        if found is _MISSING:
+            factory = self.host.registry.session_extension(key)
+            found = self._extensions[key.name] = factory(self)
+        return found  # type: ignore[no-any-return]
+
+    def find_extension(self, key: SessionKey[T]) -> T | None:
+        """`extension`, or ``None`` when no loaded plugin adds ``key``."""
+        try:
+            return self.extension(key)
+        except LookupError:
+            return None
 
     def _is_available(self, spec: ToolSpec) -> bool:
         if spec.available is None:
@@ -195,13 +236,11 @@ class Session:
     # --- state the integrator reads ---------------------------------------------------
 
     def counters(self) -> dict[str, int]:
-        with self._counter_lock:
-            return dict(self._counters)
+        return self.state.counters.snapshot()
 
     def count(self, name: str, n: int = 1) -> None:
         """Add ``n`` to a counter (plugins count e.g. ``remote_dispatches``)."""
-        with self._counter_lock:
-            self._counters[name] += n
+        self.state.count(name, n)
 
     def observations(self) -> dict[str, Any]:
         return self.ledger.paths()
@@ -212,18 +251,19 @@ class Session:
 
     def available_tools(self) -> dict[str, ToolSpec]:
         """Every tool callable in this session (visible, hidden and aliases), by name."""
-        return dict(self._tools)
+        return dict(self.state.tools)
 
     def tool(self, name: str) -> ToolSpec | None:
         """The tool ``name`` names in this session (visible, hidden or alias), if any."""
-        return self._tools.get(name)
+        return self.state.tools.get(name)
 
     def is_visible(self, name: str) -> bool:
-        return name in self._visible_set
+        return name in self.state.visible
 
-    def surface(self, provider: str | None = None) -> list[Any]:
-        specs = [self._tools[n] for n in self._visible]
-        return self.host.render_tools(specs, provider)
+    def surface_specs(self) -> list[ToolSpec]:
+        """The visible surface's tools, in surface order (`callgate.providers.surface`
+        renders them for a provider)."""
+        return [self.state.tools[n] for n in self._visible]
 
     def _ledger_changed(self, path: str, entry: Any) -> None:
         from .._store.records import LedgerPut  # imported by then (the journal needs it)
@@ -269,14 +309,14 @@ class Session:
         """Declare a new turn: ``"human"`` (a direct human message) or ``"automatic"``."""
         if origin not in ("human", "automatic"):
             raise ValueError('origin must be "human" or "automatic"')
-        self.turn_origin = origin
+        self.state.turn_origin = origin
         self.host.hooks.turn_start(self, origin)
 
     def set_mode(self, mode: str) -> None:
         """``"plan"`` blocks every call that is not read-only; ``"default"`` ends it."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
-        self.mode = mode
+        self.state.mode = mode
 
     def cancel(self) -> None:
         """Cancel the running batch: running tools see ``ctx.cancelled``; the rest don't start."""
@@ -368,11 +408,11 @@ class Session:
         if self._closed:
             raise RuntimeError("the session is closed")
         async with self._batch_lock:
-            if self.cancel_event.is_set():  # a fresh one: an abandoned call keeps its cancel
-                self.cancel_event = CancelEvent()
+            if self.state.cancel_event.is_set():  # a fresh one: an abandoned call keeps its cancel
+                self.state.cancel_event = CancelEvent()
             token = _BATCH_TURN.set(_BatchTurn(self))
             try:
-                return await _pipeline.run_batch(self, calls)
+                return await _pipeline.run_batch(self.state, calls)
             finally:
                 _BATCH_TURN.reset(token)
 
@@ -422,7 +462,8 @@ class Session:
         ``(arguments, None)`` when valid, else ``(None, error_result)``. For a proxy that
         validates a target itself (``inside_capability``: its feedback says the arguments sit
         inside the proxy's call)."""
-        return _pipeline.check_arguments(self, spec, raw, call_id, inside=inside_capability)
+        return _pipeline.check_arguments(self.state, spec, raw, call_id,
+                                         inside=inside_capability)
 
     def permission_decision(self, call: ToolCall, spec: ToolSpec) -> Decision | None:
         """What the permission step would hear about ``call`` of ``spec`` (every
@@ -430,8 +471,19 @@ class Session:
         over allow; ``Decision.source`` names who spoke), or ``None``: nothing speaks and
         the fallback would apply. For a tool that must judge more than its arguments show
         (web_fetch re-judges every redirect hop)."""
-        return _pipeline.decide(self, call, spec)
+        return _pipeline.decide(self.state, call, spec)
 
 
-def text_of(blocks: Iterable[Any]) -> str:
-    return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
+def _git_hooks_path(session: Session, root: str) -> str | None:
+    """Git's ``core.hooksPath`` in repository ``root`` (a protected path when it points into
+    the workspace), asked through the door, unconfined: the sandbox's own policy asks."""
+    from .. import process
+
+    try:
+        done = process.prepare(session, ["git", "-C", root, "config", "--get",
+                                         "core.hooksPath"], sandbox="off",
+                               purpose="git config").run(timeout=GIT_TIMEOUT_S, text=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = done.stdout.strip() if done.returncode == 0 else ""
+    return value or None

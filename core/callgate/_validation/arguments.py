@@ -19,9 +19,10 @@ from .patterns import PATTERN_BUDGET_S, pattern_budget
 
 if TYPE_CHECKING:
     import jsonschema
+    import jsonschema.protocols
 
     from .._model.spec import ToolSpec
-    from .._registry.registry import Compiled
+    from .compiled import Compiled
 
 FEEDBACK_LIMIT = 4096
 MAX_LISTED = 8
@@ -171,7 +172,8 @@ def _names(values: Iterable[str]) -> str:
 def _expected(err: jsonschema.ValidationError) -> str:
     from .dialects import PatternBudgetError
 
-    kw, val = err.validator, err.validator_value
+    kw: Any = err.validator
+    val: Any = err.validator_value
     if isinstance(err, PatternBudgetError):
         return (f"a value the schema's pattern can be checked against within "
                 f"{PATTERN_BUDGET_S:g} s (matching ran out of time; send a shorter or simpler "
@@ -226,7 +228,7 @@ def _schema_order(err: jsonschema.ValidationError) -> tuple[Any, ...]:
     return tuple((0, p) if isinstance(p, int) else (1, str(p)) for p in err.absolute_schema_path)
 
 
-def schema_violations(validator: jsonschema.Draft202012Validator,
+def schema_violations(validator: jsonschema.protocols.Validator,
                       arguments: dict[str, Any]) -> list[Violation]:
     """Every schema violation, merged per (path, keyword) and in host.md §4's order."""
     errors = list(validator.iter_errors(arguments))
@@ -238,12 +240,14 @@ def schema_violations(validator: jsonschema.Draft202012Validator,
         order = _schema_order(err)
         if kw == "required":
             present = set(err.instance) if isinstance(err.instance, dict) else set()
-            missing = {r for r in err.validator_value if r not in present}
+            required: Any = err.validator_value
+            missing = {r for r in required if r not in present}
             key, names = merged_required.get(path, (order, set()))
             merged_required[path] = (min(key, order), names | missing)
             continue
         if kw == "additionalProperties":
-            declared = set((err.schema or {}).get("properties", {}))
+            schema: Any = err.schema
+            declared = set((schema if isinstance(schema, dict) else {}).get("properties", {}))
             extra = sorted(set(err.instance) - declared) if isinstance(err.instance, dict) else []
             allowed = _names(declared) if declared else "none"
             expected = f"only declared properties ({allowed}); unexpected: {_names(extra)}"
@@ -264,7 +268,7 @@ def schema_violations(validator: jsonschema.Draft202012Validator,
 
 def hints(
     schema: dict[str, Any],
-    validator: jsonschema.Draft202012Validator,
+    validator: jsonschema.protocols.Validator,
     arguments: dict[str, Any],
     violations: list[Violation],
     inner_valid: Callable[[dict[str, Any]], bool] | None = None,

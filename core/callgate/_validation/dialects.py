@@ -55,7 +55,7 @@ def validator_class(schema: Any) -> Any:
 
 @functools.cache
 def _bounded(uri: str) -> Any:
-    import jsonschema
+    import jsonschema.validators
 
     base = jsonschema.validators.validator_for({"$schema": uri},
                                                default=jsonschema.Draft202012Validator)

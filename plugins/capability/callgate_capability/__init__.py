@@ -19,9 +19,9 @@ Configure a server::
     args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 The integrator may change a server's settings while a session runs with
-``session.mcp_servers.set_enabled(name, False)`` or
-``session.mcp_servers.reconfigure(name, ...)``; calls re-check them right
-before every connect and ``tools/call``. ``session.capability_declines`` lists
+``session.extension(MCP_SERVERS).set_enabled(name, False)`` or
+``session.extension(MCP_SERVERS).reconfigure(name, ...)``; calls re-check them right
+before every connect and ``tools/call``. ``session.extension(CAPABILITY_DECLINES)`` lists
 the ``(capability_id, reason)`` pairs the model declined.
 """
 
@@ -41,13 +41,16 @@ from ._names import (
     server_of_permission_name,
     tool_permission_name,
 )
+from ._proxy import CAPABILITY_DECLINES
 from ._proxy import SPEC as USE_CAPABILITY
-from ._servers import McpServers, mcp_installed
+from ._servers import MCP_SERVERS, McpServers, mcp_installed
 from ._targets import plan_of
 
 log = logging.getLogger("callgate.capability")
 
 __all__ = [
+    "CAPABILITY_DECLINES",
+    "MCP_SERVERS",
     "USE_CAPABILITY",
     "McpServers",
     "callgate_check_permission",
@@ -67,8 +70,8 @@ def callgate_register_tools(registry: Registry) -> None:
     servers = registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
     registry.add(USE_CAPABILITY)
     registry.add_rule_names(rule_name_check(servers))
-    registry.add_session_extension("mcp_servers", McpServers)
-    registry.add_session_extension("capability_declines", lambda session: [])
+    registry.add_session_extension(MCP_SERVERS, McpServers)
+    registry.add_session_extension(CAPABILITY_DECLINES, lambda session: [])
 
 
 @hookimpl
@@ -84,7 +87,7 @@ def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> D
     if plan.tool is not None and not plan.deferred:
         return None
     server = server_of_permission_name(call.name) or plan.server
-    servers = session.mcp_servers
+    servers = session.extension(MCP_SERVERS)
     config = servers.config(server)
     if config is None or servers.live(server) is not None:
         return None
@@ -101,7 +104,7 @@ def callgate_session_start(session: Any) -> None:
     if not mcp_installed():
         log.warning("auto_start MCP servers are configured but the mcp SDK is not installed")
         return
-    servers: McpServers = session.mcp_servers
+    servers: McpServers = session.extension(MCP_SERVERS)
     for name in servers.names():
         config = servers.config(name)
         assert config is not None
@@ -114,4 +117,4 @@ def callgate_session_start(session: Any) -> None:
 @hookimpl
 def callgate_session_end(session: Any) -> None:
     """The session stops using its family's MCP servers (the last one stops them)."""
-    session.mcp_servers.close()
+    session.extension(MCP_SERVERS).close()

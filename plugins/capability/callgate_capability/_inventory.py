@@ -19,7 +19,7 @@ from . import _policy
 from ._cache import McpToolInfo
 from ._ids import TOOL_RESULT_ID, CapabilityId, did_you_mean
 from ._names import connect_permission_name, tool_permission_name
-from ._servers import NOT_INSTALLED, McpServers, mcp_installed
+from ._servers import MCP_SERVERS, NOT_INSTALLED, McpServers, mcp_installed
 from ._tool_result import SPEC as TOOL_RESULT_SPEC
 
 PROXY_NAME = "use_capability"
@@ -66,7 +66,7 @@ class Inventory:
 
     @property
     def servers(self) -> McpServers:
-        return self.session.mcp_servers
+        return self.session.extension(MCP_SERVERS)
 
     # --- tools ------------------------------------------------------------------------
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from callgate import ProxyRoute, ToolContext, ToolResult, ToolSpec, Violation
+from callgate import ProxyRoute, SessionKey, ToolContext, ToolResult, ToolSpec, Violation
 
 from ._ids import FORMS, TOOL_RESULT_ID, parse
 from ._inventory import PROXY_NAME, Inventory
 from ._misplaced import misplaced_advice
 from ._targets import resolve
+
+#: ``session.extension(CAPABILITY_DECLINES)``: ``(capability id, why)`` of every capability
+#: the policy declined in this session
+CAPABILITY_DECLINES: SessionKey[list[tuple[str, str]]] = SessionKey("capability_declines")
 
 ACTIONS = ("list", "search", "inspect", "call", "decline")
 READ_ONLY_ACTIONS = frozenset({"list", "search", "inspect", "decline"})
@@ -91,7 +95,7 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     assert cap is not None
     if action == "decline":
         reason = args["reason"].strip()
-        ctx.session.capability_declines.append((cap.text, reason))
+        ctx.session.extension(CAPABILITY_DECLINES).append((cap.text, reason))
         return ToolResult.ok(f"declined capability {cap.text}: {reason}")
     if action == "inspect":
         if cap.kind == "tool":

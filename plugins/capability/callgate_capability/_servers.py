@@ -1,6 +1,6 @@
 """The MCP servers of one session: settings, status, live tools, connects and calls.
 
-``session.mcp_servers`` is this object. Its settings start from
+``session.extension(MCP_SERVERS)`` is this object. Its settings start from
 ``[mcp_servers]`` and may change at run time (``set_enabled``,
 ``reconfigure``): the proxy re-reads them right before every connect and call.
 The server processes (one `McpRuntime`) belong to the session's family
@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from callgate import ImageBlock, TextBlock, ToolError, ToolResult, process
+from callgate import SessionKey, ToolError, ToolResult, process
+from callgate.results import ImageBlock, TextBlock
 
 from ._cache import CachedServer, McpToolInfo, SchemaCache
 from ._config import MissingVariable, ServerConfig, cache_dir, server_config
@@ -73,8 +74,12 @@ def prepare_server(session: Any, config: ServerConfig, env: dict[str, str]
                            "(permission denied)", "(no stderr output)") from None
 
 
+#: ``session.extension(MCP_SERVERS)``: this plugin's per-session object
+MCP_SERVERS: SessionKey[McpServers] = SessionKey("mcp_servers")
+
+
 class McpServers:
-    """One session's view of its MCP servers (``session.mcp_servers``)."""
+    """One session's view of its MCP servers (``session.extension(MCP_SERVERS)``)."""
 
     def __init__(self, session: Any) -> None:
         self._session = session

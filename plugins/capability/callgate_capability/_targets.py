@@ -24,6 +24,7 @@ from ._cache import McpToolInfo
 from ._ids import TOOL_RESULT_ID, CapabilityId, did_you_mean, parse
 from ._inventory import Inventory, compact, unavailable
 from ._names import connect_permission_name, tool_permission_name
+from ._servers import MCP_SERVERS
 from ._tool_result import SPEC as TOOL_RESULT_SPEC
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {},
@@ -189,7 +190,7 @@ class McpPlan:
 
     def recheck(self, ctx: ToolContext, *, connecting: bool) -> ToolResult | None:
         """Right before a connect or ``tools/call``: enablement, deny rules, identity."""
-        servers = ctx.session.mcp_servers
+        servers = ctx.session.extension(MCP_SERVERS)
         config = servers.config(self.server)
         nothing = "nothing was started" if connecting else "nothing was called"
         label = f'MCP server "{self.server}"'
@@ -212,7 +213,7 @@ class McpPlan:
         refused = self.recheck(ctx, connecting=True)
         if refused is not None:
             return refused
-        ctx.session.mcp_servers.connect(self.server, ctx.cancelled)
+        ctx.session.extension(MCP_SERVERS).connect(self.server, ctx.cancelled)
         return self.directory(ctx, args)
 
     # execute of a connected server's call: its live directory
@@ -223,7 +224,7 @@ class McpPlan:
     # execute of an MCP tool target (live or deferred)
     def call(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         assert self.tool is not None
-        servers = ctx.session.mcp_servers
+        servers = ctx.session.extension(MCP_SERVERS)
         live = servers.live(self.server)
         if live is None:
             refused = self.recheck(ctx, connecting=True)

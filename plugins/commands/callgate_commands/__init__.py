@@ -6,16 +6,22 @@ and ``~/.claude/commands`` (``*.md``, sub folders as ``a:b``, ``$ARGUMENTS``/``$
 MCP servers as ``mcp:<server>:<prompt>`` (listed from what an earlier connect saw;
 expanded after the same gate as a connect). Hidden by default.
 
-``session.command_names()`` is every name the tool answers to (install_skill refuses
+``session.extension(COMMAND_NAMES)()`` is every name the tool answers to (install_skill refuses
 those).
 
 Entry point: ``[project.entry-points.callgate] commands = "callgate_commands"``.
 """
 
-from ._plugin import SLASH_COMMAND, callgate_check_permission, callgate_register_tools
+from ._plugin import (
+    COMMAND_NAMES,
+    SLASH_COMMAND,
+    callgate_check_permission,
+    callgate_register_tools,
+)
 from ._sources import Command, command_dirs, discover
 
 __all__ = [
+    "COMMAND_NAMES",
     "SLASH_COMMAND",
     "Command",
     "callgate_check_permission",

@@ -1,7 +1,7 @@
 """Prompts of configured MCP servers as ``mcp:<server>:<prompt>`` commands.
 
 The servers are the capability plugin's ``[mcp_servers.<s>]`` tables, read
-through ``session.mcp_servers`` (its configs: command, args, env, cwd, trust).
+through ``session.extension(MCP_SERVERS)`` (its configs: command, args, env, cwd, trust).
 *Listing* starts nothing: it shows the prompts remembered from an earlier
 connect (``<state>/commands/mcp-prompts/<identity>.json``, keyed by the server's
 identity, so a changed command line forgets them), and for a server never
@@ -28,10 +28,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from callgate import Decision, ToolError, ToolSpec, process, state_dir
+from callgate import Decision, SessionKey, ToolError, ToolSpec, process
 from callgate.files import replace_file
+from callgate.paths import state_dir
 
 log = logging.getLogger("callgate.commands")
+
+#: the capability plugin's servers, when it is loaded (a key of the same name)
+MCP_SERVERS: SessionKey[Any] = SessionKey("mcp_servers")
 
 _PROBE: dict[str, Any] = {"type": "object"}
 MAX_PROMPTS = 500
@@ -66,9 +70,8 @@ class PromptInfo:
 def servers(session: Any) -> dict[str, Any]:
     """The enabled configured servers (``ServerConfig``s) by name; ``{}`` without the
     capability plugin."""
-    try:
-        registry = session.mcp_servers
-    except AttributeError:
+    registry = session.find_extension(MCP_SERVERS)
+    if registry is None:
         return {}
     found = {}
     for name in registry.names():

@@ -1,13 +1,18 @@
-"""The commands plugin's hook implementations: the tool, ``session.command_names`` and the
+"""The commands plugin's hook implementations: the tool, `COMMAND_NAMES` and the
 connect gate for MCP prompts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from callgate import Decision, ToolCall, ToolSpec, hookimpl
+from callgate import Decision, SessionKey, ToolCall, ToolSpec, hookimpl
 
 from . import _mcp_prompts, _tool
+
+#: ``session.extension(COMMAND_NAMES)()``: every name slash_command answers to (install_skill
+#: refuses to shadow one)
+COMMAND_NAMES: SessionKey[Callable[[], list[str]]] = SessionKey("command_names")
 
 SLASH_COMMAND = ToolSpec(
     name="slash_command",
@@ -24,7 +29,7 @@ SLASH_COMMAND = ToolSpec(
 def callgate_register_tools(registry: Any) -> None:
     registry.add(SLASH_COMMAND)
     registry.deny_in_read_only_children(SLASH_COMMAND.name)  # a strict child asks nothing
-    registry.add_session_extension("command_names", lambda session: lambda: _tool.names(session))
+    registry.add_session_extension(COMMAND_NAMES, lambda session: lambda: _tool.names(session))
 
 
 @hookimpl

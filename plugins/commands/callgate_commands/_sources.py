@@ -4,7 +4,7 @@ Directories, highest priority first (a name found twice: the first wins):
 
 1. ``<workspace>/.callgate/commands``  (scope ``project``)
 2. ``<workspace>/.claude/commands``    (``project``)
-3. ``<state>/commands``                (``user``; `callgate.state_dir()`)
+3. ``<state>/commands``                (``user``; `callgate.paths.state_dir()`)
 4. ``~/.claude/commands``              (``claude-user``)
 
 A file's name is its path below the directory without ``.md``, sub folders joined
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from callgate import state_dir
+from callgate.paths import state_dir
 
 log = logging.getLogger("callgate.commands")
 

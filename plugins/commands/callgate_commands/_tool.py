@@ -1,6 +1,6 @@
 """``slash_command``: list the commands there are, or expand one into its prompt.
 
-Names resolve in this order: a command file, then a skill (``session.skills``, when
+Names resolve in this order: a command file, then a skill (``session.extension(SKILLS)``, when
 the skills plugin is loaded: a command wins over a skill of the same name), then
 ``mcp:<server>:<prompt>``. The answer is text for the model to follow; nothing
 runs (a ``!`command` `` line in a command file stays text).
@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import ToolContext, ToolError
+from callgate import SessionKey, ToolContext, ToolError
 from callgate.text import has_placeholders, split_arguments, substitute_arguments
 
 from . import _mcp_prompts as mcp
 from ._sources import Command, discover
+
+#: the skills plugin's catalog, when it is loaded (a key of the same name)
+SKILLS: SessionKey[Any] = SessionKey("skills")
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -55,17 +58,15 @@ def is_read_only(args: Any) -> bool:
 
 
 def _skills(session: Any) -> dict[str, Any]:
-    try:
-        extension = session.skills
-    except AttributeError:
+    extension = session.find_extension(SKILLS)
+    if extension is None:
         return {}
     return dict(extension.catalog().skills)
 
 
 def _skill_problems(session: Any) -> list[str]:
-    try:
-        extension = session.skills
-    except AttributeError:
+    extension = session.find_extension(SKILLS)
+    if extension is None:
         return []
     return [p.reason for p in extension.catalog().problems]
 
@@ -76,7 +77,7 @@ def _where(ctx: ToolContext, path: str) -> str:
 
 
 def names(session: Any) -> set[str]:
-    """Every name slash_command answers to (``session.command_names()``)."""
+    """Every name slash_command answers to (``session.extension(COMMAND_NAMES)()``)."""
     commands, _ = discover(session.workspace.root)
     found = set(commands) | set(_skills(session))
     for server, config in mcp.servers(session).items():
@@ -230,7 +231,7 @@ def run_slash_command(ctx: ToolContext, args: dict[str, Any]) -> str:
                 f"/{name} is a subagent skill: call run_skill with name "
                 f"{name!r} and arguments {arguments!r}.",
             )
-        return _expanded(name, ctx.session.skills.render(skill, arguments))
+        return _expanded(name, ctx.session.extension(SKILLS).render(skill, arguments))
     known = sorted(set(commands) | set(_skills(ctx.session)))
     raise ToolError(
         "not_found",

@@ -13,6 +13,7 @@ import os
 import threading
 from typing import Any
 
+from callgate import SessionKey
 from callgate.files import Present, sweep_tree, version_of
 from callgate.paths import PRUNE
 
@@ -22,6 +23,10 @@ NOTICE_SOURCE = "files"
 NOTICE_MAX = 10
 DEBOUNCE_MS = 150
 STEP_MS = 50
+
+
+#: ``session.extension(FILE_WATCH)``: this plugin's per-session object
+FILE_WATCH: SessionKey[FileWatch] = SessionKey("file_watch")
 
 
 class FileWatch:
@@ -69,7 +74,7 @@ class FileWatch:
         if parent is None or parent.workspace.read_roots != self.session.workspace.read_roots:
             return None
         try:
-            watch = parent.file_watch
+            watch = parent.extension(FILE_WATCH)
         except AttributeError:
             return None
         watch = watch._following or watch

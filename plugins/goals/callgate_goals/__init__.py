@@ -11,21 +11,22 @@ goal disarmed.
 The integrator declares each turn and drives the rounds::
 
     session.begin_turn("human")              # then run the model on the user's message
-    while session.goals.should_continue():
-        r = session.goals.start_round()      # an automatic turn bound to the goal
+    while session.extension(GOALS).should_continue():
+        r = session.extension(GOALS).start_round()      # an automatic turn bound to the goal
         run_model(r.prompt)
 
 ``session.begin_turn("automatic")`` does the same as ``start_round()`` (through
-``callgate_turn_start``) and leaves the round in ``session.goals.round``.
+``callgate_turn_start``) and leaves the round in ``session.extension(GOALS).round``.
 
 Entry point (``pyproject.toml``): ``[project.entry-points.callgate] goals = "callgate_goals"``.
 """
 
-from ._book import GoalBook, GoalRound, Outcome
+from ._book import GOALS, GoalBook, GoalRound, Outcome
 from ._goal import Goal
 from ._plugin import callgate_register_tools, callgate_shape_result, callgate_turn_start
 
 __all__ = [
+    "GOALS",
     "Goal",
     "GoalBook",
     "GoalRound",

@@ -1,4 +1,5 @@
-"""`GoalBook` (``session.goals``): the session's goal, its lifecycle, authority and rounds.
+"""`GoalBook` (``session.extension(GOALS)``): the session's goal, its lifecycle, authority
+and rounds.
 
 The book is the only thing that changes a goal. Every change is checked in the
 spec's order (authority, goal id, revision, the action's fields, the
@@ -9,8 +10,8 @@ Integrator API (goals-and-workflow.md §1 "Host API")::
 
     session.begin_turn("human")                 # the user spoke; the model may create a goal
     ...run the model...
-    while session.goals.should_continue():
-        r = session.goals.start_round()         # an automatic turn bound to the goal
+    while session.extension(GOALS).should_continue():
+        r = session.extension(GOALS).start_round()         # an automatic turn bound to the goal
         ...run the model on r.prompt...
 """
 
@@ -22,6 +23,7 @@ import threading
 from typing import Any
 
 import attrs
+from callgate import SessionKey
 from callgate.store import StoreError
 
 from ._errors import goal_error
@@ -59,8 +61,13 @@ class Outcome:
     instruction: str | None = None
 
 
+#: ``session.extension(GOALS)``: this plugin's per-session object
+GOALS: SessionKey[GoalBook] = SessionKey("goals")
+
+
 class GoalBook:
-    """The goal state of one session (``session.goals``), restored from the session store."""
+    """The goal state of one session (``session.extension(GOALS)``), restored from the
+    session store."""
 
     def __init__(self, session: Any) -> None:
         self._session = session

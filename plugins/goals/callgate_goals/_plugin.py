@@ -1,4 +1,4 @@
-"""The goals plugin's hook implementations: tools, config, ``session.goals``, turns, hints."""
+"""The goals plugin's hook implementations: tools, config, `GOALS`, turns, hints."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from callgate import ToolResult, hookimpl
 
-from ._book import GoalBook
+from ._book import GOALS, GoalBook
 from ._hints import with_retired_protocol_hints
 from ._tools import TOOLS
 
@@ -25,14 +25,14 @@ CONFIG_SCHEMA: dict[str, Any] = {
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add_config("goals", CONFIG_SCHEMA)
-    registry.add_session_extension("goals", GoalBook)
+    registry.add_session_extension(GOALS, GoalBook)
     for spec in TOOLS:
         registry.add(spec)
 
 
 @hookimpl
 def callgate_turn_start(session: Any, origin: str) -> None:
-    session.goals.turn_started(origin)
+    session.extension(GOALS).turn_started(origin)
 
 
 @hookimpl

@@ -11,7 +11,7 @@ from typing import Any
 
 from callgate import ToolContext, ToolSpec, Violation
 
-from ._book import Outcome
+from ._book import GOALS, Outcome
 
 CREATE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -78,15 +78,16 @@ def _render(outcome: Outcome) -> str:
 
 
 def run_create(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return _render(ctx.session.goals.create(args["objective"], args.get("max_goal_rounds")))
+    book = ctx.session.extension(GOALS)
+    return _render(book.create(args["objective"], args.get("max_goal_rounds")))
 
 
 def run_get(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return _render(ctx.session.goals.get())
+    return _render(ctx.session.extension(GOALS).get())
 
 
 def run_update(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return _render(ctx.session.goals.update(args))
+    return _render(ctx.session.extension(GOALS).update(args))
 
 
 def check_create(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:

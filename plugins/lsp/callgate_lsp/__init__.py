@@ -29,6 +29,7 @@ from ._plugin import (
     callgate_session_end,
     callgate_shape_result,
 )
+from ._specs import EXTENSION as LSP
 from ._table import DEFAULTS, ServerSpec, ServerTable
 
 
@@ -43,6 +44,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CONFIG_SCHEMA",
     "DEFAULTS",
+    "LSP",
     "LspManager",
     "ServerSpec",
     "ServerTable",

@@ -150,7 +150,7 @@ def warm(call: Any, tool: Any, session: Any) -> None:
     args = decoded(call.arguments)
     if args is None:
         return
-    mgr: LspManager = getattr(session, EXTENSION)
+    mgr: LspManager = session.extension(EXTENSION)
     max_bytes = int(mgr.config.get("max_file_bytes", 2 * 1024 * 1024))
     for name in subject.arguments:
         value = args.get(name)
@@ -180,7 +180,7 @@ def take_snapshot(call: Any, tool: Any, session: Any) -> None:
     args = decoded(call.arguments)
     if args is None:
         return
-    mgr: LspManager = getattr(session, EXTENSION)
+    mgr: LspManager = session.extension(EXTENSION)
     cfg = mgr.config
     max_bytes = int(cfg.get("max_file_bytes", 2 * 1024 * 1024))
     long_wait = float(cfg.get("request_timeout_s", 30))
@@ -236,7 +236,7 @@ def _forget_stale(mgr: LspManager) -> None:
 
 
 def shape(call: Any, tool: Any, result: ToolResult, session: Any) -> ToolResult | None:
-    mgr: LspManager = getattr(session, EXTENSION)
+    mgr: LspManager = session.extension(EXTENSION)
     snap = mgr.snapshots.pop(call.id, None)
     if snap is None:
         return None

@@ -96,6 +96,6 @@ def callgate_session_end(session: Any) -> None:
         return  # no session of this process ever used a language server
     from ._manager import LspManager
 
-    manager = getattr(session, EXTENSION, None)
+    manager = session.find_extension(EXTENSION)
     if isinstance(manager, LspManager):
         manager.close()

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from callgate import PermissionSubject, ToolContext, ToolResult, ToolSpec
+from callgate import PermissionSubject, SessionKey, ToolContext, ToolResult, ToolSpec
 
-EXTENSION = "lsp"
+#: ``session.extension(EXTENSION)``: the session's language servers (`LspManager`)
+EXTENSION: SessionKey[Any] = SessionKey("lsp")
 
 _FILE = {"type": "string", "minLength": 1, "maxLength": 4096,
          "description": "The source file, relative to the workspace root (or absolute inside "

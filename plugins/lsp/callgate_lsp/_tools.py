@@ -38,7 +38,7 @@ class Target:
 
 
 def manager_of(ctx: ToolContext) -> LspManager:
-    return getattr(ctx.session, EXTENSION)
+    return ctx.session.extension(EXTENSION)
 
 
 def read_target(ctx: ToolContext, file: str, max_bytes: int) -> Target:

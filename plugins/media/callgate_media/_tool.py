@@ -16,10 +16,8 @@ from typing import Any
 import anyio
 import attrs
 from callgate import (
-    ImageBlock,
     PermissionSubject,
     Registry,
-    TextBlock,
     ToolContext,
     ToolError,
     ToolResult,
@@ -27,6 +25,7 @@ from callgate import (
     hookimpl,
 )
 from callgate.paths import READ_FLAGS, ResolvedPath, Workspace
+from callgate.results import ImageBlock, TextBlock
 
 from . import hookspecs
 from ._probe import Corrupt, HeaderMismatch, TooManyPixels, probe

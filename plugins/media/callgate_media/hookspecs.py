@@ -11,7 +11,7 @@ def callgate_image_describer(session):
     """Return a describer for this session's images, or ``None``.
 
     A describer has ``async describe(image, path) -> str`` (a plain function
-    returning a string also works): ``image`` is the `callgate.ImageBlock` with
+    returning a string also works): ``image`` is the `callgate.results.ImageBlock` with
     the file's exact bytes, ``path`` the workspace-relative name. It is used
     when ``[media] vision = false``; with no describer, ``view_image`` is not
     available in that session. The first implementation that answers wins.

@@ -13,8 +13,8 @@ written; writes are atomic and serialized per store across threads and processes
 
 For integrators::
 
-    system_prompt += session.memory_prompt()   # the protocol and the pinned facts
-    recalled = session.recall(user_message)    # relevant facts for this turn
+    system_prompt += session.extension(MEMORY).prompt()   # the protocol and the pinned facts
+    recalled = session.extension(MEMORY).recall(user_message)    # relevant facts for this turn
     if recalled.text:
         user_message = recalled.text + "\\n\\n" + user_message
 
@@ -23,6 +23,12 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] memory = "ca
 
 from ._fact import Fact
 from ._plugin import callgate_register_tools
-from ._session import Recall, SessionMemory
+from ._session import MEMORY, Recall, SessionMemory
 
-__all__ = ["Fact", "Recall", "SessionMemory", "callgate_register_tools"]
+__all__ = [
+    "MEMORY",
+    "Fact",
+    "Recall",
+    "SessionMemory",
+    "callgate_register_tools",
+]

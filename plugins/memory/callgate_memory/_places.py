@@ -7,7 +7,7 @@
 - ``global``: ``[memory] global_dir`` (relative to the state directory), else
   ``<state>/memory/global``.
 
-``<state>`` is `callgate.state_dir()` (``$CALLGATE_HOME`` or the platform's user state
+``<state>`` is `callgate.paths.state_dir()` (``$CALLGATE_HOME`` or the platform's user state
 directory).
 """
 
@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from callgate import state_dir
+from callgate.paths import state_dir
 
 SLUG_CHARS = 80
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from callgate import hookimpl
 
-from ._session import SessionMemory
+from ._session import MEMORY, SessionMemory
 from ._tools import TOOLS
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -28,8 +28,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add_config("memory", CONFIG_SCHEMA)
-    registry.add_session_extension("memory", SessionMemory)
-    registry.add_session_extension("memory_prompt", lambda session: session.memory.prompt)
-    registry.add_session_extension("recall", lambda session: session.memory.recall)
+    registry.add_session_extension(MEMORY, SessionMemory)
     for spec in TOOLS:
         registry.add(spec)

@@ -1,4 +1,4 @@
-"""``session.memory``, ``session.memory_prompt()`` and ``session.recall(text, limit)``.
+"""``session.extension(MEMORY)``: `SessionMemory`, with ``prompt()`` and ``recall(text, limit)``.
 
 The integrator's side of memory: the text to put in the system prompt (a short
 protocol and the pinned facts), and the facts relevant to a user's message, to add to
@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import attrs
+from callgate import SessionKey
 
 from ._fact import Fact
 from ._places import store_dirs
@@ -27,6 +28,10 @@ class Recall:
 
     facts: tuple[Fact, ...]
     text: str
+
+
+#: ``session.extension(MEMORY)``: this plugin's per-session object
+MEMORY: SessionKey[SessionMemory] = SessionKey("memory")
 
 
 class SessionMemory:

@@ -9,6 +9,7 @@ from callgate import ToolContext, ToolError, ToolSpec
 
 from ._fact import ACTIVATIONS, ID_PATTERN, SCOPES, SLUG_PATTERN, TYPES
 from ._render import render_list, render_read, render_search
+from ._session import MEMORY
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 20
@@ -116,7 +117,7 @@ MEMORY_DESCRIPTION = (
 
 
 def _store(ctx: ToolContext) -> Any:
-    return ctx.session.memory.store
+    return ctx.session.extension(MEMORY).store
 
 
 def run_remember(ctx: ToolContext, args: dict[str, Any]) -> str:

@@ -15,15 +15,16 @@ Every command is started through the core's door (`callgate.process`): the
 session's sandbox (the ``callgate_confine_process`` hook) and the environment
 filter apply, and whatever a command leaves running (``setsid``, ``nohup``) ends
 with the session. The entry point is this module (``shell = "callgate_shell"``);
-integrators read a session's jobs with ``session.jobs()``.
+integrators read a session's jobs with ``session.extension(JOBS).jobs()``.
 """
 
-from ._jobs import Job, JobTable
+from ._jobs import JOBS, Job, JobTable
 from ._plugin import callgate_register_tools, callgate_session_end, callgate_shape_result
 from ._select import CONFIG_SCHEMA, ShellChoice, select_shell
 
 __all__ = [
     "CONFIG_SCHEMA",
+    "JOBS",
     "Job",
     "JobTable",
     "ShellChoice",

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from callgate import ErrorInfo, TextBlock, ToolContext, ToolError, ToolResult, Violation, process
+from callgate import ToolContext, ToolError, ToolResult, Violation, process
+from callgate.results import ErrorInfo, TextBlock
 
 from ._capture import Capture
 from ._env import command_environment
 from ._exemption import keeps_background_processes
-from ._jobs import PIPE_NOTE, Job, JobTable, job_label, os_error_text
+from ._jobs import JOBS, PIPE_NOTE, Job, JobTable, job_label, os_error_text
 from ._process import start_group
 
 log = logging.getLogger("callgate.shell")
@@ -207,7 +208,7 @@ def start_background(ctx: ToolContext, shell: Shell, args: dict[str, Any]) -> To
         raise ToolError("tool_error", "background jobs are not available in this context; run "
                         "the command in the foreground", "background_jobs_disabled")
     command = args["command"]
-    table: JobTable = ctx.session.jobs
+    table: JobTable = ctx.session.extension(JOBS)
     job = table.reserve(shell.name, job_label(args.get("description"), command), command,
                         config["max_running_jobs"], ctx.call.id)
     if not isinstance(job, Job):

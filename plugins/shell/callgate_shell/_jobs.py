@@ -3,7 +3,7 @@ in-memory tail, the read cursor, max lifetime, the finished-job notice, and endi
 every job when the session closes.
 
 Each running job has one supervisor thread (the same process-group code as a
-foreground command); the table is the session extension ``session.jobs``.
+foreground command); the table is the session extension ``session.extension(JOBS)``.
 
 Jobs are recorded in the session store (``session.storage``): when one starts, and
 when it ends with its status, exit code and log (the last `STORED_LOG_BYTES`). A
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from callgate import process
+from callgate import SessionKey, process
 
 from ._capture import ByteTail, decode, dropped_marker, incomplete_utf8_suffix
 from ._process import DRAIN_S, ProcessGroup, RunOutcome, start_group
@@ -333,8 +333,12 @@ def _pread(path: str, offset: int, length: int) -> bytes:
         return fh.read(length)
 
 
+#: ``session.extension(JOBS)``: the session's background jobs
+JOBS: SessionKey[JobTable] = SessionKey("jobs")
+
+
 class JobTable:
-    """The background jobs of one session (``session.jobs``; ``session.jobs()`` lists them).
+    """The background jobs of one session (``session.extension(JOBS)``; its ``jobs()`` lists them).
 
     Ids ``<tool>-N`` come from one counter per session, never reused. Closing
     the table (at session end) ends every running job and removes the log dir.

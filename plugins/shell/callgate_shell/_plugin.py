@@ -7,14 +7,13 @@ from typing import Any
 
 from callgate import Host, Registry, hookimpl
 
-from ._jobs import JobTable
+from ._jobs import JOBS, JobTable
 from ._select import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
 from .bash import bash_tool
 from .job_tools import job_tools
 from .pwsh import pwsh_tool
 
 CONFIG_TABLE = "shell"
-EXTENSION = "jobs"
 SHELLS = ("bash", "pwsh")
 
 
@@ -23,7 +22,7 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
     """``bash`` (POSIX) or ``pwsh`` (Windows or ``[shell] force``), ``job_output``,
     ``job_kill`` and the aliases ``bash_output``, ``kill_shell``, ``wait``."""
     config = registry.add_config(CONFIG_TABLE, CONFIG_SCHEMA)
-    registry.add_session_extension(EXTENSION, JobTable)
+    registry.add_session_extension(JOBS, JobTable)
     try:
         choice = select_shell(host.os, real_os(), config)
     except ShellNotFound as exc:
@@ -40,7 +39,7 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
 @hookimpl
 def callgate_session_end(session: Any) -> None:
     """End every background job of the session (≤ 10 s) and remove its logs."""
-    table = getattr(session, EXTENSION, None)
+    table = session.find_extension(JOBS)
     if isinstance(table, JobTable):
         table.close()
 
@@ -48,6 +47,6 @@ def callgate_session_end(session: Any) -> None:
 @hookimpl
 def callgate_shape_result(call: Any, tool: Any, result: Any, session: Any) -> None:
     """Count results, so a finished-job notice waits until its start result was delivered."""
-    table = getattr(session, EXTENSION, None)
+    table = session.find_extension(JOBS)
     if isinstance(table, JobTable):
         table.result_shaped(call.id)

@@ -10,7 +10,7 @@ from typing import Any
 
 from callgate import ToolContext, ToolError, ToolResult, ToolSpec, Violation
 
-from ._jobs import Job, JobTable
+from ._jobs import JOBS, Job, JobTable
 
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
@@ -87,7 +87,7 @@ def valid_filter(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
 
 
 def _table(ctx: ToolContext) -> JobTable:
-    return ctx.session.jobs
+    return ctx.session.extension(JOBS)
 
 
 def _job(table: JobTable, job_id: str) -> Job:

@@ -5,8 +5,8 @@ workspace, ``[skills] paths``, ``<state>/skills`` and ``~/.claude/skills`` (high
 first; see `callgate_skills._roots`). Tools (all hidden by default): ``read_skill``,
 ``install_skill``, ``install_source``.
 
-For integrators, ``session.skills_index()`` returns ``[{"name", "description"}]`` for the
-system prompt; ``session.skills`` is the `SessionSkills` behind it.
+For integrators, ``session.extension(SKILLS).index()`` returns ``[{"name", "description"}]`` for the
+system prompt; ``session.extension(SKILLS)`` is the `SessionSkills` behind it.
 
 Entry point: ``[project.entry-points.callgate] skills = "callgate_skills"``.
 """
@@ -16,10 +16,11 @@ from callgate.text import substitute_arguments as substitute
 from ._catalog import Catalog, Problem, clear_cache, discover
 from ._plugin import callgate_check_permission, callgate_register_tools
 from ._roots import skill_roots, user_skills_dir
-from ._session import SessionSkills
+from ._session import SKILLS, SessionSkills
 from ._skill import Skill, SkillFormatError
 
 __all__ = [
+    "SKILLS",
     "Catalog",
     "Problem",
     "SessionSkills",

@@ -4,21 +4,25 @@ Project skills go to ``<workspace>/.agents/skills`` through ``ctx.files`` (confi
 protected paths refused, create-only); user skills to ``<state>/skills`` with the
 same create-only publish. A name is refused when a skill, a slash command or an
 MCP prompt already answers to it (the commands plugin, when loaded, provides
-``session.command_names``).
+the commands plugin's ``command_names`` session extension).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
-from callgate import ToolContext, ToolError
+from callgate import SessionKey, ToolContext, ToolError
 from callgate.files import create_file
 
 from ._roots import PROJECT_INSTALL_DIR, install_dir
-from ._session import skill_error
+from ._session import SKILLS, skill_error
 from ._skill import MAX_DESCRIPTION, MAX_SKILL_BYTES, NAME_PATTERN, RUN_AS, render_skill_file
+
+#: the commands plugin's names, when it is loaded (a key of the same name)
+COMMAND_NAMES: SessionKey[Callable[[], Any]] = SessionKey("command_names")
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -73,9 +77,9 @@ DESCRIPTION = (
 
 def taken_names(session: Any) -> set[str]:
     """Names already answered to: every skill (shadowed too), command and MCP prompt."""
-    catalog = session.skills.catalog()
+    catalog = session.extension(SKILLS).catalog()
     names = set(catalog.skills) | {s.name for s in catalog.shadowed}
-    commands = getattr(session, "command_names", None)
+    commands = session.find_extension(COMMAND_NAMES)
     if callable(commands):
         for name in commands():
             names.add(name)
@@ -136,7 +140,7 @@ def run_install_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
             "ok": True,
             "name": name,
             "scope": scope,
-            "path": ctx.session.skills.display(path),
+            "path": ctx.session.extension(SKILLS).display(path),
             "runAs": args.get("run_as", "inline"),
             "note": "read it with read_skill"
             if args.get("run_as", "inline") == "inline"

@@ -23,12 +23,15 @@ import shutil
 import stat
 from typing import Any
 
-from callgate import Decision, ToolContext, ToolError
+from callgate import Decision, SessionKey, ToolContext, ToolError
 from callgate.files import create_file, rename_noreplace, replace_file
 
 from ._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan, read_config
 from ._install_skill import taken_names
 from ._install_tree import source_error
+
+#: the capability plugin's servers, when it is loaded (a key of the same name)
+MCP_SERVERS: SessionKey[Any] = SessionKey("mcp_servers")
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -97,10 +100,8 @@ def is_read_only(args: Any) -> bool:
 
 
 def _configured_servers(ctx_session: Any) -> set[str]:
-    try:
-        return set(ctx_session.mcp_servers.names())
-    except AttributeError:
-        return set()
+    servers = ctx_session.find_extension(MCP_SERVERS)
+    return set(servers.names()) if servers is not None else set()
 
 
 def plan_for(ctx_session: Any, args: dict[str, Any], taken: set[str]) -> Plan:

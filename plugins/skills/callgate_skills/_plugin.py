@@ -7,7 +7,7 @@ from typing import Any
 from callgate import Decision, ToolCall, ToolSpec, hookimpl
 
 from . import _install_skill, _install_source, _read, _run
-from ._session import SessionSkills
+from ._session import SKILLS, SessionSkills
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -71,8 +71,7 @@ STRICT_DENIED = ("run_skill", "install_skill", "install_source")
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add_config("skills", CONFIG_SCHEMA)
-    registry.add_session_extension("skills", SessionSkills)
-    registry.add_session_extension("skills_index", lambda session: session.skills.index)
+    registry.add_session_extension(SKILLS, SessionSkills)
     registry.deny_in_read_only_children(*STRICT_DENIED)
     for spec in TOOLS:
         registry.add(spec)

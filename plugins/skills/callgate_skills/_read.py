@@ -7,7 +7,7 @@ from typing import Any
 
 from callgate import ToolContext
 
-from ._session import skill_error
+from ._session import SKILLS, skill_error
 
 NAME_ARG = {
     "type": "string",
@@ -43,7 +43,7 @@ def skill_name(raw: str) -> str:
 
 
 def run_read_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
-    skills = ctx.session.skills
+    skills = ctx.session.extension(SKILLS)
     skill = skills.find(skill_name(args["name"]))
     if skill.is_subagent:
         raise skill_error(

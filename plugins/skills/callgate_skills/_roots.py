@@ -4,7 +4,7 @@
 2. ``<workspace>/.agents/skills``    (``project``; Codex and the Agent Skills convention)
 3. ``<workspace>/.claude/skills``    (``project``; Claude Code)
 4. ``[skills] paths``                (``custom``; relative to the workspace, ``~`` expanded)
-5. ``<state>/skills``                (``user``; `callgate.state_dir()`, so ``$CALLGATE_HOME``)
+5. ``<state>/skills``                (``user``; `callgate.paths.state_dir()`, so ``$CALLGATE_HOME``)
 6. ``~/.claude/skills``              (``claude-user``)
 
 ``install_skill`` writes project skills into ``.agents/skills`` (``.callgate/`` is a
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from callgate import state_dir
+from callgate.paths import state_dir
 
 PROJECT_DIRS = (".callgate/skills", ".agents/skills", ".claude/skills")
 PROJECT_INSTALL_DIR = ".agents/skills"

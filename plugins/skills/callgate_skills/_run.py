@@ -9,7 +9,7 @@ The runner receives a request shaped like the tasks plugin's ``SubagentRequest``
 (``ref``, ``description``, ``prompt``, ``workspace``, ``continuation``,
 ``session``, ``profile``, ``max_steps``) plus ``system_prompt`` (the skill's body)
 and ``task`` (the arguments); ``prompt`` holds both for runners that read only it.
-Records go to the tasks plugin's ``session.subagents`` book, so
+Records go to the tasks plugin's ``session.extension(SUBAGENTS)`` book, so
 ``read_subagent_result`` pages a long answer and ``continue_from`` retries one:
 ``run_skill`` only, and only a child ``run_skill`` started for the same skill, which
 runs again with the profile it was started with (a ``read_only_skill`` child is never
@@ -24,12 +24,15 @@ from typing import Any
 
 import anyio
 import attrs
-from callgate import ChildProfile, ToolContext, ToolError, ToolResult
+from callgate import ChildProfile, SessionKey, ToolContext, ToolError, ToolResult
 
 from ._read import ARGUMENTS_ARG, NAME_ARG, skill_name
-from ._session import skill_error
+from ._session import SKILLS, skill_error
 
 log = logging.getLogger("callgate.skills")
+
+#: the tasks plugin's subagent records, when it is loaded (a key of the same name)
+SUBAGENTS: SessionKey[Any] = SessionKey("subagents")
 
 STATUSES = ("completed", "partial", "failed", "cancelled")
 SLACK = 512
@@ -181,10 +184,7 @@ def runner_of(session: Any) -> Any:
 
 
 def _book(session: Any) -> Any:
-    try:
-        return session.subagents
-    except AttributeError:
-        return None
+    return session.find_extension(SUBAGENTS)
 
 
 async def _run_child(
@@ -291,7 +291,7 @@ async def run_subagent(
         read_only=read_only,
         max_depth=depth,
     )
-    body = ctx.session.skills.render(skill, "")
+    body = ctx.session.extension(SKILLS).render(skill, "")
     prompt = f"{body}\n\n# Task\n{arguments}"
     description = f"skill {skill.name}: {arguments.strip().splitlines()[0][:80]}"
     continuation = None
@@ -330,7 +330,7 @@ async def run_subagent(
 
 
 async def run_run_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
-    skill = ctx.session.skills.find(skill_name(args["name"]))
+    skill = ctx.session.extension(SKILLS).find(skill_name(args["name"]))
     arguments = args.get("arguments", "") or ""
     if not skill.is_subagent:
         if "continue_from" in args:
@@ -339,7 +339,7 @@ async def run_run_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
                 f"{skill.name} is an inline skill; continue_from applies to subagent runs",
                 "invalid_arguments",
             )
-        return ctx.session.skills.render(skill, arguments)
+        return ctx.session.extension(SKILLS).render(skill, arguments)
     return await run_subagent(
         ctx, skill, arguments, read_only=skill.read_only, tool="run_skill",
         continue_from=args.get("continue_from"),
@@ -347,8 +347,8 @@ async def run_run_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
 
 
 async def run_read_only_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
-    skill = ctx.session.skills.find(skill_name(args["name"]))
+    skill = ctx.session.extension(SKILLS).find(skill_name(args["name"]))
     arguments = args.get("arguments", "") or ""
     if not skill.is_subagent:
-        return ctx.session.skills.render(skill, arguments)
+        return ctx.session.extension(SKILLS).render(skill, arguments)
     return await run_subagent(ctx, skill, arguments, read_only=True, tool="read_only_skill")

@@ -1,6 +1,6 @@
-"""`SessionSkills` (``session.skills``): the skills one session sees, and how they read.
+"""`SessionSkills` (``session.extension(SKILLS)``): the skills one session sees, and how they read.
 
-``session.skills_index()`` (for integrators) is `SessionSkills.index`: names and
+``session.extension(SKILLS).index()`` (for integrators) is `SessionSkills.index`: names and
 descriptions only, for the system prompt; the model reads a body with
 ``read_skill`` when it needs it (progressive disclosure).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from callgate import ToolError
+from callgate import SessionKey, ToolError
 from callgate.text import has_placeholders, substitute_arguments
 
 from ._catalog import Catalog, discover
@@ -19,6 +19,10 @@ from ._skill import Skill
 
 def skill_error(code: str, message: str, kind: str = "tool_error") -> ToolError:
     return ToolError(kind, f"SKILL_{code}: {message}", f"SKILL_{code}")
+
+
+#: ``session.extension(SKILLS)``: this plugin's per-session object
+SKILLS: SessionKey[SessionSkills] = SessionKey("skills")
 
 
 class SessionSkills:

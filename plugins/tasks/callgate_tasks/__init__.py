@@ -30,10 +30,10 @@ Other plugins that run children (``fleet``) use the same machinery::
     from callgate_tasks import Job, children, depth_profile, runner_for
 
     runner = runner_for(ctx.session)              # None: no runner for this session
-    record = ctx.session.subagents.start("scan docs")
+    record = ctx.session.extension(SUBAGENTS).start("scan docs")
     profile = depth_profile(ctx.session, ChildProfile(name="explore", read_only=True))
     [outcome] = await children(ctx, runner).run_all([Job(record, prompt, profile=profile)])
-    record = ctx.session.subagents.finish(record, outcome)
+    record = ctx.session.extension(SUBAGENTS).finish(record, outcome)
 
 ``fleet`` runs 2-64 children as one plan (ids, ``depends_on``, ``read_only``,
 ``write_paths``), refusing bad graphs and overlapping write claims before any child
@@ -44,7 +44,8 @@ Entry point: ``[project.entry-points.callgate] tasks = "callgate_tasks"``.
 """
 
 from . import hookspecs
-from ._book import SubagentBook
+from ._book import SUBAGENTS, SubagentBook
+from ._fleet import FLEETS
 from ._model import (
     SubagentError,
     SubagentOutcome,
@@ -57,7 +58,9 @@ from ._run import ChildRunner, Job
 from ._tools import children, depth_profile, nesting_available, runner_for
 
 __all__ = [
+    "FLEETS",
     "STRICT_DENIED",
+    "SUBAGENTS",
     "ChildRunner",
     "Job",
     "SubagentBook",

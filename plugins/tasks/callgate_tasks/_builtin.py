@@ -25,6 +25,7 @@ import anyio
 from callgate import ChildProfile, ToolContext, ToolResult, ToolSpec, Violation
 
 from . import _text
+from ._book import SUBAGENTS
 from ._changes import change_set
 from ._run import Job
 from ._tools import (
@@ -158,7 +159,7 @@ def profile_tool(name: str) -> ToolSpec:
 
     async def run(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         runner = _runner(ctx)
-        book = ctx.session.subagents
+        book = ctx.session.extension(SUBAGENTS)
         description = f"{name}: {args['task'][:100]}"
         continuation = None
         child_profile = depth_profile(ctx.session, profile)
@@ -218,7 +219,7 @@ def _validate_read_only_task(ctx: ToolContext, args: dict[str, Any]) -> list[Vio
 
 async def run_read_only_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     runner = _runner(ctx)
-    book = ctx.session.subagents
+    book = ctx.session.extension(SUBAGENTS)
     tools = tuple(args["tools"]) if "tools" in args else None
     profile = depth_profile(
         ctx.session, ChildProfile(name="read_only_task", tools=tools, read_only=True)

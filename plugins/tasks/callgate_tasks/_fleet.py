@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 import attrs
-from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import ChildProfile, SessionKey, ToolContext, ToolError, ToolResult, ToolSpec
 
 from . import _fleet_plan, _fleet_text
 from ._builtin import PROFILES, PROMPTS, READS_CHANGES
@@ -208,8 +208,12 @@ class FleetJob:
     thread: threading.Thread | None = None
 
 
+#: ``session.extension(FLEETS)``: this plugin's per-session object
+FLEETS: SessionKey[FleetBook] = SessionKey("fleets")
+
+
 class FleetBook:
-    """The background fleets of one session (``session.fleets``)."""
+    """The background fleets of one session (``session.extension(FLEETS)``)."""
 
     def __init__(self, session: Any) -> None:
         self._session = session
@@ -327,7 +331,8 @@ async def run_fleet(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         )
 
     if args.get("run_in_background", False):
-        job = session.fleets.start(make_run, lambda run: _result(run, max_chars), len(items))
+        job = session.extension(FLEETS).start(make_run, lambda run: _result(run, max_chars),
+                                              len(items))
         return ToolResult.ok(
             f"Started background fleet {job.id} of {len(items)} tasks. Read its progress and "
             f'result with fleet_output(job_id="{job.id}"), wait=true to wait for it.',
@@ -352,7 +357,7 @@ def _progress(job: FleetJob) -> str:
 
 
 def run_output(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-    job = ctx.session.fleets.get(args["job_id"])
+    job = ctx.session.extension(FLEETS).get(args["job_id"])
     if args.get("wait", False):
         deadline = time.monotonic() + args.get("timeout_ms", 30000) / 1000
         while not job.done.is_set() and not ctx.cancelled.is_set():

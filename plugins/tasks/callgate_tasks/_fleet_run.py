@@ -20,6 +20,7 @@ import anyio.abc
 import attrs
 from callgate import ToolError
 
+from ._book import SUBAGENTS
 from ._fleet_plan import Item
 from ._model import SubagentOutcome, SubagentRecord, SubagentRequest
 from ._run import CANCELLED, POLL_SECONDS, outcome_of_error, outcome_of_value
@@ -59,7 +60,7 @@ class FleetRun:
         self._by_id = {s.item.id: s for s in self.slots}
         self._runner = runner
         self._session = session
-        self._book = session.subagents
+        self._book = session.extension(SUBAGENTS)
         self._max_parallel = max_parallel
         self._max_writers = max_writers
         self._fail_fast = fail_fast

@@ -8,9 +8,9 @@ from typing import Any
 from callgate import hookimpl
 
 from . import hookspecs
-from ._book import SubagentBook
+from ._book import SUBAGENTS, SubagentBook
 from ._builtin import TOOLS as PROFILE_TOOLS
-from ._fleet import FLEET_TOOLS, FleetBook
+from ._fleet import FLEET_TOOLS, FLEETS, FleetBook
 from ._tools import TOOLS
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -46,8 +46,8 @@ STRICT_DENIED = (
 def callgate_register_tools(registry: Any) -> None:
     registry.add_hookspecs(hookspecs)
     registry.add_config("tasks", CONFIG_SCHEMA)
-    registry.add_session_extension("subagents", SubagentBook)
-    registry.add_session_extension("fleets", FleetBook)
+    registry.add_session_extension(SUBAGENTS, SubagentBook)
+    registry.add_session_extension(FLEETS, FleetBook)
     registry.deny_in_read_only_children(*STRICT_DENIED, "fleet_output")
     for spec in (*TOOLS, *PROFILE_TOOLS, *FLEET_TOOLS):
         registry.add(spec)
@@ -56,4 +56,4 @@ def callgate_register_tools(registry: Any) -> None:
 @hookimpl
 def callgate_session_end(session: Any) -> None:
     """Cancel the session's background fleets and wait (bounded) for their children."""
-    session.fleets.close()
+    session.extension(FLEETS).close()

@@ -14,7 +14,7 @@ import attrs
 from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 
 from . import _text
-from ._book import subagent_error
+from ._book import SUBAGENTS, subagent_error
 from ._model import SubagentRecord
 from ._run import ChildRunner, Job
 
@@ -140,7 +140,7 @@ def _meta(records: list[SubagentRecord]) -> dict[str, Any]:
 
 async def run_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     runner = _runner(ctx)
-    book = ctx.session.subagents
+    book = ctx.session.extension(SUBAGENTS)
     continuation = None
     profile = depth_profile(ctx.session)
     if "continue_from" in args:
@@ -164,7 +164,7 @@ async def run_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 async def run_parallel(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     runner = _runner(ctx)
-    book = ctx.session.subagents
+    book = ctx.session.extension(SUBAGENTS)
     profile = depth_profile(ctx.session)
     # task children run side by side: task continues them (same tool family, same profile)
     jobs = [Job(book.start(t["description"], tool="task", profile=profile), t["prompt"],
@@ -182,7 +182,7 @@ async def run_parallel(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 
 def run_read(ctx: ToolContext, args: dict[str, Any]) -> str:
-    record = ctx.session.subagents.readable(args["ref"])
+    record = ctx.session.extension(SUBAGENTS).readable(args["ref"])
     assert record.answer is not None
     data = record.answer.encode("utf-8", "surrogatepass")
     offset = args.get("offset_bytes", 0)

@@ -1,9 +1,9 @@
 """callgate's workflow tools: ``todo_write``, ``present`` and ``compress``.
 
-- ``todo_write`` replaces the model's task list (``session.todos``, kept in
+- ``todo_write`` replaces the model's task list (``session.extension(TODOS)``, kept in
   ``todos.json``), with stable ids and a warning when unfinished items vanish.
 - ``present`` records 1-8 existing files as deliverables
-  (``session.presented_files``, kept in ``presented.json``): paths and
+  (``session.extension(PRESENTED_FILES)``, kept in ``presented.json``): paths and
   descriptions only, all or nothing.
 - ``compress`` summarizes part of the conversation when the integrator provides
   one: implement ``callgate_session_conversation`` and
@@ -24,10 +24,12 @@ Entry point: ``[project.entry-points.callgate] workflow = "callgate_workflow"``.
 from . import hookspecs
 from ._conversation import CompressionRecord, Conversation, Message, Summarizer
 from ._plugin import callgate_register_tools
-from ._present import PresentedFiles
-from ._todos import Todo, TodoList
+from ._present import PRESENTED_FILES, PresentedFiles
+from ._todos import TODOS, Todo, TodoList
 
 __all__ = [
+    "PRESENTED_FILES",
+    "TODOS",
     "CompressionRecord",
     "Conversation",
     "Message",

@@ -1,4 +1,4 @@
-"""``present`` and ``session.presented_files``: the files the user should look at.
+"""``present`` and ``session.extension(PRESENTED_FILES)``: the files the user should look at.
 
 All or nothing: every path is resolved by the core's workspace rules and
 ``stat``-ed; one failure rejects the call and records nothing. The tool never
@@ -12,7 +12,7 @@ import stat
 import threading
 from typing import Any
 
-from callgate import ToolContext, ToolError, ToolSpec
+from callgate import SessionKey, ToolContext, ToolError, ToolSpec
 
 from ._state import StateFile
 
@@ -48,8 +48,12 @@ DESCRIPTION = (
 )
 
 
+#: ``session.extension(PRESENTED_FILES)``: this plugin's per-session object
+PRESENTED_FILES: SessionKey[PresentedFiles] = SessionKey("presented_files")
+
+
 class PresentedFiles:
-    """``session.presented_files``: ``{path, description}`` in first-presented order."""
+    """``session.extension(PRESENTED_FILES)``: ``{path, description}`` in first-presented order."""
 
     def __init__(self, session: Any) -> None:
         self._lock = threading.Lock()
@@ -125,7 +129,7 @@ def run(ctx: ToolContext, args: dict[str, Any]) -> str:
         message = "\n".join([f"present: {len(failures)} of {len(files)} files were rejected; "
                              "nothing was recorded", *failures])
         raise ToolError("tool_error", message, "PRESENT_REJECTED")
-    ctx.session.presented_files.record(accepted)
+    ctx.session.extension(PRESENTED_FILES).record(accepted)
     noun = "file" if len(accepted) == 1 else "files"
     lines = [f"Presented {len(accepted)} {noun}:"]
     for path, description in accepted:

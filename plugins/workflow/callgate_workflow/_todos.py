@@ -1,4 +1,5 @@
-"""``todo_write`` and ``session.todos``: the model's task list, replaced whole on every call.
+"""``todo_write`` and ``session.extension(TODOS)``: the model's task list, replaced whole on
+every call.
 
 Todo states describe progress only: there is no serial rule and no sign-off,
 so any number of items may be in progress. Ids are stable: a supplied id is
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from callgate import ToolContext, ToolSpec, Violation
+from callgate import SessionKey, ToolContext, ToolSpec, Violation
 
 from ._state import StateFile
 
@@ -84,8 +85,13 @@ class Todo:
         return out
 
 
+#: ``session.extension(TODOS)``: this plugin's per-session object
+TODOS: SessionKey[TodoList] = SessionKey("todos")
+
+
 class TodoList:
-    """``session.todos``: the current list, kept in the session store and restored on resume."""
+    """``session.extension(TODOS)``: the current list, kept in the session store and restored
+    on resume."""
 
     def __init__(self, session: Any) -> None:
         self._lock = threading.Lock()
@@ -180,7 +186,7 @@ def check(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
 
 
 def run(ctx: ToolContext, args: dict[str, Any]) -> str:
-    items, dropped = ctx.session.todos.replace(args["todos"])
+    items, dropped = ctx.session.extension(TODOS).replace(args["todos"])
     return acknowledgement(items, dropped)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from callgate import Host
+from callgate import Host, providers
 from callgate_mcp_serve import CallgateMCP, ElicitationApprover
 from callgate_mcp_serve._approval import APPROVAL_KEY
 from mcp import Client
@@ -98,7 +98,7 @@ def test_tools_list_is_the_session_surface_in_its_mcp_rendering(ws: Path, mode: 
         async with served(ws, mode=mode) as (app, client, _):
             listed = (await client.list_tools()).tools
             assert app.session is not None
-            expected = app.session.surface("mcp")
+            expected = providers.surface(app.session, "mcp")
             dumped = [t.model_dump(by_alias=True, exclude_none=True) for t in listed]
             assert dumped == expected
             hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint)

@@ -17,7 +17,8 @@ import time
 from typing import Any
 
 import anyio
-from callgate import ImageBlock, ToolContext, ToolResult, ToolSpec, hookimpl
+from callgate import ToolContext, ToolResult, ToolSpec, hookimpl
+from callgate.results import ImageBlock
 
 # A 1x1 PNG.
 PNG = bytes.fromhex(

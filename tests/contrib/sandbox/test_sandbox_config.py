@@ -13,7 +13,8 @@ from pathlib import Path
 import callgate_sandbox
 import callgate_shell
 import pytest
-from callgate import BootError, ConfigError, Host, hookimpl
+from callgate import Host, hookimpl
+from callgate.host import BootError, ConfigError
 
 from .sandbox_helpers import PROBE, needs_bwrap
 

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from callgate_sandbox import SANDBOX
 
 from .sandbox_helpers import needs_bwrap
 
@@ -111,7 +112,7 @@ def test_writing_next_to_a_workspace_in_tmp_fails_instead_of_landing_in_a_copy(s
     r = s.call("bash", {"command": "echo x > ../outside.txt"})
     assert note_of(r.text).endswith(f'add "{tmp_path / "deep"}" to [sandbox] writable]')
     assert snapshot(tmp_path) == before and sorted(os.listdir(tmp_path / "deep")) == ["ws"]
-    private = Path(s.session.sandbox.tmp_dir)
+    private = Path(s.session.extension(SANDBOX).tmp_dir)
     assert not list(private.rglob("outside.txt"))
     s.close()
     assert not private.exists()
@@ -167,7 +168,7 @@ def test_tmp_is_private_to_the_session_and_removed_at_close(sandboxed, callgate_
     other = sandboxed()
     assert other.call("bash", {"command": f"test -e /tmp/{marker}; echo $?"}).text == \
         "1\n[exit code 0]"
-    private = s.session.sandbox.tmp_dir
+    private = s.session.extension(SANDBOX).tmp_dir
     assert private is not None and os.path.isfile(os.path.join(private, marker))
     s.close()
     assert not os.path.exists(private)

@@ -1,4 +1,4 @@
-"""What the sandbox hides from commands altogether (``callgate.files.hidden_paths``): the
+"""What the sandbox hides from commands altogether (``callgate.process.hidden_paths``): the
 state directory with the session store, the user config directory, and a session store
 configured elsewhere; a workspace inside a hidden directory still shows through."""
 

@@ -7,6 +7,8 @@ import re
 import time
 import uuid
 
+from callgate_shell import JOBS
+
 from .sandbox_helpers import alive, needs_bwrap, processes_running, wait_until
 
 pytestmark = needs_bwrap
@@ -43,7 +45,7 @@ def test_a_background_job_runs_in_the_sandbox_and_is_listed_read_and_killed(sand
     assert s.call("job_output", {"job_id": "bash-1"}).text.startswith("[bash-1] killed (job_kill)")
     assert wait_until(lambda: not alive(tree), 5), alive(tree)
     assert processes_running(first) == [] and processes_running(second) == []
-    assert wait_until(lambda: s.session.jobs.get("bash-1").finished.is_set(), 5)
+    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 5)
 
 
 def test_a_failed_job_carries_the_hint_among_its_notes(sandboxed, tmp_path):
@@ -51,7 +53,7 @@ def test_a_failed_job_carries_the_hint_among_its_notes(sandboxed, tmp_path):
     ws.mkdir()
     s = sandboxed(workspace=ws)
     s.call("bash", {"command": "echo x > ../outside.txt", "run_in_background": True})
-    assert wait_until(lambda: s.session.jobs.get("bash-1").finished.is_set(), 10)
+    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 10)
     r = s.call("job_output", {"job_id": "bash-1"})
     lines = r.text.splitlines()
     assert lines[0] == "[bash-1] failed (exit code 1)"

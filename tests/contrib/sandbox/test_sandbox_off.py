@@ -11,6 +11,7 @@ import callgate_sandbox
 import callgate_shell
 import pytest
 from callgate import ToolCall
+from callgate_sandbox import SANDBOX
 
 from .sandbox_helpers import needs_bwrap
 
@@ -58,7 +59,7 @@ def test_results_are_byte_identical_to_the_shell_alone(callgate_session, tmp_pat
            for row in got]
     assert got == expected
     assert "bwrap" not in got[3][0]  # the shell's parent is the host, not a sandbox
-    assert off.session.sandbox.tmp_dir is None  # no command was wrapped
+    assert off.session.extension(SANDBOX).tmp_dir is None  # no command was wrapped
 
 
 @needs_bwrap

@@ -13,7 +13,8 @@ import callgate_shell
 import callgate_tasks
 import callgate_workflow
 import pytest
-from callgate import Refuse, ToolCall, hookimpl, sync
+from callgate import ToolCall, hookimpl, sync
+from callgate.hookspecs import Refuse
 from callgate.store import default_location, open_reader, open_store
 from starlette.testclient import TestClient
 

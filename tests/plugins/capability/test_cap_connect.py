@@ -6,6 +6,7 @@ import json
 import time
 
 from callgate import Decision
+from callgate_capability import MCP_SERVERS
 
 from .helpers import (
     Approver,
@@ -55,13 +56,13 @@ def test_connecting_time_lists_read_only_tools_and_writes_the_cache(callgate_ses
     assert sorted(t["name"] for t in cached["tools"]) == ["convert_time", "get_current_time"]
     assert all(t["annotations"]["readOnlyHint"] is True for t in cached["tools"])
     assert set(cached) == {"version", "server", "saved_at", "server_info", "tools"}
-    config = s.sync.mcp_servers.config("time")
+    config = s.sync.extension(MCP_SERVERS).config("time")
     assert files[0].stem == config.identity
     assert "UTC" not in json.dumps(cached["server_info"])
     # a second call returns the live directory without a new process
-    pid = s.sync.mcp_servers.pid("time")
+    pid = s.sync.extension(MCP_SERVERS).pid("time")
     again = doc(uc(s, action="call", capability_id="mcp-server:time"))
-    assert again["source"] == "live" and s.sync.mcp_servers.pid("time") == pid
+    assert again["source"] == "live" and s.sync.extension(MCP_SERVERS).pid("time") == pid
 
 
 def test_env_values_come_from_the_host_and_never_reach_the_cache(
@@ -156,7 +157,7 @@ def test_missing_command_is_named(callgate_session, tmp_path):
 def test_server_disabled_during_approval_is_not_started(callgate_session, tmp_path):
     """§9.20"""
     def disable(call, session):
-        session.mcp_servers.set_enabled("fixture", False)
+        session.extension(MCP_SERVERS).set_enabled("fixture", False)
 
     approver = Approver(on_ask=disable)
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path)},
@@ -174,7 +175,7 @@ def test_server_disabled_during_approval_is_not_started(callgate_session, tmp_pa
 
 def test_config_change_or_new_deny_after_approval_starts_nothing(callgate_session, tmp_path):
     def change_once(call, session):
-        servers = session.mcp_servers
+        servers = session.extension(MCP_SERVERS)
         if "--pages" not in servers.config("fixture").args:
             servers.reconfigure("fixture", args=[*servers.config("fixture").args, "--pages", "2"])
 
@@ -237,7 +238,8 @@ def test_auto_start_connects_in_the_background_when_allowed(callgate_session, tm
               "asked": fixture_server(tmp_path, auto_start=True, trusted=False)},
              tables={"permissions": {"ask": ["mcp_connect__asked"]}})
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and s.sync.mcp_servers.status("fixture") != "connected":
+    servers = s.sync.extension(MCP_SERVERS)
+    while time.monotonic() < deadline and servers.status("fixture") != "connected":
         time.sleep(0.05)
     listing = {x["id"]: x for x in doc(uc(s, action="list"))["servers"]}
     assert listing["mcp-server:fixture"]["status"] == "connected"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from callgate_capability import CAPABILITY_DECLINES
+
 from .helpers import (
     boot,
     doc,
@@ -167,7 +169,7 @@ def test_decline_records_the_reason_and_needs_a_real_one(callgate_session, tmp_p
     s = boot(callgate_session, tmp_path)
     r = uc(s, action="decline", capability_id="tool:grep", reason="not needed")
     assert r.text == "declined capability tool:grep: not needed"
-    assert s.sync.capability_declines == [("tool:grep", "not needed")]
+    assert s.sync.extension(CAPABILITY_DECLINES) == [("tool:grep", "not needed")]
     assert uc(s, action="decline", capability_id="mcp-server:never-configured",
               reason="no").text == "declined capability mcp-server:never-configured: no"
     blank = uc(s, action="decline", capability_id="tool:grep", reason="   ")
@@ -175,7 +177,7 @@ def test_decline_records_the_reason_and_needs_a_real_one(callgate_session, tmp_p
     assert "/reason" in blank.text
     missing = uc(s, action="decline", capability_id="tool:grep")
     assert "required properties: reason" in missing.text
-    assert len(s.sync.capability_declines) == 2
+    assert len(s.sync.extension(CAPABILITY_DECLINES)) == 2
 
 
 def test_envelope_errors_are_structured_and_leave_the_session_usable(

@@ -6,7 +6,9 @@ import sys
 
 import callgate_capability
 import pytest
-from callgate import BootError, Host
+from callgate import Host
+from callgate.host import BootError
+from callgate_capability import MCP_SERVERS
 from callgate_capability._names import fnv1a_32, norm, tool_permission_name
 
 from .helpers import ToolsPlugin, boot, config, doc, fixture_server, uc
@@ -55,7 +57,7 @@ def test_config_file_errors_name_file_and_line(tmp_path):
 
 def test_defaults_and_cwd_relative_to_the_workspace(callgate_session, tmp_path):
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path, cwd="sub")})
-    cfg = s.sync.mcp_servers.config("fixture")
+    cfg = s.sync.extension(MCP_SERVERS).config("fixture")
     assert cfg.cwd == str(s.workspace / "sub")
     assert (cfg.enabled, cfg.auto_start, cfg.trusted) == (True, False, True)
     assert (cfg.startup_timeout_s, cfg.call_timeout_s) == (30, 120)
@@ -69,7 +71,7 @@ def test_defaults_and_cwd_relative_to_the_workspace(callgate_session, tmp_path):
 def test_identity_changes_with_command_args_env_names_and_cwd(callgate_session, tmp_path):
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path,
                                                                    env={"A": "1"})})
-    servers = s.sync.mcp_servers
+    servers = s.sync.extension(MCP_SERVERS)
     base = servers.config("fixture").identity
     assert servers.reconfigure("fixture", env={"A": "2"}).identity == base  # values don't count
     assert servers.reconfigure("fixture", env={"B": "1"}).identity != base
@@ -82,7 +84,7 @@ def test_identity_changes_with_command_args_env_names_and_cwd(callgate_session, 
 
 def test_unreadable_or_unknown_cache_files_count_as_absent(callgate_session, tmp_path):
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path)})
-    identity = s.sync.mcp_servers.config("fixture").identity
+    identity = s.sync.extension(MCP_SERVERS).config("fixture").identity
     path = tmp_path / "cache" / "mcp" / f"{identity}.json"
     path.parent.mkdir(parents=True)
     for content in ("{not json", '{"version": 99, "tools": []}', '["a list"]'):
@@ -96,4 +98,5 @@ def test_the_default_cache_dir_is_the_user_cache_dir(callgate_session, tmp_path,
     monkeypatch.setattr(sys, "platform", "linux")
     s = callgate_session(plugins=[callgate_capability, ToolsPlugin()],
                          config={"mcp_servers": {"fixture": fixture_server(tmp_path)}})
-    assert s.sync.mcp_servers.cache.directory == str(tmp_path / "xdg" / "callgate" / "mcp")
+    servers = s.sync.extension(MCP_SERVERS)
+    assert servers.cache.directory == str(tmp_path / "xdg" / "callgate" / "mcp")

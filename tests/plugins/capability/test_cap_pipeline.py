@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from callgate import Refuse, Replace, hookimpl
+from callgate import hookimpl
+from callgate.hookspecs import Refuse, Replace
+from callgate_capability import MCP_SERVERS
 
 from .helpers import boot, calls_of, doc, fixture_server, mcp_children, uc
 
@@ -98,7 +100,7 @@ def test_concurrent_calls_share_one_start(callgate_session, tmp_path):
 
 def test_a_large_server_directory_is_bounded(callgate_session, tmp_path):
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path)})
-    servers = s.sync.mcp_servers
+    servers = s.sync.extension(MCP_SERVERS)
     from callgate_capability._cache import McpToolInfo
 
     tools = [McpToolInfo(f"tool_{i:03d}", "A long summary line " * 10,

@@ -7,7 +7,8 @@ import sys
 
 import callgate_capability
 import pytest
-from callgate import BootError, Host
+from callgate import Host, providers
+from callgate.host import BootError
 
 from .helpers import (
     PROVIDERS,
@@ -25,7 +26,7 @@ from .helpers import (
 
 
 def _surfaces(host_or_session):
-    return {p: json.dumps(host_or_session.surface(p), sort_keys=True) for p in PROVIDERS}
+    return {p: json.dumps(providers.surface(host_or_session, p), sort_keys=True) for p in PROVIDERS}
 
 
 def test_surface_is_byte_identical_with_or_without_servers_and_after_connecting_all(
@@ -36,8 +37,9 @@ def test_surface_is_byte_identical_with_or_without_servers_and_after_connecting_
                "fixture": fixture_server(tmp_path)}
     s = boot(callgate_session, tmp_path, servers)
     assert _surfaces(bare.host) == _surfaces(s.host)
-    [entry] = [e for e in s.host.surface() if e["name"] == "use_capability"]
-    [bare_entry] = [e for e in bare.host.surface() if e["name"] == "use_capability"]
+    [entry] = [e for e in providers.surface(s.host) if e["name"] == "use_capability"]
+    [bare_entry] = [e for e in providers.surface(bare.host)
+                    if e["name"] == "use_capability"]
     assert json.dumps(entry, sort_keys=True) == json.dumps(bare_entry, sort_keys=True)
     before = _surfaces(s.sync)
     for name in ("time", "git", "fixture"):
@@ -52,7 +54,7 @@ def test_lean_surface_holds_surface_tools_and_hidden_grep_works_through_the_prox
     """§9.2"""
     s = boot(callgate_session, tmp_path, files={"notes.txt": "alpha\nneedle here\n"})
     assert s.sync.tool_names() == ["write_file", "use_capability"]
-    assert "grep" not in [t["name"] for t in s.sync.surface()]
+    assert "grep" not in [t["name"] for t in providers.surface(s.sync)]
     r = uc(s, action="call", capability_id="tool:grep", arguments={"pattern": "needle"})
     assert not r.is_error, r.text
     assert r.text == "notes.txt:2:needle here"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import callgate_skills
 from callgate.testing import run_replay
+from callgate_commands import COMMAND_NAMES
 
 from .conftest import Approver, prompt_server_config, started_pids
 
@@ -163,7 +164,7 @@ def test_mcp_prompt_listed_without_start_then_expanded_after_the_gate(commands, 
     assert "/mcp:fx:greet <name> [style] — Greet someone in a style  (MCP prompt)" in text
     assert "/mcp:fx:summary — Summarize the changes  (MCP prompt)" in text
     assert started_pids(started) == after
-    assert "mcp:fx:greet" in s.session.command_names()
+    assert "mcp:fx:greet" in s.session.extension(COMMAND_NAMES)()
 
 
 def test_mcp_prompt_deny_rule_and_plan_mode_start_nothing(commands, tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import callgate_files
+from callgate_files import FILE_WATCH
 
 
 def _wait(watch, attr="watching"):
@@ -21,10 +22,10 @@ def test_a_child_follows_its_parents_watcher_and_gets_notices(callgate_session):
         files={"a.txt": "one\n", "c.txt": "c"},
         config={"files": {"watch": True}},
     )
-    _wait(s.session.file_watch)
+    _wait(s.session.extension(FILE_WATCH))
     child = s.child()
-    watch = child.session.file_watch
-    assert watch._threads == [] and watch._following is s.session.file_watch
+    watch = child.session.extension(FILE_WATCH)
+    assert watch._threads == [] and watch._following is s.session.extension(FILE_WATCH)
     child.expect_ok("read_file", {"path": "a.txt"})
     s.path("a.txt").write_text("two\n")
     deadline = time.monotonic() + 10
@@ -34,4 +35,4 @@ def test_a_child_follows_its_parents_watcher_and_gets_notices(callgate_session):
         text = child.expect_ok("read_file", {"path": "c.txt"})
     assert "[changed outside this session since it was last read: a.txt" in text
     child.close()
-    assert s.session.file_watch._followers == []
+    assert s.session.extension(FILE_WATCH)._followers == []

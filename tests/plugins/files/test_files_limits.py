@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from callgate_files import FILE_WATCH
 
 from .conftest import err
 
@@ -68,7 +69,7 @@ def test_stale_temps_are_swept(fs, tmp_path):  # 59
     (ws / "sub" / names["live"]).write_text("mine")
     (ws / "node_modules" / names["dead"]).write_text("pruned")
     s = fs(workspace=ws)
-    assert s.session.file_watch.sweep_done.wait(10)
+    assert s.session.extension(FILE_WATCH).sweep_done.wait(10)
     assert sorted(os.listdir(ws / "sub")) == [names["live"]]
     assert os.listdir(ws / "node_modules") == [names["dead"]]
     (ws / "sub" / "a.txt").write_text("a\n")

@@ -12,6 +12,7 @@ import time
 
 import callgate._fs.atomic as atomic
 import pytest
+from callgate_files import FILE_WATCH
 
 from .conftest import err
 
@@ -199,7 +200,7 @@ def test_rewrite_between_read_and_publish_is_caught(fs, monkeypatch, unchanged):
 
 def _wait_watching(s):
     deadline = time.monotonic() + 10
-    while not s.session.file_watch.watching.is_set() and time.monotonic() < deadline:
+    while not s.session.extension(FILE_WATCH).watching.is_set() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from callgate_goals import GOALS
 
 from .conftest import body, create, goal, state_of, stored, update
 
@@ -34,7 +35,7 @@ def test_create_in_a_human_turn_starts_an_armed_unlimited_goal(goals) -> None:
                        "rounds_started", "stop_reason", "blocked_reason", "created_at",
                        "updated_at"]
     assert g["created_at"].endswith("Z") and g["created_at"] == g["updated_at"]
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
     assert goal(s.call("get_goal", {})) == g
 
 
@@ -46,7 +47,7 @@ def test_second_create_names_the_unfinished_goal(goals) -> None:
     text = _error(s.call("create_goal", {"objective": "Other"}), "ALREADY_EXISTS",
                   "already_exists")
     assert g["id"] in text and "active" in text
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
     assert state_of(s) == before
 
 
@@ -75,7 +76,7 @@ def test_create_needs_a_direct_human_turn(goals, tmp_path: Path, origin) -> None
     assert s.session.turn_origin == (origin or "none")
     text = _error(s.call("create_goal", {"objective": "Ship v1"}), "USER_AUTHORITY_REQUIRED")
     assert "needs a direct human turn; no goal state was changed" in text
-    assert s.session.goals.current() is None
+    assert s.session.extension(GOALS).current() is None
     assert stored(s) is None
     assert body(s.call("get_goal", {})) == {"goal": None}
 
@@ -88,7 +89,7 @@ def test_stale_revision_changes_nothing(goals) -> None:
     result = s.call("update_goal", {"goal_id": g["id"], "revision": 3, "action": "pause"})
     text = _error(result, "STALE_REVISION", "stale_version")
     assert "revision 3 is stale; current revision is 1; call get_goal and retry" in text
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
     assert state_of(s) == before
 
 
@@ -167,9 +168,9 @@ def test_edit_field_rules(goals) -> None:
     zero = update(s, g, "edit", max_goal_rounds=0)
     assert zero.error.kind == "invalid_arguments" and "/max_goal_rounds" in zero.text
     for _ in range(3):
-        assert s.session.goals.start_round() is not None
+        assert s.session.extension(GOALS).start_round() is not None
     s.sync.begin_turn("human")
-    g = s.session.goals.current()
+    g = s.session.extension(GOALS).current()
     assert g["rounds_started"] == 3 and g["max_goal_rounds"] is None
     before = state_of(s)
     text = _error(update(s, g, "edit", max_goal_rounds=2), "INVALID_MAX_ROUNDS")
@@ -195,7 +196,7 @@ def test_retired_protocols_are_validation_errors_with_hints(goals) -> None:
     result = update(s, g, "continue")
     assert result.error.kind == "invalid_arguments"
     assert "there is no continue action; leaving the goal unchanged continues it" in result.text
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
 
 
 def test_retired_protocol_hint_reaches_a_proxied_call(goals) -> None:
@@ -226,7 +227,7 @@ def test_unknown_fields_and_bad_ids_are_refused_by_the_schemas(goals) -> None:
     blank = s.call("create_goal", {"objective": "   "})
     assert blank.error.kind == "invalid_arguments" and "/objective" in blank.text
     assert s.call("create_goal", {"objective": "x" * 4001}).error.kind == "invalid_arguments"
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
 
 
 def test_unknown_goal_id_is_not_found(goals) -> None:
@@ -235,7 +236,7 @@ def test_unknown_goal_id_is_not_found(goals) -> None:
     other = "0" * 32
     result = s.call("update_goal", {"goal_id": other, "revision": 1, "action": "pause"})
     assert other in _error(result, "NOT_FOUND", "not_found")
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
 
 
 def test_round_limit_disarms_the_goal(goals) -> None:
@@ -243,7 +244,7 @@ def test_round_limit_disarms_the_goal(goals) -> None:
     should_continue() false with round-limit; start_round() None."""
     s = goals()
     create(s, max_goal_rounds=2)
-    book = s.session.goals
+    book = s.session.extension(GOALS)
     first = book.start_round()
     second = book.start_round()
     assert (first.number, second.number) == (1, 2)
@@ -268,33 +269,33 @@ def test_an_automatic_round_may_only_complete_or_block_its_own_goal(goals) -> No
     g = create(s)
     s.sync.begin_turn("automatic")
     assert s.session.turn_origin == "automatic"
-    assert s.session.goals.round.goal_id == g["id"]
-    g = s.session.goals.current()
+    assert s.session.extension(GOALS).round.goal_id == g["id"]
+    g = s.session.extension(GOALS).current()
     for action, extra in (("pause", {}), ("resume", {}), ("edit", {"objective": "x"})):
         text = _error(update(s, g, action, **extra), "USER_AUTHORITY_REQUIRED")
         assert f"{action} needs a direct human turn" in text
     other = {**g, "id": "f" * 32}
     _error(update(s, other, "complete"), "USER_AUTHORITY_REQUIRED")
     _error(s.call("create_goal", {"objective": "another"}), "USER_AUTHORITY_REQUIRED")
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
     done = body(update(s, g, "complete"))
     assert done["goal"]["phase"] == "complete"
     assert "no further automatic goal round" in done["instruction"]
-    assert s.session.goals.should_continue() is False
+    assert s.session.extension(GOALS).should_continue() is False
 
 
 def test_blocked_too_early_in_an_automatic_round(goals) -> None:
     """10. min_rounds_before_block=3 in round 1 → GOAL_BLOCKED_TOO_EARLY."""
     s = goals(config={"goals": {"min_rounds_before_block": 3}})
     g = create(s)
-    r = s.session.goals.start_round()
+    r = s.session.extension(GOALS).start_round()
     assert r.number == 1
-    g = s.session.goals.current()
+    g = s.session.extension(GOALS).current()
     _error(update(s, g, "blocked", blocked_reason="stuck"), "BLOCKED_TOO_EARLY")
-    assert s.session.goals.current() == g
-    s.session.goals.start_round()
-    s.session.goals.start_round()
-    g = goal(update(s, s.session.goals.current(), "blocked", blocked_reason="stuck"))
+    assert s.session.extension(GOALS).current() == g
+    s.session.extension(GOALS).start_round()
+    s.session.extension(GOALS).start_round()
+    g = goal(update(s, s.session.extension(GOALS).current(), "blocked", blocked_reason="stuck"))
     assert g["phase"] == "blocked"
 
 
@@ -304,13 +305,14 @@ def test_the_default_allows_blocking_in_round_one_and_humans_anytime(goals) -> N
     g = goal(update(s, g, "blocked", blocked_reason="human says blocked"))
     assert g["phase"] == "blocked" and g["rounds_started"] == 0
     g = goal(update(s, g, "resume"))
-    s.session.goals.start_round()
-    g = goal(update(s, s.session.goals.current(), "blocked", blocked_reason="need input"))
+    s.session.extension(GOALS).start_round()
+    g = goal(update(s, s.session.extension(GOALS).current(), "blocked",
+                    blocked_reason="need input"))
     assert g["phase"] == "blocked"
 
 
 def test_bad_config_fails_boot(goals) -> None:
-    from callgate import BootError
+    from callgate.host import BootError
 
     with pytest.raises(BootError, match="min_rounds_before_block"):
         goals(config={"goals": {"min_rounds_before_block": -1}})
@@ -325,7 +327,7 @@ def test_blank_block_reason_and_resume_of_an_active_goal(goals) -> None:
         update(s, g, "blocked", blocked_reason="  "), "INVALID_BLOCK_REASON")
     _error(update(s, g, "blocked"), "INVALID_BLOCK_REASON")
     assert "already active" in _error(update(s, g, "resume"), "INVALID_TRANSITION")
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
 
 
 def test_transitions_out_of_the_wrong_phase(goals) -> None:
@@ -362,7 +364,7 @@ def test_round_prompt_names_the_proxy_when_update_goal_is_hidden(goals) -> None:
     s = goals(lean=True)
     assert "update_goal" not in s.session.tool_names()
     g = create_via_proxy(s)
-    r = s.session.goals.start_round()
+    r = s.session.extension(GOALS).start_round()
     assert "Automatic goal round 1 of unlimited." in r.prompt
     assert "Objective: Ship v1." in r.prompt
     assert 'capability_id "tool:update_goal"' in r.prompt
@@ -373,7 +375,7 @@ def test_round_prompt_names_the_proxy_when_update_goal_is_hidden(goals) -> None:
 def test_round_prompt_without_proxy_when_update_goal_is_visible(goals) -> None:
     s = goals()
     create(s, max_goal_rounds=3)
-    r = s.session.goals.start_round()
+    r = s.session.extension(GOALS).start_round()
     assert "round 1 of 3" in r.prompt and "tool:update_goal" not in r.prompt
 
 

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from callgate_goals import GOALS
 
 from .conftest import body, break_store, create, dir_state, goal, stored, update
 
@@ -17,9 +18,9 @@ def test_every_change_round_and_disarm_is_written(goals) -> None:
     s = goals()
     g = create(s, max_goal_rounds=1)
     assert stored(s) == {"version": 1, "goal": g}
-    s.session.goals.start_round()
+    s.session.extension(GOALS).start_round()
     assert stored(s)["goal"]["rounds_started"] == 1
-    assert s.session.goals.should_continue() is False
+    assert s.session.extension(GOALS).should_continue() is False
     assert stored(s)["goal"]["stop_reason"] == "round-limit"
     assert os.listdir(s.session.directory) == []  # nothing is written beside the store
 
@@ -32,13 +33,13 @@ def test_reopen_restores_an_armed_goal_disarmed(goals, tmp_path: Path) -> None:
     g = goal(update(first, g, "edit", objective="Ship v2"))
     first.close()
     again = goals(host=first.host, workspace=first.workspace)
-    restored = again.session.goals.current()
+    restored = again.session.extension(GOALS).current()
     assert (restored["id"], restored["revision"], restored["objective"]) == (g["id"], 2,
                                                                           "Ship v2")
     assert (restored["phase"], restored["armed"], restored["stop_reason"]) == (
         "active", False, "cold-restore")
-    assert again.session.goals.should_continue() is False
-    assert again.session.goals.start_round() is None
+    assert again.session.extension(GOALS).should_continue() is False
+    assert again.session.extension(GOALS).start_round() is None
     out = body(again.call("get_goal", {}))
     assert out["goal"] == restored and "restored after a restart" in out["instruction"]
     assert again.session.id == first.session.id  # the session directory's session
@@ -46,7 +47,7 @@ def test_reopen_restores_an_armed_goal_disarmed(goals, tmp_path: Path) -> None:
     again.sync.begin_turn("human")
     resumed = goal(update(again, restored, "resume"))
     assert resumed["armed"] and resumed["revision"] == 3 and resumed["stop_reason"] is None
-    assert again.session.goals.should_continue() is True
+    assert again.session.extension(GOALS).should_continue() is True
 
 
 def test_reopen_keeps_a_paused_goal_as_it_was(goals) -> None:
@@ -54,7 +55,7 @@ def test_reopen_keeps_a_paused_goal_as_it_was(goals) -> None:
     g = goal(update(first, create(first), "pause"))
     first.close()
     again = goals(host=first.host, workspace=first.workspace)
-    assert again.session.goals.current() == g
+    assert again.session.extension(GOALS).current() == g
 
 
 @pytest.mark.parametrize("content", [
@@ -77,8 +78,8 @@ def test_an_unreadable_goal_file_is_reported_and_never_overwritten(goals, tmp_pa
     assert created.text.startswith("create_goal [GOAL_UNSUPPORTED_VERSION]: goals.json")
     updated = s.call("update_goal", {"goal_id": "a" * 32, "revision": 1, "action": "pause"})
     assert updated.error.signature == "GOAL_UNSUPPORTED_VERSION"
-    assert s.session.goals.should_continue() is False
-    assert s.session.goals.start_round() is None
+    assert s.session.extension(GOALS).should_continue() is False
+    assert s.session.extension(GOALS).start_round() is None
     assert dir_state(directory) == before
 
 
@@ -90,7 +91,7 @@ def test_a_failed_write_changes_nothing_in_memory(goals, monkeypatch) -> None:
     result = update(s, g, "pause")
     assert result.is_error and result.error.kind == "tool_error"
     assert "database or disk is full" in result.text
-    assert s.session.goals.current() == g
+    assert s.session.extension(GOALS).current() == g
     monkeypatch.undo()
     assert stored(s) == before
 
@@ -108,11 +109,11 @@ def test_an_old_session_directory_is_imported_once_and_left_as_it_was(goals,
     (directory / "goals.json").write_text(json.dumps(snapshot))
     before = dir_state(directory)
     s = goals(session_dir=directory, host=first.host, workspace=first.workspace)
-    restored = s.session.goals.current()
+    restored = s.session.extension(GOALS).current()
     assert (restored["id"], restored["stop_reason"]) == (g["id"], "cold-restore")
     assert stored(s)["goal"] == restored  # imported into the store
     paused = goal(update(s, restored, "pause"))
     s.close()
     again = goals(session_dir=directory, host=first.host, workspace=first.workspace)
-    assert again.session.goals.current() == paused  # the store's, not the file's again
+    assert again.session.extension(GOALS).current() == paused  # the store's, not the file's again
     assert dir_state(directory) == before

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from callgate.store import open_store
+from callgate_goals import GOALS
 
 from .conftest import body, create, goal, update
 
@@ -19,20 +20,20 @@ def test_an_automatic_turn_starts_a_round_through_the_hook(goals) -> None:
     s = goals()
     g = create(s)
     s.sync.begin_turn("automatic")
-    r = s.session.goals.round
+    r = s.session.extension(GOALS).round
     assert r is not None and r.number == 1 and r.goal_id == g["id"]
     got = goal(s.call("get_goal", {}))
     assert got["rounds_started"] == 1 and got["revision"] == 1
     assert goal(update(s, got, "complete"))["phase"] == "complete"
     s.sync.begin_turn("automatic")
-    assert s.session.goals.round is None
+    assert s.session.extension(GOALS).round is None
 
 
 def test_an_automatic_turn_without_a_due_round_may_only_read(goals) -> None:
     """30. No goal → the automatic turn is unbound: update_goal refused, get_goal works."""
     s = goals(origin=None)
     s.sync.begin_turn("automatic")
-    assert s.session.goals.round is None
+    assert s.session.extension(GOALS).round is None
     result = s.call("update_goal", {"goal_id": "a" * 32, "revision": 1, "action": "complete"})
     assert result.error.signature == "GOAL_USER_AUTHORITY_REQUIRED"
     assert body(s.call("get_goal", {})) == {"goal": None}
@@ -41,17 +42,17 @@ def test_an_automatic_turn_without_a_due_round_may_only_read(goals) -> None:
 def test_a_human_turn_unbinds_the_round(goals) -> None:
     s = goals()
     create(s)
-    r = s.session.goals.start_round()
-    assert s.session.turn_origin == "automatic" and s.session.goals.round == r
+    r = s.session.extension(GOALS).start_round()
+    assert s.session.turn_origin == "automatic" and s.session.extension(GOALS).round == r
     s.sync.begin_turn("human")
-    assert s.session.goals.round is None and s.session.turn_origin == "human"
-    g = s.session.goals.current()
+    assert s.session.extension(GOALS).round is None and s.session.turn_origin == "human"
+    g = s.session.extension(GOALS).current()
     assert goal(update(s, g, "pause"))["phase"] == "paused"
 
 
 def test_start_round_declares_the_turn_itself(goals) -> None:
     s = goals(origin=None)
-    assert s.session.goals.start_round() is None
+    assert s.session.extension(GOALS).start_round() is None
     assert s.session.turn_origin == "automatic"
 
 
@@ -59,11 +60,11 @@ def test_the_integrator_loop_runs_rounds_until_the_goal_stops(goals) -> None:
     s = goals()
     create(s, max_goal_rounds=5)
     numbers = []
-    while s.session.goals.should_continue():
-        r = s.session.goals.start_round()
+    while s.session.extension(GOALS).should_continue():
+        r = s.session.extension(GOALS).start_round()
         numbers.append(r.number)
         if r.number == 3:
-            g = s.session.goals.current()
+            g = s.session.extension(GOALS).current()
             assert goal(update(s, g, "complete"))["phase"] == "complete"
     assert numbers == [1, 2, 3]
 
@@ -73,7 +74,7 @@ def test_a_child_session_never_inherits_the_origin_or_goal(goals) -> None:
     create(s)
     child = s.child()
     assert child.session.turn_origin == "none"
-    assert child.session.goals.current() is None
+    assert child.session.extension(GOALS).current() is None
     refused = child.call("create_goal", {"objective": "x"})
     assert refused.error.signature == "GOAL_USER_AUTHORITY_REQUIRED"
 

@@ -24,6 +24,7 @@ import callgate_shell
 import psutil
 import pytest
 from callgate.testing import CallgateSession
+from callgate_lsp import LSP
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -111,7 +112,7 @@ def fresh_diagnostics(s: CallgateSession, file: str, timeout: float = 60.0) -> A
 
 
 def server_pids(session: CallgateSession) -> dict[str, int]:
-    return {s["language"]: s["pid"] for s in session.session.lsp.servers()}
+    return {s["language"]: s["pid"] for s in session.session.extension(LSP).servers()}
 
 
 def group_members(pgid: int) -> list[psutil.Process]:

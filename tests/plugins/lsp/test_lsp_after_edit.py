@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from callgate import PathRole, ToolCall, ToolSpec, hookimpl
+from callgate_lsp import LSP
 
 from .conftest import fresh_diagnostics, python_config, scripted_config
 
@@ -49,7 +50,7 @@ def test_off_by_default(lsp_session, tmp_path):
     s.expect_ok("read_file", {"path": "a.scr"})
     r = edit(s, "a.scr", "one", "one TODO")
     assert not r.is_error and "New diagnostics" not in r.text
-    assert s.session.lsp.servers() == []  # nothing was started for it
+    assert s.session.extension(LSP).servers() == []  # nothing was started for it
 
 
 def test_only_the_new_diagnostic_is_listed(lsp_session, tmp_path):
@@ -79,7 +80,7 @@ def test_a_failed_edit_gets_no_section_and_changes_nothing(lsp_session, tmp_path
     r = edit(s, "a.scr", "absent", "TODO")
     assert r.is_error and "New diagnostics" not in r.text
     s.assert_unchanged(before)
-    assert s.session.lsp.snapshots == {}
+    assert s.session.extension(LSP).snapshots == {}
 
 
 def test_through_use_capability(lsp_session, tmp_path):
@@ -183,7 +184,7 @@ def test_files_no_server_covers_and_missing_servers_get_nothing(lsp_session, tmp
 
 def wait_for_server(s, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
-    while not s.session.lsp.servers():
+    while not s.session.extension(LSP).servers():
         assert time.monotonic() < deadline
         time.sleep(0.05)
 
@@ -191,7 +192,7 @@ def wait_for_server(s, timeout: float = 30.0) -> None:
 def test_a_read_starts_the_server_in_the_background(lsp_session, tmp_path):
     s = lsp_session(on(tmp_path), files={"a.scr": "TODO\n", "b.txt": "x\n"})
     s.expect_ok("read_file", {"path": "b.txt"})
-    assert s.session.lsp.servers() == []
+    assert s.session.extension(LSP).servers() == []
     s.expect_ok("read_file", {"path": "a.scr"})
     wait_for_server(s)
     t0 = time.monotonic()

@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from callgate import ToolCall
+from callgate_lsp import LSP
 
 from .conftest import group_members, python_config, scripted_config, server_pids, wait_gone
 
@@ -52,7 +53,7 @@ def test_servers_start_on_the_first_query_only_once_and_stop_with_the_session(
         lsp_session, tmp_path):
     s = lsp_session(scripted_config(tmp_path, "child"),
                     files={f"{n}.scr": f"{n} here\n" for n in "abc"})
-    assert started(tmp_path) == [] and s.session.lsp.servers() == []
+    assert started(tmp_path) == [] and s.session.extension(LSP).servers() == []
     calls = [ToolCall(f"d{n}", "lsp_definition", {"file": f"{n}.scr", "line": 1, "symbol": n})
              for n in "abc"]
     results = s.run(*calls)  # read-only: they run concurrently and share one start

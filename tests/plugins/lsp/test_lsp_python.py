@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from callgate import sync
 from callgate.testing import CallgateSession
+from callgate_lsp import LSP
 
 from .conftest import PLUGINS, descendants, fresh_diagnostics, need, python_config, wait_gone
 
@@ -225,7 +226,7 @@ def test_a_missing_server_gives_its_install_hint(lsp_session, no_leaks):
     assert r.is_error and r.error.signature == "LSP_SERVER_NOT_FOUND"
     assert r.text == ('language server "no-such-language-server-xyz" not found on PATH; '
                       "install it: pip install xyz-ls")
-    assert s.session.lsp.servers() == []
+    assert s.session.extension(LSP).servers() == []
 
 
 def test_a_default_server_that_is_not_installed_names_the_default_hint(lsp_session, no_leaks):

@@ -9,7 +9,8 @@ from typing import Any
 
 import callgate_capability
 import pytest
-from callgate import ImageBlock, TextBlock, hookimpl
+from callgate import hookimpl, providers
+from callgate.results import ImageBlock, TextBlock
 
 from .conftest import LIMIT
 
@@ -244,17 +245,16 @@ def test_every_provider_renders_the_image_natively(media: Any, images: dict[str,
     """Statement 27."""
     s = media({"a.png": "png"})
     r = s.call("view_image", {"path": "a.png"})
-    host = s.host.host
     line = r.text
 
-    anthropic = host.render_result(r, "anthropic")
+    anthropic = providers.render_result(r, "anthropic")
     assert anthropic["content"][0] == {"type": "text", "text": line}
     block = anthropic["content"][1]
     assert block["type"] == "image" and block["source"]["type"] == "base64"
     assert block["source"]["media_type"] == "image/png"
     assert base64.b64decode(block["source"]["data"]) == images["png"]
 
-    responses = host.render_result(r, "openai-responses")
+    responses = providers.render_result(r, "openai-responses")
     assert responses["type"] == "function_call_output"
     text_item, image_item = responses["output"]
     assert text_item == {"type": "input_text", "text": line}
@@ -263,7 +263,7 @@ def test_every_provider_renders_the_image_natively(media: Any, images: dict[str,
     assert image_item["image_url"].startswith(prefix)
     assert base64.b64decode(image_item["image_url"][len(prefix):]) == images["png"]
 
-    chat = host.render_result(r, "openai-chat")
+    chat = providers.render_result(r, "openai-chat")
     tool_message, user_message = chat
     assert tool_message["role"] == "tool" and tool_message["content"] == line
     assert user_message["role"] == "user"
@@ -273,12 +273,12 @@ def test_every_provider_renders_the_image_natively(media: Any, images: dict[str,
     assert user_message["content"][1]["type"] == "image_url" and url.startswith(prefix)
     assert base64.b64decode(url[len(prefix):]) == images["png"]
 
-    mcp = host.render_result(r, "mcp")
+    mcp = providers.render_result(r, "mcp")
     assert mcp["content"][0] == {"type": "text", "text": line}
     assert mcp["content"][1]["type"] == "image" and mcp["content"][1]["mimeType"] == "image/png"
     assert base64.b64decode(mcp["content"][1]["data"]) == images["png"]
 
-    gemini = host.render_result(r, "gemini")
+    gemini = providers.render_result(r, "gemini")
     response_part, inline = gemini["parts"]
     assert response_part["functionResponse"]["response"] == {"output": line}
     assert inline["inlineData"]["mimeType"] == "image/png"
@@ -321,12 +321,12 @@ def test_without_vision_a_describer_answers(media: Any, images: dict[str, bytes]
 def test_without_vision_or_describer_the_tool_is_unavailable(media: Any) -> None:
     """Statement 28, second half (surface, the session's tools, a direct call)."""
     s = media({"a.png": "png"}, config={"media": {"vision": False}})
-    assert "view_image" not in [t["name"] for t in s.session.surface()]
+    assert "view_image" not in [t["name"] for t in providers.surface(s.session)]
     assert "view_image" not in s.session.available_tools()
     r = s.call("view_image", {"path": "a.png"})
     assert r.is_error and r.error.kind == "unknown_tool"
     with_vision = media({"a.png": "png"})
-    assert "view_image" in [t["name"] for t in with_vision.session.surface()]
+    assert "view_image" in [t["name"] for t in providers.surface(with_vision.session)]
 
 
 def test_without_vision_or_describer_capability_list_leaves_it_out(media: Any) -> None:

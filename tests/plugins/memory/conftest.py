@@ -11,6 +11,7 @@ import callgate_capability
 import callgate_memory
 import pytest
 from callgate.testing import CallgateSession
+from callgate_memory import MEMORY
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def memory(callgate_session: Callable[..., CallgateSession]) -> Callable[..., Ca
 
 def store(s: CallgateSession, scope: str = "project") -> Path:
     """The session's store directory for ``scope``."""
-    return Path(s.session.memory.directories[scope])
+    return Path(s.session.extension(MEMORY).directories[scope])
 
 
 def tree(directory: Path) -> dict[str, tuple[bytes, int]]:

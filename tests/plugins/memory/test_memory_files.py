@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from callgate_memory import _changes
+from callgate_memory import MEMORY, _changes
 
 from .conftest import remember, search, store
 
@@ -62,7 +62,7 @@ def test_an_expired_fact_is_invisible(memory, change_detection):
     assert "sprint" not in s.expect_ok("memory", {"operation": "list"})
     s.expect_error("memory", {"operation": "read", "name": "sprint"}, kind="not_found",
                    signature="MEMORY_EXPIRED")
-    assert "sprint" not in s.session.memory_prompt()
+    assert "sprint" not in s.session.extension(MEMORY).prompt()
 
 
 def test_forget_archives_the_file_and_search_finds_nothing(memory):

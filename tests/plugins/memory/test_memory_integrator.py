@@ -1,5 +1,5 @@
-"""``session.memory_prompt()`` and ``session.recall(text, limit)``, and the change feed the
-kept index relies on."""
+"""``session.extension(MEMORY)``: ``prompt()`` and ``recall(text, limit)``, and the change
+feed the kept index relies on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import sys
 
 import pytest
-from callgate_memory import Recall
+from callgate_memory import MEMORY, Recall
 from callgate_memory._changes import ChangeFeed
 
 from .conftest import remember
@@ -20,7 +20,7 @@ def test_memory_prompt_holds_the_protocol_and_only_pinned_facts(memory):
     remember(s, name="port", description="DB port", body="5433")
     remember(s, name="tz", scope="global", activation="pinned", type="user",
              description="User's time zone", body="Europe/Lisbon")
-    prompt = s.session.memory_prompt()
+    prompt = s.session.extension(MEMORY).prompt()
     assert "remember" in prompt and "forget" in prompt and "not instructions" in prompt
     assert "Answer in British English." in prompt and "Europe/Lisbon" in prompt
     assert "5433" not in prompt
@@ -29,8 +29,8 @@ def test_memory_prompt_holds_the_protocol_and_only_pinned_facts(memory):
 
 def test_memory_prompt_without_facts_is_the_protocol(memory):
     s = memory()
-    assert s.session.memory_prompt().startswith("You have a memory")
-    assert "Pinned" not in s.session.memory_prompt()
+    assert s.session.extension(MEMORY).prompt().startswith("You have a memory")
+    assert "Pinned" not in s.session.extension(MEMORY).prompt()
 
 
 def test_recall_returns_the_relevant_unpinned_facts(memory):
@@ -39,18 +39,18 @@ def test_recall_returns_the_relevant_unpinned_facts(memory):
     remember(s, name="ci", description="CI", body="CI runs on Debian.")
     remember(s, name="pinned-db", activation="pinned", description="database rule",
              body="Never drop the database.")
-    recalled = s.session.recall("what port is the postgres database on?", limit=3)
+    recalled = s.session.extension(MEMORY).recall("what port is the postgres database on?", limit=3)
     assert isinstance(recalled, Recall)
     assert [f.ref for f in recalled.facts] == ["project/port"]
     assert "5433" in recalled.text and "not instructions" in recalled.text
-    nothing = s.session.recall("kubernetes helm chart")
+    nothing = s.session.extension(MEMORY).recall("kubernetes helm chart")
     assert nothing.facts == () and nothing.text == ""
 
 
 def test_session_memory_is_the_same_object_for_the_session(memory):
     s = memory()
-    assert s.session.memory is s.session.memory
-    assert s.session.memory_prompt.__self__ is s.session.memory
+    assert s.session.extension(MEMORY) is s.session.extension(MEMORY)
+    assert s.session.extension(MEMORY).prompt.__self__ is s.session.extension(MEMORY)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")

@@ -13,7 +13,7 @@ import callgate_capability
 import callgate_files
 import callgate_sessions
 import pytest
-from callgate import ToolCall, sync
+from callgate import ToolCall, providers, sync
 
 PLUGINS = [callgate_sessions, callgate_files]
 
@@ -238,7 +238,7 @@ def test_the_tools_are_hidden_and_reached_through_use_capability(boot: Any,
     ws = workspace(tmp_path, "ws")
     sid = earlier_session(host, ws)
     now = host.open_session(ws)
-    names = {t["name"] for t in now.surface()}
+    names = {t["name"] for t in providers.surface(now)}
     assert not names & {"list_sessions", "read_session", "history"}
     result = now.run(ToolCall("u", "use_capability", {
         "action": "call", "capability_id": "tool:history",

@@ -11,7 +11,8 @@ import sys
 
 import callgate_shell
 import pytest
-from callgate import BootError, Host
+from callgate import Host, providers
+from callgate.host import BootError
 from callgate_shell._select import DEFAULTS, ShellNotFound, select_shell
 
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "mcp")
@@ -32,13 +33,14 @@ def boot(**kwargs):
 def test_posix_surfaces_have_bash_and_the_job_tools_but_no_pwsh_or_aliases():  # §5.1
     host = boot(os="posix")
     for provider in PROVIDERS:
-        found = names(host.surface(provider), provider)
+        found = names(providers.surface(host, provider), provider)
         assert {"bash", "job_output", "job_kill"} <= found, provider
         assert not found & {"pwsh", *ALIASES}, provider
     for alias in ALIASES:
         spec = host.registry.get(alias)
         assert spec is not None and spec.visibility == "alias"
-    contract = {e["name"]: e["read_only"] for e in host.all_contract_entries()}
+    entries = providers.contract_entries(host.registry.tools())
+    contract = {e["name"]: e["read_only"] for e in entries}
     assert (contract["bash_output"], contract["kill_shell"], contract["wait"]) == \
         (True, False, True)
     assert (contract["bash"], contract["job_output"], contract["job_kill"]) == \
@@ -97,7 +99,7 @@ def test_windows_boot_registers_pwsh_and_not_bash():  # §5.2
     host = boot(os="windows")
     assert "pwsh" in host.visible_names() and "bash" not in host.registry
     for provider in PROVIDERS:
-        found = names(host.surface(provider), provider)
+        found = names(providers.surface(host, provider), provider)
         assert "pwsh" in found and "bash" not in found and not found & set(ALIASES)
 
 

@@ -14,6 +14,7 @@ import callgate_skills
 import pytest
 import tomlkit
 from callgate.testing import run_replay
+from callgate_capability import MCP_SERVERS
 
 from .conftest import Approver, skill_md
 
@@ -147,7 +148,7 @@ def test_mcp_source_becomes_a_table_and_keeps_comments(skills, callgate_session)
     assert doc["mcp_servers"]["notes"]["args"] == ["notes-mcp", "--dir", "."]
     assert doc["mcp_servers"]["notes"]["env"]["TOKEN"] == "t0k"
     nxt = callgate_session(plugins=[callgate_capability], config=str(s.workspace / "callgate.toml"))
-    assert nxt.session.mcp_servers.names() == ["notes", "old"]
+    assert nxt.session.extension(MCP_SERVERS).names() == ["notes", "old"]
     again = _plan(s, source="vendor/.mcp.json")
     assert again["status"] == "blocked"
 

@@ -1,4 +1,5 @@
-"""Discovery, read_skill, install_skill and session.skills_index(), through the pipeline."""
+"""Discovery, read_skill, install_skill and ``session.extension(SKILLS).index()``, through
+the pipeline."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import callgate_skills
 from callgate.testing import run_replay
+from callgate_skills import SKILLS
 
 from .conftest import skill_md
 
@@ -29,7 +31,7 @@ def test_claude_code_skill_is_found_and_read_with_its_path(skills):
     assert "Skill folder: .claude/skills/pdf-fill" in text
     assert "Run scripts/fill.py on the form." in text
     assert text.endswith("Arguments: form.pdf")
-    skill = s.session.skills.find("pdf-fill")
+    skill = s.session.extension(SKILLS).find("pdf-fill")
     assert skill.extra == {"license": "MIT"} and skill.has_scripts()
 
 
@@ -83,23 +85,23 @@ def test_roots_in_priority_order(skills, home, tmp_path):
         },
         config={"skills": {"paths": [str(custom)]}},
     )
-    index = {e["name"]: e["description"] for e in s.session.skills_index()}
+    index = {e["name"]: e["description"] for e in s.session.extension(SKILLS).index()}
     assert index == {
         "shared": "from .callgate",
         "agents-only": "agents",
         "only-custom": "custom one",
         "mine": "callgate user",
     }
-    scopes = {n: sk.scope for n, sk in s.session.skills.catalog().skills.items()}
+    scopes = {n: sk.scope for n, sk in s.session.extension(SKILLS).catalog().skills.items()}
     assert scopes == {
         "shared": "project",
         "agents-only": "project",
         "only-custom": "custom",
         "mine": "user",
     }
-    assert len(s.session.skills.catalog().shadowed) == 5
+    assert len(s.session.extension(SKILLS).catalog().shadowed) == 5
     (user / "mine/SKILL.md").unlink()
-    assert s.session.skills.find("mine").scope == "claude-user"
+    assert s.session.extension(SKILLS).find("mine").scope == "claude-user"
 
 
 def test_bad_front_matter_is_skipped_with_a_warning_naming_the_file(skills, caplog):
@@ -115,11 +117,12 @@ def test_bad_front_matter_is_skipped_with_a_warning_naming_the_file(skills, capl
     }
     with caplog.at_level(logging.WARNING, logger="callgate.skills"):
         s = skills(files)
-        assert [e["name"] for e in s.session.skills_index()] == ["good"]
+        assert [e["name"] for e in s.session.extension(SKILLS).index()] == ["good"]
     warned = "\n".join(r.getMessage() for r in caplog.records)
     for folder in ("badyaml", "mismatch", "nodesc", "toolong", "Upper", "nofront", "badrun"):
         assert f".claude/skills/{folder}/SKILL.md" in warned, folder
-    problems = {Path(p.path).parent.name: p.reason for p in s.session.skills.catalog().problems}
+    catalog = s.session.extension(SKILLS).catalog()
+    problems = {Path(p.path).parent.name: p.reason for p in catalog.problems}
     assert "not valid YAML" in problems["badyaml"]
     assert "does not match its folder" in problems["mismatch"]
     assert "description is required" in problems["nodesc"]
@@ -134,24 +137,24 @@ def test_a_symlink_out_of_the_workspace_is_skipped(skills, tmp_path):
     (outside / "SKILL.md").write_text(skill_md("leak", "outside"))
     s = skills({".claude/skills/keep/SKILL.md": skill_md("keep")})
     os.symlink(outside, s.workspace / ".claude/skills/leak")
-    assert [e["name"] for e in s.session.skills_index()] == ["keep"]
-    [problem] = s.session.skills.catalog().problems
+    assert [e["name"] for e in s.session.extension(SKILLS).index()] == ["keep"]
+    [problem] = s.session.extension(SKILLS).catalog().problems
     assert "outside the workspace" in problem.reason
 
 
 def test_discovery_is_cached_and_refreshed_on_change(skills):
     s = skills({".claude/skills/a/SKILL.md": skill_md("a", "first")})
-    first = s.session.skills.catalog()
-    assert s.session.skills.catalog().skills["a"] is first.skills["a"]  # warm: reused
+    first = s.session.extension(SKILLS).catalog()
+    assert s.session.extension(SKILLS).catalog().skills["a"] is first.skills["a"]  # warm: reused
     path = s.workspace / ".claude/skills/a/SKILL.md"
     path.write_text(skill_md("a", "second, a longer description"))
-    assert s.session.skills.find("a").description == "second, a longer description"
+    assert s.session.extension(SKILLS).find("a").description == "second, a longer description"
     (s.workspace / ".claude/skills/b").mkdir()
-    assert s.session.skills.catalog().names() == ["a"]
+    assert s.session.extension(SKILLS).catalog().names() == ["a"]
     (s.workspace / ".claude/skills/b/SKILL.md").write_text(skill_md("b"))
-    assert s.session.skills.catalog().names() == ["a", "b"]
+    assert s.session.extension(SKILLS).catalog().names() == ["a", "b"]
     path.unlink()
-    assert s.session.skills.catalog().names() == ["b"]
+    assert s.session.extension(SKILLS).catalog().names() == ["b"]
 
 
 def test_read_skill_refuses_a_subagent_skill(skills):
@@ -199,7 +202,7 @@ def test_install_skill_user_scope_writes_the_state_dir(skills):
     )
     path = Path(callgate_skills.user_skills_dir()) / "everywhere/SKILL.md"
     assert out["path"] == str(path) and path.is_file()
-    skill = s.session.skills.find("everywhere")
+    skill = s.session.extension(SKILLS).find("everywhere")
     assert skill.is_subagent and skill.read_only and skill.allowed_tools == ("read_file",)
 
 
@@ -237,7 +240,7 @@ def test_skills_index_for_integrators_has_names_and_descriptions_only(skills):
             ".claude/skills/a-one/SKILL.md": skill_md("a-one", "first"),
         }
     )
-    assert s.session.skills_index() == [
+    assert s.session.extension(SKILLS).index() == [
         {"name": "a-one", "description": "first"},
         {"name": "b-two", "description": "second"},
     ]
@@ -250,19 +253,19 @@ def test_without_inotify_the_stat_signature_refreshes(skills, monkeypatch):
     monkeypatch.setattr(_catalog, "WATCH", _watch.RootWatch())
     monkeypatch.setattr(_catalog.WATCH, "_broken", True)
     s = skills({".claude/skills/a/SKILL.md": skill_md("a", "first")})
-    first = s.session.skills.catalog()
-    assert first.skills["a"] is s.session.skills.catalog().skills["a"]
+    first = s.session.extension(SKILLS).catalog()
+    assert first.skills["a"] is s.session.extension(SKILLS).catalog().skills["a"]
     (s.workspace / ".claude/skills/a/SKILL.md").write_text(skill_md("a", "second one"))
-    assert s.session.skills.find("a").description == "second one"
+    assert s.session.extension(SKILLS).find("a").description == "second one"
     (s.workspace / ".claude/skills/b").mkdir()
     (s.workspace / ".claude/skills/b/SKILL.md").write_text(skill_md("b"))
-    assert s.session.skills.catalog().names() == ["a", "b"]
+    assert s.session.extension(SKILLS).catalog().names() == ["a", "b"]
 
 
 def test_a_symlinked_skill_file_is_checked_by_stat(skills, tmp_path):
     s = skills({"shared/SKILL.md": skill_md("linked", "v1"), ".claude/skills/linked/x": ""})
     (s.workspace / ".claude/skills/linked/x").unlink()
     os.symlink(s.workspace / "shared/SKILL.md", s.workspace / ".claude/skills/linked/SKILL.md")
-    assert s.session.skills.find("linked").description == "v1"
+    assert s.session.extension(SKILLS).find("linked").description == "v1"
     (s.workspace / "shared/SKILL.md").write_text(skill_md("linked", "version two"))
-    assert s.session.skills.find("linked").description == "version two"
+    assert s.session.extension(SKILLS).find("linked").description == "version two"

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from callgate_tasks import SubagentError
+from callgate_tasks import FLEETS, SubagentError
 
 from .conftest import ScriptedRunner, completed
 
@@ -385,7 +385,7 @@ def test_closing_the_session_cancels_a_background_fleet(tasks) -> None:
     deadline = time.monotonic() + 10
     while tracker.now < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    job = s.session.fleets.get("fleet-1")
+    job = s.session.extension(FLEETS).get("fleet-1")
     start = time.monotonic()
     s.sync.close()
     assert job.done.is_set() and time.monotonic() - start < 5

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from callgate_tasks import SubagentError, SubagentOutcome
+from callgate import providers
+from callgate_tasks import SUBAGENTS, SubagentError, SubagentOutcome
 
 from .conftest import ScriptedRunner, completed, refs
 
@@ -52,12 +53,13 @@ def read_all(s, ref: str, limit: int | None = None) -> tuple[list[str], str]:
 
 def test_without_a_runner_the_task_tools_do_not_exist(tasks) -> None:
     """24. No runner hook → unavailable in the session and, with no plugin implementing the
-    hook, off host.surface() too (listed in host.unhooked()); a direct call → unknown_tool."""
+    hook, off providers.surface(host) too (listed in host.unhooked()); a direct call →
+    unknown_tool."""
     s = tasks(None)
     for name in ("task", "parallel_tasks", "read_subagent_result"):
         assert name not in s.session.available_tools()
         assert name not in s.session.tool_names()
-        assert name not in [t["name"] for t in s.host.surface()]
+        assert name not in [t["name"] for t in providers.surface(s.host)]
         assert s.host.unhooked()[name] == ("callgate_subagent_runner",)
         result = s.call(name, {"ref": "sa_" + "0" * 16})
         assert result.error.kind == "unknown_tool", result.text
@@ -394,7 +396,7 @@ def test_records_are_written_running_before_the_child_runs(tasks) -> None:
     def respond(request):
         seen.update(_record(s, request.ref))
         try:
-            s.session.subagents.readable(request.ref)
+            s.session.extension(SUBAGENTS).readable(request.ref)
         except Exception as exc:
             seen["read"] = str(exc)
         return completed("ok")

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 import pytest
-from callgate import ToolSpec, hookimpl
+from callgate import ToolSpec, hookimpl, providers
 
 from .conftest import Integration, ListConversation, RecordingSummarizer, five_turns
 
@@ -21,15 +21,15 @@ def _setup(workflow, active_turn: int = 5, **summarizer: Any):
 
 def test_compress_exists_only_with_both_hooks(workflow) -> None:
     """20. No conversation hook → compress absent from the session's surface and tool list,
-    and with no plugin implementing the hooks from host.surface() too (what a host lists is
-    what its sessions can have); both hooks → on the session's lean surface."""
+    and with no plugin implementing the hooks from providers.surface(host) too (what a host
+    lists is what its sessions can have); both hooks → on the session's lean surface."""
     for integration in (None, Integration(None, RecordingSummarizer()),
                         Integration(ListConversation([], 1), None)):
         s = workflow(integration, lean=True)
         assert "compress" not in s.session.tool_names()
         assert "compress" not in s.session.available_tools()
-        assert "compress" not in [t["name"] for t in s.session.surface()]
-        on_host = "compress" in [t["name"] for t in s.host.surface()]
+        assert "compress" not in [t["name"] for t in providers.surface(s.session)]
+        on_host = "compress" in [t["name"] for t in providers.surface(s.host)]
         assert on_host == (integration is not None)  # implemented, if answering None here
         assert ("compress" in s.host.unhooked()) == (integration is None)
         refused = s.call("compress", {"direction": "before", "anchor": "x"})

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from callgate_workflow import PRESENTED_FILES
 
 from .conftest import stored
 
@@ -48,7 +49,7 @@ def test_present_records_only_paths_and_descriptions(workflow, monkeypatch) -> N
         {"path": "out/chart.png", "description": None}]}
     assert "SECRET-123" not in raw and "SECRET-123" not in result.text
     assert not any(p.endswith(("report.md", "chart.png")) for p in opened), opened
-    assert s.session.presented_files.entries() == json.loads(raw)["files"]
+    assert s.session.extension(PRESENTED_FILES).entries() == json.loads(raw)["files"]
 
 
 def test_presenting_again_keeps_first_order_and_updates_descriptions(workflow) -> None:
@@ -59,7 +60,7 @@ def test_presenting_again_keeps_first_order_and_updates_descriptions(workflow) -
                                           {"path": "./out/../out/report.md",
                                            "description": "Final"}]})
     assert result.text == "Presented 2 files:\n- notes.txt — Notes\n- out/report.md — Final"
-    assert s.session.presented_files.entries() == [
+    assert s.session.extension(PRESENTED_FILES).entries() == [
         {"path": "out/report.md", "description": "Final"},
         {"path": "notes.txt", "description": "Notes"}]
 
@@ -72,7 +73,7 @@ def test_a_missing_file_among_several_rejects_all(workflow) -> None:
     assert result.error.signature == "PRESENT_REJECTED"
     assert result.text == ("present: 1 of 2 files were rejected; nothing was recorded\n"
                            '- files/1 "gone.md": does not exist')
-    assert s.session.presented_files.entries() == []
+    assert s.session.extension(PRESENTED_FILES).entries() == []
     assert _state(s) is None
 
 
@@ -127,5 +128,5 @@ def test_presented_files_are_restored_on_reopen(workflow) -> None:
     s.call("present", {"files": [{"path": "notes.txt", "description": "Notes"}]})
     s.close()
     again = workflow(host=s.host, workspace=s.workspace)
-    assert again.session.presented_files.entries() == [{"path": "notes.txt",
+    assert again.session.extension(PRESENTED_FILES).entries() == [{"path": "notes.txt",
                                                         "description": "Notes"}]

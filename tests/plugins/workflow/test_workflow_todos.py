@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from callgate_workflow import TODOS
+
 from .conftest import stored
 
 
@@ -25,7 +27,7 @@ def test_new_items_get_t1_t2_t3_and_an_acknowledgement(workflow) -> None:
         "- [t2] pending: Test parser",
         "- [t3] pending: Release notes",
     ]
-    assert [t.id for t in s.session.todos.items()] == ["t1", "t2", "t3"]
+    assert [t.id for t in s.session.extension(TODOS).items()] == ["t1", "t2", "t3"]
 
 
 def test_same_contents_reordered_keep_their_ids_and_dropped_items_are_reported(workflow):
@@ -82,7 +84,7 @@ def test_levels_and_active_forms_are_kept(workflow) -> None:
     s = workflow()
     s.call("todo_write", _todos(item("Ship", "in_progress", active_form="Shipping"),
                                 item("Tag", level=1)))
-    items = s.session.todos.items()
+    items = s.session.extension(TODOS).items()
     assert items[0].active_form == "Shipping" and items[1].level == 1
     listing = s.call("todo_write", _todos(item("Ship", "in_progress"), item("Tag", level=1)))
     assert "\n  - [t2] pending: Tag" in listing.text
@@ -107,7 +109,7 @@ def test_invalid_lists_change_nothing(workflow) -> None:
                  {"todos": [item("x" * 501)]}, {"todos": [item("x", id="no spaces")]},
                  {"todos": [item(f"i{i}") for i in range(101)]}, {}):
         assert s.call("todo_write", args).error.kind == "invalid_arguments", args
-    assert [t.content for t in s.session.todos.items()] == ["Keep me"]
+    assert [t.content for t in s.session.extension(TODOS).items()] == ["Keep me"]
     assert stored(s, "todos") == before
     ok = s.call("todo_write", _todos(item("A", "in_progress"), item("B", "in_progress")))
     assert "0 completed, 2 in progress, 0 pending." in ok.text
@@ -127,7 +129,7 @@ def test_todos_persist_and_are_restored_on_reopen(workflow) -> None:
     assert data["version"] == 1 and [t["id"] for t in data["todos"]] == ["t1", "t2"]
     s.close()
     again = workflow(host=s.host, workspace=s.workspace)
-    assert [(t.id, t.content) for t in again.session.todos.items()] == [("t1", "A"),
+    assert [(t.id, t.content) for t in again.session.extension(TODOS).items()] == [("t1", "A"),
                                                                       ("t2", "B")]
     result = again.call("todo_write", _todos(item("B", "completed"), item("C")))
     assert "[t2] completed: B" in result.text and "[t3] pending: C" in result.text

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING
 from .._fs.workspace import within
 
 if TYPE_CHECKING:
-    from .._session.session import Session
+    from .view import SessionView
 
 #: the companions SQLite keeps next to a database file
 STORE_SIDECARS = ("", "-wal", "-shm", "-journal")
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
-def hidden_paths(session: Session) -> list[str]:
+def hidden_paths(session: SessionView) -> list[str]:
     """The existing paths a sandbox hides from ``session``'s commands, canonical and
     sorted: directories to replace with an empty one, files with an empty file."""
     from .._config.layers import user_config_dir
@@ -56,7 +56,7 @@ def hidden_paths(session: Session) -> list[str]:
     return sorted(out)
 
 
-def _store_file(session: Session) -> str | None:
+def _store_file(session: SessionView) -> str | None:
     """The session store's file, when the store is one (not a URL, not off)."""
     try:
         location = session.host.store_location

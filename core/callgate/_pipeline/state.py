@@ -1,0 +1,101 @@
+"""`SessionState`: what the pipeline reads and writes of one session, and nothing more.
+
+The pipeline (`_pipeline.pipeline`) runs every call on a `SessionState`, never on the
+session itself: the session layer builds one per session (`callgate.host.Session` keeps
+it and shows it to integrators, tools and hooks as a `SessionView`). Hooks and tools are
+handed ``state.view``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .worker import DEFAULT_GRACE_S, CancelEvent
+
+if TYPE_CHECKING:
+    from .._files.access import FileAccess
+    from .._model.spec import ProxyRoute, ToolSpec
+    from .._results.notices import NoticeQueue
+    from .._results.results import ResultStore
+    from .._results.storm import StormBreaker
+    from .._store.journal import Journal
+    from .childprofile import ChildProfile
+    from .view import HostView, SessionView
+
+#: the counters every session starts with (`Counters`)
+COUNTERS = ("argument_validations", "argument_failures", "skipped", "remote_dispatches",
+            "storm_hints")
+
+
+class Counters:
+    """A session's counters (``session.counters()``), safe from any thread."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter({name: 0 for name in COUNTERS})
+        self._lock = threading.Lock()
+
+    def count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += n
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+@attrs.define(eq=False)
+class SessionState:
+    """One session as the pipeline runs it.
+
+    - ``view``: what hooks and tools are handed (the session); ``host``: its host.
+    - ``tools``/``visible``/``route``: the session's tool table, its surface, and how its
+      proxy reaches hidden tools (fixed at open).
+    - ``files``: the observed-file API over the session's `FileScope` (the gate's too).
+    - ``results``/``max_chars``, ``notices``, ``storm``, ``journal``, ``tracer``,
+      ``counters``: where shaping and recording go.
+    - ``profiles``/``profile``/``depth``: what a child may run.
+    - ``mode``, ``turn_origin``, ``cancel_event``, ``cancel_grace_s``: what the session
+      changes between batches (the session's own attributes read and write these).
+    """
+
+    view: SessionView
+    host: HostView
+    tools: dict[str, ToolSpec]
+    visible: frozenset[str]
+    route: ProxyRoute | None
+    files: FileAccess
+    results: ResultStore
+    max_chars: int
+    notices: NoticeQueue
+    storm: StormBreaker
+    journal: Journal
+    tracer: Any = None
+    counters: Counters = attrs.field(factory=Counters)
+    profiles: tuple[ChildProfile, ...] = ()
+    profile: ChildProfile | None = None
+    depth: int = 0
+    mode: str = "default"
+    turn_origin: str = "none"
+    cancel_event: CancelEvent = attrs.field(factory=CancelEvent)
+    cancel_grace_s: float = DEFAULT_GRACE_S
+
+    @property
+    def id(self) -> str:
+        """The session's id (the same after a resume: read from the session each time)."""
+        return self.view.id
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters.count(name, n)
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return self.tools.get(name)
+
+    def is_visible(self, name: str) -> bool:
+        return name in self.visible
+
+
+__all__ = ["COUNTERS", "Counters", "SessionState"]
