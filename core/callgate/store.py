@@ -1,7 +1,7 @@
 """The session store: every session's record, kept across processes (docs/sessions.md).
 
 One small interface, `SessionStore`, with SQLite as the default backend (one
-file under `callgate.state_dir`, or ``[sessions] store``). A backend is one
+file under `callgate.paths.state_dir`, or ``[sessions] store``). A backend is one
 module: a class with the methods below, opened by a function registered under
 the ``callgate.stores`` entry-point group for its URL scheme
 (``postgresql = "my_pkg.store:open_store"`` serves ``[sessions] store =
@@ -24,6 +24,10 @@ Every session records its principal (``SessionInfo.principal``: the operating-sy
 ``local_principal()``, unless the integrator names another); the session tools and resuming
 see only their own principal's sessions (``visible_to``, and ``principal=`` of `sessions`,
 `session` and `search`).
+
+A backend's common parts are here too (the backend kit): `proc_start` and
+`process_alive` (is a run's process still alive), `json_value`, `preview`,
+`principal_filter` (the SQL condition for one principal's sessions) and `result_facts`.
 
 ``open_reader(location)`` opens it only to read (a viewer such as ``callgate ui``): the
 SQLite file read-only, nothing created or changed, writes refused.
@@ -50,6 +54,14 @@ from ._store.names import (
 )
 
 if TYPE_CHECKING:
+    from ._store.kit import (
+        json_value,
+        preview,
+        principal_filter,
+        proc_start,
+        process_alive,
+        result_facts,
+    )
     from ._store.locations import (
         ENTRY_POINT_GROUP,
         default_location,
@@ -98,6 +110,8 @@ _LAZY = {
     **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_reader", "open_store",
                      "resolve_location"), "._store.locations"),
     **dict.fromkeys(("LOCAL_PREFIX", "local_principal", "visible_to"), "._store.principal"),
+    **dict.fromkeys(("json_value", "preview", "principal_filter", "proc_start", "process_alive",
+                     "result_facts"), "._store.kit"),
 }
 
 
@@ -259,10 +273,16 @@ __all__ = [
     "StoreError",
     "UnknownSession",
     "default_location",
+    "json_value",
     "local_principal",
     "open_reader",
     "open_store",
+    "preview",
+    "principal_filter",
+    "proc_start",
+    "process_alive",
     "resolve_location",
+    "result_facts",
     "result_ref",
     "visible_to",
 ]
