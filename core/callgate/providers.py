@@ -251,8 +251,10 @@ def _drop_strict_nulls(schema: Any, value: Any) -> Any:
     return value
 
 
-def accept_arguments(spec: ToolSpec, provider: str, arguments: Any) -> Any:
-    """A provider's call arguments in the canonical form the pipeline validates.
+def accept_arguments(spec: ToolSpec | None, provider: str, arguments: Any) -> Any:
+    """A provider's call arguments in the canonical form the pipeline validates (``spec``:
+    the tool the call names, ``session.tool(name)``; ``None``, a name the session does not
+    have, leaves them as they are for the pipeline to answer).
 
     Only the strict renderings (``openai-responses``, ``openai-chat-strict``)
     change anything: there the model must send every property, ``null``
@@ -263,7 +265,7 @@ def accept_arguments(spec: ToolSpec, provider: str, arguments: Any) -> Any:
     """
     if provider not in PROVIDERS:
         raise _unknown(provider)
-    if provider not in STRICT_PROVIDERS or not is_strict(spec):
+    if spec is None or provider not in STRICT_PROVIDERS or not is_strict(spec):
         return arguments
     value = arguments
     if isinstance(arguments, str):

@@ -122,7 +122,7 @@ def _entry(item: Any, line: int, default_id: str) -> Entry:
 
 
 def result_json(result: ToolResult, line: int | None = None) -> dict[str, Any]:
-    """A result's replay line (see `_serial`); ``meta.line`` names its transcript line."""
+    """A result's replay line (see `_cli.serial`); ``meta.line`` names its transcript line."""
     out = result_to_json(result)
     if line is not None:
         out["meta"].setdefault("line", line)

@@ -1,7 +1,7 @@
 """Loading the config files and validating each plugin's table at boot.
 
 Every key has a default, so no config is needed. The user config, then an
-explicit or a workspace config, are layered (`_layers`); each layer's tables
+explicit or a workspace config, are layered (`_config.layers`); each layer's tables
 are validated on their own, so a bad value fails boot with the file, the key
 and the line that set it. A table no loaded plugin reads is a warning (its
 plugin may be disabled on purpose).
@@ -42,7 +42,7 @@ def load(config: ConfigInput, workspace: str | os.PathLike[str] | None = None, *
     """The layered config: the user config, then an explicit ``config`` (a file or a
     mapping) or, without one, the workspace config discovered in ``workspace``.
 
-    ``user_config`` is ``True`` (the user's own file, `_layers.user_config_path`),
+    ``user_config`` is ``True`` (the user's own file, `_config.layers.user_config_path`),
     ``False`` (none), or a file or mapping to use instead.
     """
     layers: list[ConfigSource] = []

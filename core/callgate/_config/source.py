@@ -26,7 +26,7 @@ class ConfigSource:
     file: str | None = None
     text: str | None = None
     prefix: tuple[str, ...] = ()
-    #: which layer this is: ``user``, ``explicit`` or ``workspace`` (see `_layers`)
+    #: which layer this is: ``user``, ``explicit`` or ``workspace`` (see `_config.layers`)
     kind: str = EXPLICIT
 
     def line_of(self, path: tuple[Any, ...]) -> int | None:

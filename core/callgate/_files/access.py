@@ -229,7 +229,7 @@ class FileAccess:
     def publish(self, source: SourceFile, data: bytes, *, text: str | None = None) -> bool:
         """Steps 10-12: same bytes → nothing written (returns ``False``); else replace the
         file atomically (mode kept, double-checked) and record the new version. Every
-        step works in the file's held directory (race-free: see `_confine`)."""
+        step works in the file's held directory (race-free: see `_fs.confine`)."""
         if data == source.data:
             self.record(source.resolved, source.data, text=source.decoded.text
                         if source.decoded is not None else None, expect=source.stat)

@@ -185,7 +185,7 @@ def check_paths(scope: FileScope, spec: ToolSpec, arguments: dict[str, Any], *,
                 expected_versions: dict[str, Any] | None = None) -> dict[str, GatedPath]:
     """Run the gate for every declared path argument; returns the gated paths.
 
-    Order (files.md §6): confinement of every path, protection (`_protected`), the
+    Order (files.md §6): confinement of every path, protection (`_files.protected`), the
     lease (acquired here, sorted; the caller releases it once the tool has recorded
     its new version), then per path in declaration order: stat (missing, directory,
     non-regular) and the observation. ``dry_run`` (previews) takes no lease

@@ -11,7 +11,7 @@ while nobody has the file open for writing (a writable shared mapping counts), a
 it is held, an ``open`` for writing by anyone else waits until it is let go (the lease is
 "broken", which `ReadLease.broken` sees). So under the lease the bytes compared are the
 last bytes anyone wrote, and a writer arriving during the publish is seen and waits; the
-publish then puts the old file back (`_atomic.replace_in`) and answers stale, and the
+publish then puts the old file back (`_fs.atomic.replace_in`) and answers stale, and the
 writer's line lands in the file it opened.
 
 A lease break signals its holder (``SIGIO`` by default, whose default action ends the

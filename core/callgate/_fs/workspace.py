@@ -4,11 +4,11 @@ A path is judged by its canonical form (every existing symlink resolved, the
 final one included), compared against the roots at a component boundary, so
 ``/w/proj-2/x`` is never inside ``/w/proj`` and a symlink cannot lead out.
 
-The answer is a `ResolvedPath`: the root it lies in (held open, `_confine.Anchor`)
+The answer is a `ResolvedPath`: the root it lies in (held open, `_fs.confine.Anchor`)
 and the path below it. Its `open`, `stat`, `parent` and `child` resolve that
 relative path again beneath the held root on every use, so a directory swapped for
 a symlink after the check makes the call fail instead of leading it outside
-(`_confine`). ``path`` stays the canonical string for keys and messages; handing
+(`_fs.confine`). ``path`` stays the canonical string for keys and messages; handing
 it to ``open()`` yourself gives up that guarantee.
 """
 
@@ -31,7 +31,7 @@ class ResolvedPath:
     absolute), ``lexical`` is the cleaned absolute path before symlinks were resolved.
 
     ``anchor`` is the held root the path lies in and ``rel`` the path below it; system
-    calls go through `open`, `stat`, `parent`, `opendir` (race-free: see `_confine`).
+    calls go through `open`, `stat`, `parent`, `opendir` (race-free: see `_fs.confine`).
     A `ResolvedPath` made by hand, without an anchor, uses ``path`` by name.
     """
 

@@ -52,7 +52,8 @@ NO_TOOLS = ("no tool plugin is installed, so every call answers unknown tool; in
             '"callgate[all]" (every built-in tool family) or a tool plugin')
 
 #: ``x-workspace``: what a workspace config that is not trusted may do with a key; ``x-kind``:
-#: what the key is (`_layers`). A key without a policy would be user-only; each says so anyway.
+#: what the key is (`_config.layers`). A key without a policy would be user-only; each says
+#: so anyway.
 CORE_TABLES: dict[str, dict[str, Any]] = {
     "plugins": {
         "type": "object", "additionalProperties": False,
@@ -114,7 +115,7 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
     # enforced by the gate and the file API for every file tool; plugins add keys of their
     # own (`Registry.extend_config`: callgate-files' ``watch``)
     FILES_TABLE: FILES_SCHEMA,
-    # read only from the user config (`_layers.is_trusted`); claimed so it validates there
+    # read only from the user config (`_config.layers.is_trusted`); claimed so it validates there
     "trust": {
         "type": "object", "additionalProperties": False, "x-workspace": "user",
         "properties": {

@@ -34,6 +34,11 @@ class Tail:
     hint: str | None = None
 
 
+#: the tails of a batch's first result (without a storm hint) and of every later one
+FIRST = Tail(True)
+LATER = Tail(False)
+
+
 class Slot(Protocol):
     """One call's place in its batch: the pipeline asks it when the call may run."""
 
@@ -148,4 +153,4 @@ class FifoLock:
             self._held = False
 
 
-__all__ = ["ALONE", "BatchOrder", "FifoLock", "Slot", "Tail", "cancelled_result"]
+__all__ = ["ALONE", "FIRST", "LATER", "BatchOrder", "FifoLock", "Slot", "Tail", "cancelled_result"]

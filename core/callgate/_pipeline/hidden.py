@@ -1,12 +1,12 @@
 """Hidden paths: what a sandbox must not show a session's commands at all.
 
-Protected paths (`_protected`) are shown read-only; these are not shown, because
+Protected paths (`_files.protected`) are shown read-only; these are not shown, because
 reading them is the harm: the session store holds every recorded session of every
 workspace and principal on this machine (other projects' secrets, other tokens'
 calls), and the state directory and the user config directory hold the rest of
 callgate's own state and the user's trust decisions. So a sandbox replaces:
 
-- callgate's state directory (`callgate.state_dir`: ``$CALLGATE_HOME`` or the
+- callgate's state directory (`callgate.paths.state_dir`: ``$CALLGATE_HOME`` or the
   platform's), where the default session store, memory stores and the like live;
 - the user config directory (``$CALLGATE_CONFIG_HOME`` or the platform's);
 - the session store's file, with its ``-wal``/``-shm``/``-journal`` companions, when

@@ -42,7 +42,7 @@ from .._text.textio import display
 from .._validation.arguments import NotAnObject, check_call, decode_arguments, shape_problem
 from . import profiles as _profiles
 from . import record
-from .batch import ALONE, BatchOrder, Tail, cancelled_result
+from .batch import ALONE, FIRST, LATER, BatchOrder, Tail, cancelled_result
 from .context import ToolContext
 from .step import Answered, Event, Step, judged
 from .suggest import did_you_mean
@@ -84,7 +84,8 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
         # the barrier: every call has its result; the storm breaker looks at all of them,
         # then each is shaped, in call order (the first carries the hint and the notices)
         hint = _storm(state, steps)
-        return [shape(state, step, Tail(index == 0, hint if index == 0 else None))
+        first = FIRST if hint is None else Tail(True, hint)
+        return [shape(state, step, first if index == 0 else LATER)
                 for index, step in enumerate(steps)]
     finally:
         record.batch_ended(state)
@@ -117,24 +118,27 @@ async def run_call(state: SessionState, step: Step, slot: Slot) -> None:
     """One call through every stage (``slot``: its place in the batch) until one answers;
     ``step.result`` is then its unshaped result."""
     step.slot = slot
-    record.call_started(state, step)
+    if state.tracer is not None:
+        record.call_started(state, step)
     try:
-        for stage in STAGES:
+        for stage in STAGES:  # the last one (dispatch) leaves the result in ``step.result``
             try:
                 news = stage(state, step)
-                if inspect.isawaitable(news):
-                    news = await news
+                if news is not None:
+                    if not isinstance(news, tuple):  # a stage that waits
+                        news = await news
+                    if news is not None and step.span is not None:
+                        record.event(step, news)
             except Answered as answer:
                 record.answered(step, answer.result, answer.event)
                 step.result = answer.result
+                break
             except ToolError as exc:
                 step.result = exc.to_result()
+                break
             except Exception as exc:  # a plugin's bug must not take the batch down
                 log.exception("call %s (%s) failed", step.sent.id, step.sent.name)
                 step.result = ToolResult.failure("tool_error", f"{step.sent.name} failed: {exc}")
-            else:
-                record.event(step, news)
-            if step.result is not None:
                 break
     except BaseException:
         slot.finish()
@@ -260,19 +264,19 @@ def semantic_violations(state: SessionState, tool: ToolSpec, arguments: dict[str
 # --- target: a proxy's target, an alias's primary --------------------------------------------
 
 
-async def target(state: SessionState, step: Step) -> Event:
+def target(state: SessionState, step: Step) -> Event | Awaitable[Event]:
     """What the call runs: a proxy's `Target` (validated against its own schema), or an
     alias's primary; the validation verdict then holds for the effective call."""
     tool = step.tool
     assert tool is not None
     if tool.resolve_target is not None:
-        await _proxied(state, step)
-    elif tool.alias_of:
+        return _proxied(state, step)
+    if tool.alias_of:
         _unaliased(state, step)
     return ("validation", {"valid": True, "tool": step.call.name})
 
 
-async def _proxied(state: SessionState, step: Step) -> None:
+async def _proxied(state: SessionState, step: Step) -> Event:
     """What a proxy's call runs: the `Target` its ``resolve_target`` answers, or the proxy
     itself (``None``); a `ToolResult` answer is the call's result."""
     tool, call = step.tool, step.call
@@ -285,7 +289,7 @@ async def _proxied(state: SessionState, step: Step) -> None:
         raise Answered(resolved)
     if not isinstance(resolved, Target):  # the proxy's own action (list, search, ...)
         _unaliased(state, step)
-        return
+        return ("validation", {"valid": True, "tool": step.call.name})
     step.tool, step.inside, step.fallback = resolved.tool, True, resolved.fallback
     step.call = ToolCall(call.id, resolved.name, resolved.arguments, via=call)
     step.read_only = resolved.is_read_only()
@@ -295,6 +299,7 @@ async def _proxied(state: SessionState, step: Step) -> None:
     if resolved.validate:
         step.call = attrs.evolve(step.call, arguments=valid_arguments(
             state, resolved.tool, resolved.arguments, call.id, inside=True, via=call))
+    return ("validation", {"valid": True, "tool": step.call.name})
 
 
 def _unaliased(state: SessionState, step: Step) -> None:
@@ -317,7 +322,7 @@ def _unaliased(state: SessionState, step: Step) -> None:
 
 
 def profile(state: SessionState, step: Step) -> None:
-    """A child's profiles (`_profiles.refusal`) must allow the effective call: its tool,
+    """A child's profiles (`_pipeline.profiles.refusal`) must allow the effective call: its tool,
     the tool a proxy or alias runs, and for a strict read-only child the call's own
     read-only verdict (a shell command classified by its parsed line)."""
     if not state.profiles:
@@ -330,13 +335,20 @@ def profile(state: SessionState, step: Step) -> None:
 # --- turn: the batch's order -----------------------------------------------------------------
 
 
-async def turn(state: SessionState, step: Step) -> None:
+def turn(state: SessionState, step: Step) -> Awaitable[None] | None:
     """Wait for the call's turn in its batch (a mutation after every earlier call, a read
     after the last mutation before it); a cancel meanwhile means it never starts."""
     assert step.slot is not None
     waiting = step.slot.start(step.read_only, step.exclusive)
     if waiting is not None:
-        await waiting
+        return _turn_comes(state, waiting)
+    if state.cancel_event.is_set():
+        raise Answered(cancelled_result())
+    return None
+
+
+async def _turn_comes(state: SessionState, waiting: Awaitable[None]) -> None:
+    await waiting
     if state.cancel_event.is_set():
         raise Answered(cancelled_result())
 
@@ -436,13 +448,14 @@ def _wanted(state: SessionState, step: Step) -> str:
 # --- approval: an ``ask`` put to the approver ------------------------------------------------
 
 
-async def approval(state: SessionState, step: Step) -> Event | None:
+def approval(state: SessionState, step: Step) -> Awaitable[Event] | None:
     """An ``ask``: the preview a mutating tool would make, then the approver's answer. An
     approved preview's file versions go to dispatch (the gate then insists on them); a
     refusal is answered ``blocked``."""
-    decision = step.ask
-    if decision is None:
-        return None
+    return None if step.ask is None else _approval(state, step, step.ask)
+
+
+async def _approval(state: SessionState, step: Step, decision: Decision) -> Event:
     call, tool = step.call, step.tool
     assert tool is not None
     signature = _signature(decision)
@@ -548,10 +561,11 @@ async def dispatch(state: SessionState, step: Step) -> None:
     started = time.monotonic()
     result = await _dispatched(state, tool, ctx, run, arguments, lease, gate_then_run,
                                gate_then_await)
-    step.dispatched = True
-    step.held = (held.get("from", started), held.get("to", time.monotonic()))
-    step.paths = tuple(sorted({g.path for g in ctx.gated.values()}))
-    record.dispatched(state, step, result)
+    if not step.read_only or step.destructive:  # a writer: its execution fact
+        record.dispatched(state, step, result, tuple(sorted({g.path for g in ctx.gated.values()})),
+                          held.get("from", started), held.get("to", time.monotonic()))
+    elif step.gate is not None and step.span is not None:
+        record.event(step, step.gate)
     step.result = result
 
 
@@ -632,9 +646,10 @@ def shape(state: SessionState, step: Step, tail: Tail) -> ToolResult:
         text = shown
     if extra:
         result = result.with_text("\n\n".join([text, *extra]))
-    seen = result.text if step.record is not None and (text is not complete or extra) \
-        else None
-    record.shaped(state, step, result, complete, seen, item, extra)
+    if step.record is not None or step.span is not None:
+        seen = result.text if step.record is not None and (text is not complete or extra) \
+            else None
+        record.shaped(state, step, result, complete, seen, item, extra)
     return result
 
 

@@ -57,17 +57,16 @@ def answered(step: Step, result: ToolResult, news: Event | None) -> None:
         event(step, ("validation", {"valid": False}))
 
 
-def dispatched(state: SessionState, step: Step, result: ToolResult) -> None:
-    """The gate's finding on the span, and the writer's execution fact on the host."""
+def dispatched(state: SessionState, step: Step, result: ToolResult, paths: tuple[str, ...],
+               started: float, ended: float) -> None:
+    """A writer's (or a destructive call's) gate finding on the span, and its execution fact
+    on the host: the paths its gate held, and from when to when (monotonic)."""
     event(step, step.gate)
-    if step.read_only and not step.destructive:
-        return
     profile = state.profile
     error = result.error
-    started, ended = step.held
     state.host.record_fact(ExecutionFact(
         session=state.id, profile=profile.name if profile is not None else None,
-        depth=state.depth, call_id=step.sent.id, tool=str(step.call.name), paths=step.paths,
+        depth=state.depth, call_id=step.sent.id, tool=str(step.call.name), paths=paths,
         destructive=step.destructive, started=started, ended=ended,
         outcome=error.kind if error is not None else "ok"))
 

@@ -1,7 +1,7 @@
 """`SharedResources`: what a family of sessions shares (``session.shared``).
 
 A session opened by the integrator starts a family; its children (and a planner /
-executor pair, `Host.open_pair`) join it. A plugin keeps a connection that every
+executor pair, `SessionPair`) join it. A plugin keeps a connection that every
 member should use once (an MCP server process) with ``session.shared.get(key,
 factory, close)``: the first member to ask creates it, the others get the same object,
 and ``close`` runs when the last member of the family closes, whichever it is.

@@ -48,9 +48,6 @@ class Step:
     permission: str | None = None  # allow, deny, ask:allow, ask:deny (when it was judged)
     decided_by: str | None = None  # the rule, plugin, mode or approver that decided
     gate: Event | None = None  # what the host gate found (for the span)
-    dispatched: bool = False  # the tool was handed the call (its gate ran)
-    held: tuple[float, float] = (0.0, 0.0)  # when the gate held the paths (monotonic)
-    paths: tuple[str, ...] = ()  # the paths the gate held
     ended: float = 0.0
     span: Any = None  # the call's OpenTelemetry span (`_pipeline.telemetry`), when traced
 

@@ -4,7 +4,7 @@ A model never loses output to a silent cut: an over-limit result is shown
 with a marker naming a stable ``result_ref`` and the missing byte range, and
 the complete text stays pageable by UTF-8 byte offset (host.md §7).
 
-With a session store, every result is recorded with its call (`_journal`): this
+With a session store, every result is recorded with its call (`_store.journal`): this
 process keeps the recent small ones in memory and reads the rest back from the
 store, as it does the results of the session's earlier processes (a resumed
 session pages what it produced before a restart). Without one (``[sessions] record

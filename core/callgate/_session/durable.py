@@ -11,11 +11,11 @@ A session opened with
   (so a session directory still brings its state back), else starts one;
 
 and otherwise starts a new session. A continued session must be on the same workspace and
-belong to the same principal (`_principal`): another principal's session is, to
+belong to the same principal (`_store.principal`): another principal's session is, to
 ``resume``, unknown; to ``name``, a name taken; to a session directory, not there (a new
 session starts).
 It gets back its observation ledger, plugin state, background jobs and, on demand, its
-stored results (`_results.ResultStore` reads them from the store).
+stored results (`_results.results.ResultStore` reads them from the store).
 """
 
 from __future__ import annotations

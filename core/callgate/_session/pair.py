@@ -1,4 +1,4 @@
-"""`SessionPair`: a planner and an executor over one workspace (``host.open_pair``).
+"""`SessionPair`: a planner and an executor over one workspace (``SessionPair(host, workspace)``).
 
 Two sessions of one family (`SharedResources`): each has its own tool table and
 ``use_capability`` frontend, its own observation ledger, results and records in the store,

@@ -403,7 +403,7 @@ class Session:
         return result
 
     async def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """Run one model turn's calls (`_pipeline.run_batch`); one result per call, in call
+        """Run one model turn's calls (`_pipeline.pipeline.run_batch`); one result per call, in call
         order. Batches of this session run one at a time, in arrival order."""
         if self._closed:
             raise RuntimeError("the session is closed")
@@ -458,10 +458,11 @@ class Session:
 
     def check_arguments(self, spec: ToolSpec, raw: Any, *, inside_capability: bool = False,
                         call_id: str = "") -> tuple[dict[str, Any] | None, ToolResult | None]:
-        """Validate ``raw`` against ``spec`` as the pipeline does (`_pipeline.check_arguments`):
-        ``(arguments, None)`` when valid, else ``(None, error_result)``. For a proxy that
-        validates a target itself (``inside_capability``: its feedback says the arguments sit
-        inside the proxy's call)."""
+        """Validate ``raw`` against ``spec`` as the pipeline does
+        (`_pipeline.pipeline.check_arguments`): ``(arguments, None)`` when valid, else
+        ``(None, error_result)``. For a proxy that validates a target itself
+        (``inside_capability``: its feedback says the arguments sit inside the proxy's
+        call)."""
         return _pipeline.check_arguments(self.state, spec, raw, call_id,
                                          inside=inside_capability)
 

@@ -4,9 +4,9 @@
 directory), or a URL whose scheme names a backend installed under the
 ``callgate.stores`` entry-point group (``postgresql://...`` once such a backend
 exists). Without it, the store is ``<state dir>/sessions/sessions.sqlite3``
-(`callgate.state_dir`: ``$CALLGATE_HOME`` or the platform's user state
+(`callgate.paths.state_dir`: ``$CALLGATE_HOME`` or the platform's user state
 directory). Each process opens a location once; its sessions share the store and
-its writer (`_recorder.Recorder`).
+its writer (`_store.recorder.Recorder`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The session store's names that plugins need at boot: its errors and constants.
 
-Kept apart from the records and ops (`_store_model`, some twenty attrs classes), so
+Kept apart from the records and ops (`_store.records`, some twenty attrs classes), so
 that importing them costs nothing on a cold start.
 """
 

@@ -31,7 +31,7 @@ def compile_schema(schema: Any, short_fp: str) -> Compiled:
 
     Refused here, as configuration errors: a ``$ref`` the schema cannot resolve by
     itself (callgate never fetches one) and a ``pattern`` the regex engine cannot
-    compile. See `_dialects` for the time budget every pattern runs under.
+    compile. See `_validation.dialects` for the time budget every pattern runs under.
     """
     import jsonschema
 

@@ -9,7 +9,7 @@ names none, or a dialect jsonschema does not know, is 2020-12.
 Every dialect's validator is extended the same way:
 
 - ``pattern``, ``patternProperties`` and ``additionalProperties`` match with
-  `_patterns` (a time budget per argument check), never plain ``re``;
+  `_validation.patterns` (a time budget per argument check), never plain ``re``;
 - nothing is ever fetched: validators get a registry that holds only the
   metaschemas jsonschema ships, and `outside_reference` finds a ``$ref`` the
   schema cannot resolve by itself, which makes the schema a configuration

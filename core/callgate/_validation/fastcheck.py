@@ -45,7 +45,8 @@ def compile_fast(schema: Any) -> Check | None:
 
 
 def _matches(pattern: str, value: str) -> bool:
-    """A bounded match (`_patterns`); out of time is "not certain", for jsonschema to judge."""
+    """A bounded match (`_validation.patterns`); out of time is "not certain", for
+    jsonschema to judge."""
     try:
         return search(pattern, value)
     except PatternTimeout:
