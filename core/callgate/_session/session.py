@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -87,6 +88,7 @@ class Session:
                  shared: SharedResources | None = None,
                  principal: str | None = None) -> None:
         self._extensions: dict[str, Any] = {}
+        self._extension_lock = threading.RLock()
         self.host: HostView = host
         #: the session's stable id (the same when it is resumed or joined)
         self.id = uuid.uuid4().hex
@@ -214,7 +216,10 @@ class Session:
         found = self._extensions.get(key.name, _MISSING)
         if found is _MISSING:
             factory = self.host.registry.session_extension(key)
-            found = self._extensions[key.name] = factory(self)
+            with self._extension_lock:  # two threads asking first make one object
+                found = self._extensions.get(key.name, _MISSING)
+                if found is _MISSING:
+                    found = self._extensions[key.name] = factory(self)
         return found  # type: ignore[no-any-return]
 
     def find_extension(self, key: SessionKey[T]) -> T | None:
