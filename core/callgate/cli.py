@@ -37,17 +37,24 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DESCRIPTION = (
     "callgate hosts the built-in tools of an AI coding agent: every call is validated, "
     "permission-checked, run and shaped. Replay a transcript, run one call, list the tools "
-    "and plugins, check the tool contract, or serve the tools to an MCP client.")
+    "and plugins, check the tool contract, or serve the tools to an MCP client."
+)
 EPILOG = (
     "examples:\n"
-    "  callgate call read_file '{\"path\": \"README.md\"}'\n"
+    '  callgate call read_file \'{"path": "README.md"}\'\n'
     "  callgate replay transcript.jsonl --workspace .\n"
     "  callgate tools --provider anthropic\n"
     "  callgate serve --workspace .          (with callgate-mcp-serve installed)\n\n"
-    "-v/--verbose may come before or after the command.")
+    "-v/--verbose may come before or after the command."
+)
 #: ``--provider`` names: the renderings, and what users call them.
-PROVIDER_ALIASES = {"openai": "openai-chat", "chat": "openai-chat",
-                    "responses": "openai-responses", "claude": "anthropic", "google": "gemini"}
+PROVIDER_ALIASES = {
+    "openai": "openai-chat",
+    "chat": "openai-chat",
+    "responses": "openai-responses",
+    "claude": "anthropic",
+    "google": "gemini",
+}
 #: Words ending in a period that do not end a description's first sentence.
 ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "incl", "approx", "no", "eg", "ie"})
 
@@ -56,16 +63,20 @@ class _ApproveAll:
     """The ``--approve all`` approver: allows every ``ask``."""
 
     @hookspecs.hookimpl
-    def callgate_ask_permission(self, call: Any, tool: Any, session: Any,
-                                preview: Any) -> Decision:
+    def callgate_ask_permission(self, call: Any, tool: Any, session: Any, preview: Any) -> Decision:
         return Decision("allow", reason="approved by --approve all")
 
 
-def _boot(args: argparse.Namespace, workspace: str | None = None,
-          extra_plugins: Sequence[Any] = ()) -> Host:
-    host = Host.boot(getattr(args, "config", None), os=getattr(args, "os", None) or "auto",
-                     surface=getattr(args, "surface", None), workspace=workspace,
-                     plugins=list(extra_plugins))
+def _boot(
+    args: argparse.Namespace, workspace: str | None = None, extra_plugins: Sequence[Any] = ()
+) -> Host:
+    host = Host.boot(
+        getattr(args, "config", None),
+        os=getattr(args, "os", None) or "auto",
+        surface=getattr(args, "surface", None),
+        workspace=workspace,
+        plugins=list(extra_plugins),
+    )
     _say_forced(host)
     return host
 
@@ -98,10 +109,16 @@ def _read_lines(path: str) -> list[str]:
     return data.decode("utf-8", "surrogateescape").splitlines()
 
 
-async def _replay_session(host: Host, workspace: str, lines: list[str], mode: str,
-                          session_dir: str | None, emit: Any, resume: str | None = None) -> None:
-    async with host.open_session(workspace, session_dir=session_dir,
-                                 resume=resume) as session:
+async def _replay_session(
+    host: Host,
+    workspace: str,
+    lines: list[str],
+    mode: str,
+    session_dir: str | None,
+    emit: Any,
+    resume: str | None = None,
+) -> None:
+    async with host.open_session(workspace, session_dir=session_dir, resume=resume) as session:
         if mode != "default":
             session.set_mode(mode)
         async for entry, result in _replay.replay(session, lines):
@@ -148,8 +165,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(_replay.json_line(result), flush=True)
 
     try:
-        anyio.run(_replay_session, host, args.workspace, lines, args.mode, args.session_dir,
-                  emit, args.resume)
+        anyio.run(
+            _replay_session,
+            host,
+            args.workspace,
+            lines,
+            args.mode,
+            args.session_dir,
+            emit,
+            args.resume,
+        )
     except StoreError as exc:  # an unknown session, a store this callgate cannot use
         return _fail(str(exc))
     return EXIT_OK
@@ -184,8 +209,11 @@ def cmd_tools(args: argparse.Namespace) -> int:
 def _say_unhooked(host: Host) -> None:
     """The registered tools no session can have, and the integrator hooks they wait for."""
     for name, hooks in sorted(host.unhooked().items()):
-        print(f"callgate: not listed: {name} (needs an implementation of {', '.join(hooks)}, "
-              "an integrator hook)", file=sys.stderr)
+        print(
+            f"callgate: not listed: {name} (needs an implementation of {', '.join(hooks)}, "
+            "an integrator hook)",
+            file=sys.stderr,
+        )
 
 
 def first_sentence(text: str) -> str:
@@ -196,8 +224,7 @@ def first_sentence(text: str) -> str:
         end = text.find(". ", start)
         if end < 0:
             return text.rstrip().rstrip(".")
-        word = text[:end].rsplit(None, 1)[-1].lstrip("(\"'`").lower() if text[:end].strip() \
-            else ""
+        word = text[:end].rsplit(None, 1)[-1].lstrip("(\"'`").lower() if text[:end].strip() else ""
         if word not in ABBREVIATIONS and len(word) > 1:
             return text[:end]
         start = end + 2
@@ -224,16 +251,22 @@ def cmd_contract(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.check:
         if not path.is_file():
-            print(f"callgate: {path} is missing, so there is nothing to check: run this in a "
-                  "callgate checkout, pass --path to the committed contract, or create it "
-                  "with `callgate contract --write`", file=sys.stderr)
+            print(
+                f"callgate: {path} is missing, so there is nothing to check: run this in a "
+                "callgate checkout, pass --path to the committed contract, or create it "
+                "with `callgate contract --write`",
+                file=sys.stderr,
+            )
             return EXIT_FAILED
         diff = _contract.drift(path, text)
         if diff:
-            print(f"{path} differs from the registry; run `callgate contract --write`",
-                  file=sys.stderr)
-            shown = diff[:60] + ([f"... ({len(diff) - 60} more diff lines)"]
-                                 if len(diff) > 60 else [])
+            print(
+                f"{path} differs from the registry; run `callgate contract --write`",
+                file=sys.stderr,
+            )
+            shown = diff[:60] + (
+                [f"... ({len(diff) - 60} more diff lines)"] if len(diff) > 60 else []
+            )
             print("\n".join(shown), file=sys.stderr)
             return EXIT_FAILED
         print(f"{path} matches the registry")
@@ -296,8 +329,9 @@ def examples_dir() -> Path | None:
 
 
 def _summary(arguments: Any, limit: int = 100) -> str:
-    text = json.dumps(arguments, ensure_ascii=False) if not isinstance(arguments, str) \
-        else arguments
+    text = (
+        json.dumps(arguments, ensure_ascii=False) if not isinstance(arguments, str) else arguments
+    )
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -321,8 +355,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if examples is None:
         return _fail("cannot find examples/tour.jsonl (run the demo from a callgate checkout)")
     lines = (examples / "tour.jsonl").read_text(encoding="utf-8").splitlines()
-    with tempfile.TemporaryDirectory(prefix="callgate-demo-") as tmp, \
-            _demo_state_dir(os.path.join(tmp, "state")):
+    with (
+        tempfile.TemporaryDirectory(prefix="callgate-demo-") as tmp,
+        _demo_state_dir(os.path.join(tmp, "state")),
+    ):
         workspace = os.path.join(tmp, "workspace")
         shutil.copytree(examples / "workspace", workspace, symlinks=True)
         config = examples / "tour.toml"
@@ -333,8 +369,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if not host.registry.names():
             return _fail(f"{NO_TOOLS}; the demo needs the built-in tools")
         _say_forced(host)
-        print(f"callgate demo: replaying {len(lines)} lines of examples/tour.jsonl in a "
-              f"temporary copy of examples/workspace ({workspace})\n")
+        print(
+            f"callgate demo: replaying {len(lines)} lines of examples/tour.jsonl in a "
+            f"temporary copy of examples/workspace ({workspace})\n"
+        )
 
         def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
             raw = entry.raw if isinstance(entry.raw, dict) else {}
@@ -343,8 +381,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"{mark} {result['name']}({_summary(raw.get('arguments', {}))}){kind}")
             content = result["content"]
             if not isinstance(content, str):
-                content = "\n".join(b.get("text") or f"<{b['media_type']} image, {b['bytes']} "
-                                    "bytes>" for b in content)
+                content = "\n".join(
+                    b.get("text") or f"<{b['media_type']} image, {b['bytes']} bytes>"
+                    for b in content
+                )
             for text_line in content.splitlines() or [""]:
                 print(f"    {text_line}")
             print()
@@ -358,13 +398,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _add_boot_options(p: argparse.ArgumentParser, config: bool = True) -> None:
-    p.add_argument("--os", choices=["posix", "windows"],
-                   help="the OS whose tools to show (default: this machine's)")
-    p.add_argument("--surface", choices=["lean", "full"],
-                   help="surface mode (default: [surface] mode in the config, else lean)")
+    p.add_argument(
+        "--os",
+        choices=["posix", "windows"],
+        help="the OS whose tools to show (default: this machine's)",
+    )
+    p.add_argument(
+        "--surface",
+        choices=["lean", "full"],
+        help="surface mode (default: [surface] mode in the config, else lean)",
+    )
     if config:
-        p.add_argument("--config", help="a callgate.toml to use (default: the workspace's "
-                                        "callgate.toml or [tool.callgate] in pyproject.toml)")
+        p.add_argument(
+            "--config",
+            help="a callgate.toml to use (default: the workspace's "
+            "callgate.toml or [tool.callgate] in pyproject.toml)",
+        )
 
 
 def _provider(value: str) -> str:
@@ -373,8 +422,9 @@ def _provider(value: str) -> str:
 
 def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
     try:
-        p.add_argument("-v", "--verbose", action="store_true", default=default,
-                       help="log warnings to stderr")
+        p.add_argument(
+            "-v", "--verbose", action="store_true", default=default, help="log warnings to stderr"
+        )
     except argparse.ArgumentError:  # a command plugin added its own
         pass
 
@@ -382,67 +432,117 @@ def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from .providers import PROVIDERS
 
-    parser = argparse.ArgumentParser(prog="callgate", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="callgate",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_verbose(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("replay", help="run a JSON-Lines transcript through one session",
-                       description="Run a JSON-Lines transcript (one call, a batch, or a "
-                                   '{"mode": ...} line per line) through one session and '
-                                   "print one JSON result per call.")
+    p = sub.add_parser(
+        "replay",
+        help="run a JSON-Lines transcript through one session",
+        description="Run a JSON-Lines transcript (one call, a batch, or a "
+        '{"mode": ...} line per line) through one session and '
+        "print one JSON result per call.",
+    )
     p.add_argument("transcript", help="the transcript file, or - for stdin")
     p.add_argument("--workspace", required=True, help="the directory the tools work in")
     _add_boot_options(p)
-    p.add_argument("--approve", choices=["none", "all"], default="none",
-                   help="the approver for ask permissions (default: none)")
-    p.add_argument("--mode", choices=["default", "plan"], default="default",
-                   help='start in this mode (default: default); plan allows only read-only '
-                        'calls until a {"mode": "default"} line approves the plan')
-    p.add_argument("--session-dir", help="a scratch directory for the session (job logs); "
-                                         "reopening it continues its session")
-    p.add_argument("--resume", metavar="ID", help="continue a stored session (its id, name or "
-                                                  "a unique id prefix): its observations, "
-                                                  "results, goals, todos and jobs")
-    p.add_argument("--subagents", metavar="DIR",
-                   help="run subagents from transcripts in DIR instead of a model: a child "
-                        "reads DIR/<slug of its description>.jsonl, else DIR/child-<N>.jsonl "
-                        "(docs/subagents.md)")
-    p.add_argument("--answers", metavar="FILE",
-                   help='answer the ask tool from FILE: {"answers": {"question or header": '
-                        '"label" | ["label", ...] | null}} (docs/ask.md)')
+    p.add_argument(
+        "--approve",
+        choices=["none", "all"],
+        default="none",
+        help="the approver for ask permissions (default: none)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=["default", "plan"],
+        default="default",
+        help="start in this mode (default: default); plan allows only read-only "
+        'calls until a {"mode": "default"} line approves the plan',
+    )
+    p.add_argument(
+        "--session-dir",
+        help="a scratch directory for the session (job logs); reopening it continues its session",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="ID",
+        help="continue a stored session (its id, name or "
+        "a unique id prefix): its observations, "
+        "results, goals, todos and jobs",
+    )
+    p.add_argument(
+        "--subagents",
+        metavar="DIR",
+        help="run subagents from transcripts in DIR instead of a model: a child "
+        "reads DIR/<slug of its description>.jsonl, else DIR/child-<N>.jsonl "
+        "(docs/subagents.md)",
+    )
+    p.add_argument(
+        "--answers",
+        metavar="FILE",
+        help='answer the ask tool from FILE: {"answers": {"question or header": '
+        '"label" | ["label", ...] | null}} (docs/ask.md)',
+    )
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
     _add_boot_options(p)
-    p.add_argument("--provider", type=_provider, choices=PROVIDERS, metavar="PROVIDER",
-                   help="print that provider's tool definitions: "
-                        f"{', '.join(PROVIDERS)} (openai means openai-chat)")
+    p.add_argument(
+        "--provider",
+        type=_provider,
+        choices=PROVIDERS,
+        metavar="PROVIDER",
+        help="print that provider's tool definitions: "
+        f"{', '.join(PROVIDERS)} (openai means openai-chat)",
+    )
     p.add_argument("--json", action="store_true", help="print canonical entries as JSON")
     p.set_defaults(func=cmd_tools)
 
-    p = sub.add_parser("contract", help="generate or check docs/TOOL_CONTRACT.md",
-                       description="Print the tool contract generated from the registry, "
-                                   "write it, or check that the committed file matches.")
+    p = sub.add_parser(
+        "contract",
+        help="generate or check docs/TOOL_CONTRACT.md",
+        description="Print the tool contract generated from the registry, "
+        "write it, or check that the committed file matches.",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument("--write", action="store_true", help="write the contract to --path")
-    group.add_argument("--check", action="store_true",
-                       help="exit 1 when the file at --path is missing or differs")
-    p.add_argument("--path", default=_contract.DOC_PATH,
-                   help=f"the contract file (default: {_contract.DOC_PATH})")
+    group.add_argument(
+        "--check", action="store_true", help="exit 1 when the file at --path is missing or differs"
+    )
+    p.add_argument(
+        "--path",
+        default=_contract.DOC_PATH,
+        help=f"the contract file (default: {_contract.DOC_PATH})",
+    )
     p.set_defaults(func=cmd_contract)
 
-    p = sub.add_parser("call", help="run one call and print its result",
-                       description="Run one call through a fresh session and print its "
-                                   "result as JSON; exit 1 when the result is an error.")
+    p = sub.add_parser(
+        "call",
+        help="run one call and print its result",
+        description="Run one call through a fresh session and print its "
+        "result as JSON; exit 1 when the result is an error.",
+    )
     p.add_argument("name", help="the tool to call, e.g. read_file")
-    p.add_argument("arguments", help="the arguments as a JSON object, e.g. '{\"path\": \"a\"}'")
-    p.add_argument("--workspace", help="the directory the tools work in (default: the "
-                                       "current directory)")
-    p.add_argument("--mode", choices=["default", "plan"], default="default",
-                   help="the session's mode (default: default)")
-    p.add_argument("--subagents", metavar="DIR",
-                   help="run subagents from transcripts in DIR (as replay --subagents)")
+    p.add_argument("arguments", help='the arguments as a JSON object, e.g. \'{"path": "a"}\'')
+    p.add_argument(
+        "--workspace", help="the directory the tools work in (default: the current directory)"
+    )
+    p.add_argument(
+        "--mode",
+        choices=["default", "plan"],
+        default="default",
+        help="the session's mode (default: default)",
+    )
+    p.add_argument(
+        "--subagents",
+        metavar="DIR",
+        help="run subagents from transcripts in DIR (as replay --subagents)",
+    )
     _add_boot_options(p)
     p.set_defaults(func=cmd_call)
 
@@ -468,8 +568,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR,
-                        format="callgate: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING if args.verbose else logging.ERROR, format="callgate: %(message)s"
+    )
     return int(args.func(args) or 0)
 
 

@@ -57,8 +57,9 @@ def callgate_register_tools(registry: Registry, host: HostView) -> None:
 
 
 @hookspec
-def callgate_validate_arguments(call: ToolCall, tool: ToolSpec,
-                                session: SessionView) -> list[Violation] | None:
+def callgate_validate_arguments(
+    call: ToolCall, tool: ToolSpec, session: SessionView
+) -> list[Violation] | None:
     """Step 2, after the JSON Schema and the tool's own ``validate`` accepted the arguments
     (so implementations may rely on the schema's types).
 
@@ -69,8 +70,9 @@ def callgate_validate_arguments(call: ToolCall, tool: ToolSpec,
 
 
 @hookspec
-def callgate_pre_tool_use(call: ToolCall, tool: ToolSpec,
-                          session: SessionView) -> Refuse | Replace | None:
+def callgate_pre_tool_use(
+    call: ToolCall, tool: ToolSpec, session: SessionView
+) -> Refuse | Replace | None:
     """Step 3, when the call's turn in its batch has come, before permission.
 
     Return `Refuse(reason)` to block the call (``blocked: <reason>``, signature
@@ -81,8 +83,9 @@ def callgate_pre_tool_use(call: ToolCall, tool: ToolSpec,
 
 
 @hookspec
-def callgate_check_permission(call: ToolCall, tool: ToolSpec,
-                              session: SessionView) -> Decision | None:
+def callgate_check_permission(
+    call: ToolCall, tool: ToolSpec, session: SessionView
+) -> Decision | None:
     """Step 4, after Plan mode, beside the ``[permissions]`` rules.
 
     Return a `Decision` (allow / ask / deny) or nothing. Over every answer and
@@ -92,8 +95,9 @@ def callgate_check_permission(call: ToolCall, tool: ToolSpec,
 
 
 @hookspec(firstresult=True)
-def callgate_ask_permission(call: ToolCall, tool: ToolSpec, session: SessionView,
-                            preview: Any) -> Decision | bool | None:
+def callgate_ask_permission(
+    call: ToolCall, tool: ToolSpec, session: SessionView, preview: Any
+) -> Decision | bool | None:
     """Step 4, when the decision is ``ask``: the integrator's approver. The first answer
     wins.
 
@@ -107,8 +111,9 @@ def callgate_ask_permission(call: ToolCall, tool: ToolSpec, session: SessionView
 
 
 @hookspec
-def callgate_shape_result(call: ToolCall, tool: ToolSpec, result: ToolResult,
-                          session: SessionView) -> ToolResult | None:
+def callgate_shape_result(
+    call: ToolCall, tool: ToolSpec, result: ToolResult, session: SessionView
+) -> ToolResult | None:
     """Step 7, for every result of a call that named a tool, successful or not, in call
     order once the whole batch has its results.
 

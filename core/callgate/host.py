@@ -17,5 +17,13 @@ from ._pipeline.shared import SharedResources
 from ._session.pair import SessionPair
 from ._session.session import Session
 
-__all__ = ["BootError", "ConfigError", "ExecutionFact", "Host", "PluginInfo", "Session",
-           "SessionPair", "SharedResources"]
+__all__ = [
+    "BootError",
+    "ConfigError",
+    "ExecutionFact",
+    "Host",
+    "PluginInfo",
+    "Session",
+    "SessionPair",
+    "SharedResources",
+]

@@ -71,9 +71,23 @@ SANDBOX_REQUIRED = "SANDBOX_REQUIRED"
 #: What ``Environment(inherit="minimal")`` takes from the host: what the MCP SDK passes its
 #: servers (who to be, where home is, where programs are).
 MINIMAL_NAMES: tuple[str, ...] = (
-    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
-     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE")
-    if sys.platform == "win32" else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"))
+    (
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PATHEXT",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+    )
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+)
 
 #: A variable whose upper-cased name contains one of these is a secret (as Codex's default
 #: ``shell_environment_policy`` excludes ``*KEY*``, ``*SECRET*``, ``*TOKEN*``).
@@ -119,8 +133,9 @@ class Environment:
     secrets: bool = False
     path_from_workspace: bool = False
 
-    def build(self, roots: Sequence[str] = (), base: Mapping[str, str] | None = None
-              ) -> dict[str, str]:
+    def build(
+        self, roots: Sequence[str] = (), base: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
         """The environment, from ``base`` (default: the host's, read now); ``roots`` are the
         workspace directories ``PATH`` may not name."""
         source = os.environ if base is None else base
@@ -170,8 +185,7 @@ def which(name: str, session: SessionView | None = None, *, path: str | None = N
 
 
 #: Popen/create_subprocess options the door sets itself.
-_OWN_OPTIONS = frozenset({"args", "executable", "env", "cwd", "shell", "preexec_fn",
-                          "program"})
+_OWN_OPTIONS = frozenset({"args", "executable", "env", "cwd", "shell", "preexec_fn", "program"})
 
 
 @attrs.frozen(kw_only=True)
@@ -203,17 +217,24 @@ class Prepared:
     async def start(self, **options: Any) -> asyncio.subprocess.Process:
         """Start it with `asyncio.create_subprocess_exec` (on the running loop)."""
         self._check(options)
-        return await asyncio.create_subprocess_exec(*self.argv, env=dict(self.env),
-                                                    cwd=self.cwd, **options)
+        return await asyncio.create_subprocess_exec(
+            *self.argv, env=dict(self.env), cwd=self.cwd, **options
+        )
 
-    def run(self, *, input: bytes | str | None = None, timeout: float | None = None,
-            text: bool = False) -> subprocess.CompletedProcess[Any]:
+    def run(
+        self, *, input: bytes | str | None = None, timeout: float | None = None, text: bool = False
+    ) -> subprocess.CompletedProcess[Any]:
         """Start it in a process group of its own with stdin from ``input`` (else the null
         device), wait at most ``timeout`` seconds and capture stdout and stderr. On timeout
         the whole group is killed and `subprocess.TimeoutExpired` raised."""
         stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
-        proc = self.popen(stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=text, start_new_session=os.name == "posix")
+        proc = self.popen(
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=text,
+            start_new_session=os.name == "posix",
+        )
         try:
             out, err = proc.communicate(input, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -235,11 +256,20 @@ def kill_group(pgid: int, sig: int | None = None) -> None:
         pass
 
 
-def prepare(session: SessionView | None, argv: Sequence[str], *, workspace: Access = "read",
-            network: bool = False, sandbox: SandboxNeed = "if_available",
-            because: str = "", env: Environment | None = None, cwd: str | None = None,
-            purpose: str = "", call: ToolCall | None = None,
-            lifetime: Literal["session", "family"] = "session") -> Prepared:
+def prepare(
+    session: SessionView | None,
+    argv: Sequence[str],
+    *,
+    workspace: Access = "read",
+    network: bool = False,
+    sandbox: SandboxNeed = "if_available",
+    because: str = "",
+    env: Environment | None = None,
+    cwd: str | None = None,
+    purpose: str = "",
+    call: ToolCall | None = None,
+    lifetime: Literal["session", "family"] = "session",
+) -> Prepared:
     """Prepare one program ``session`` starts (``None``: the host itself starts it, outside
     any session and any sandbox: ``sandbox`` must then be ``"off"``).
 
@@ -254,13 +284,15 @@ def prepare(session: SessionView | None, argv: Sequence[str], *, workspace: Acce
     if not argv:
         raise ValueError("argv is empty")
     if session is None and sandbox != "off":
-        raise ValueError('a program the host starts outside a session has no sandbox: say '
-                         'sandbox="off"')
+        raise ValueError(
+            'a program the host starts outside a session has no sandbox: say sandbox="off"'
+        )
     spec = env or Environment()
     roots = session.workspace.read_roots if session is not None else ()
     environment = spec.build(roots)
-    where = cwd if cwd is not None else (session.workspace.root if session is not None
-                                         else os.getcwd())
+    where = (
+        cwd if cwd is not None else (session.workspace.root if session is not None else os.getcwd())
+    )
     program = argv[0]
     if not (os.sep in program or (os.altsep and os.altsep in program)):
         search = trusted_path(environment.get("PATH") or os.defpath, roots)
@@ -272,27 +304,47 @@ def prepare(session: SessionView | None, argv: Sequence[str], *, workspace: Acce
         owner = session.shared if lifetime == "family" else session
         environment[MARKER] = _lifeline.scope_of(owner)
         _lifeline.lifeline.ensure()
-    launch = Launch(argv=(program, *argv[1:]), env=environment, cwd=where,
-                    workspace=workspace, network=network, purpose=purpose, call=call)
+    launch = Launch(
+        argv=(program, *argv[1:]),
+        env=environment,
+        cwd=where,
+        workspace=workspace,
+        network=network,
+        purpose=purpose,
+        call=call,
+    )
     confined: Confined | None = None
     if session is not None and sandbox != "off":
         confined = session.host.hooks.confine_process(launch, session)
     if confined is None:
         if sandbox == "required":
-            raise ToolError("unavailable", _refusal(purpose, because), SANDBOX_REQUIRED,
-                            {"executed": False, "purpose": purpose})
-        return Prepared(argv=launch.argv, env=dict(environment), cwd=where, confined=False,
-                        launch=launch)
-    return Prepared(argv=tuple(confined.argv), env=dict(confined.env), cwd=confined.cwd,
-                    confined=True, launch=launch, note=confined.note)
+            raise ToolError(
+                "unavailable",
+                _refusal(purpose, because),
+                SANDBOX_REQUIRED,
+                {"executed": False, "purpose": purpose},
+            )
+        return Prepared(
+            argv=launch.argv, env=dict(environment), cwd=where, confined=False, launch=launch
+        )
+    return Prepared(
+        argv=tuple(confined.argv),
+        env=dict(confined.env),
+        cwd=confined.cwd,
+        confined=True,
+        launch=launch,
+        note=confined.note,
+    )
 
 
 def _refusal(purpose: str, because: str) -> str:
     what = purpose or "the program"
     reason = f" {because}" if because else " it would run code from the workspace"
-    return (f"{what} was not started:{reason}, which is allowed only inside the sandbox, and "
-            "no sandbox confines programs in this session (`callgate plugins` says why; "
-            "install callgate-sandbox and bubblewrap, or see docs/security.md)")
+    return (
+        f"{what} was not started:{reason}, which is allowed only inside the sandbox, and "
+        "no sandbox confines programs in this session (`callgate plugins` says why; "
+        "install callgate-sandbox and bubblewrap, or see docs/security.md)"
+    )
 
 
 def protected_paths(session: SessionView) -> list[str]:
@@ -310,7 +362,24 @@ def hidden_paths(session: SessionView) -> list[str]:
     return hidden(session)
 
 
-__all__ = ["MARKER", "MINIMAL_NAMES", "SANDBOX_REQUIRED", "SECRET_SUFFIXES", "SECRET_WORDS",
-           "Access", "Confined", "Environment", "Launch", "NoteFn", "Prepared", "SandboxNeed",
-           "hidden_paths", "is_secret", "kill_group", "prepare", "protected_paths",
-           "trusted_path", "which"]
+__all__ = [
+    "MARKER",
+    "MINIMAL_NAMES",
+    "SANDBOX_REQUIRED",
+    "SECRET_SUFFIXES",
+    "SECRET_WORDS",
+    "Access",
+    "Confined",
+    "Environment",
+    "Launch",
+    "NoteFn",
+    "Prepared",
+    "SandboxNeed",
+    "hidden_paths",
+    "is_secret",
+    "kill_group",
+    "prepare",
+    "protected_paths",
+    "trusted_path",
+    "which",
+]

@@ -35,8 +35,7 @@ from ._model.canonical import canonical_schema
 from ._model.spec import ToolSpec
 from ._model.values import ImageBlock, ToolResult
 
-PROVIDERS = ("openai-chat", "openai-chat-strict", "openai-responses", "anthropic", "gemini",
-             "mcp")
+PROVIDERS = ("openai-chat", "openai-chat-strict", "openai-responses", "anthropic", "gemini", "mcp")
 #: The renderings in OpenAI's strict form, whose calls `accept_arguments` maps back.
 STRICT_PROVIDERS = frozenset({"openai-chat-strict", "openai-responses"})
 
@@ -44,14 +43,35 @@ STRICT_PROVIDERS = frozenset({"openai-chat-strict", "openai-responses"})
 #: const, anyOf, $ref/$defs, string pattern/format, number bounds, array item counts).
 #: Others are dropped from the strict rendering; the host still validates every call
 #: against the canonical schema, so nothing the model sends escapes a constraint.
-STRICT_KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "anyOf", "enum",
-    "const", "description", "title", "$ref", "$defs", "definitions", "pattern", "format",
-    "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-    "minItems", "maxItems",
-})
-STRICT_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname",
-                            "ipv4", "ipv6", "uuid"})
+STRICT_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "$ref",
+        "$defs",
+        "definitions",
+        "pattern",
+        "format",
+        "multipleOf",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+    }
+)
+STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
 _SCHEMA_MAPS = ("properties", "$defs", "definitions")
 
 
@@ -165,37 +185,61 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
     """One tool definition as ``provider`` takes it."""
     schema = canonical_schema(spec.schema)
     if provider == "openai-chat":
-        return {"type": "function", "function": {"name": spec.name,
-                                                 "description": spec.description,
-                                                 "parameters": schema}}
+        return {
+            "type": "function",
+            "function": {"name": spec.name, "description": spec.description, "parameters": schema},
+        }
     if provider == "openai-chat-strict":
         try:
-            function = {"name": spec.name, "description": spec.description,
-                        "parameters": strict_schema(schema), "strict": True}
+            function = {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": strict_schema(schema),
+                "strict": True,
+            }
         except NotStrict:
-            function = {"name": spec.name, "description": spec.description,
-                        "parameters": schema, "strict": False}
+            function = {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": schema,
+                "strict": False,
+            }
         return {"type": "function", "function": function}
     if provider == "openai-responses":
         try:
-            return {"type": "function", "name": spec.name, "description": spec.description,
-                    "parameters": strict_schema(schema), "strict": True}
+            return {
+                "type": "function",
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": strict_schema(schema),
+                "strict": True,
+            }
         except NotStrict:
-            return {"type": "function", "name": spec.name, "description": spec.description,
-                    "parameters": schema, "strict": False}
+            return {
+                "type": "function",
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": schema,
+                "strict": False,
+            }
     if provider == "anthropic":
         return {"name": spec.name, "description": spec.description, "input_schema": schema}
     if provider == "gemini":
-        return {"name": spec.name, "description": spec.description,
-                "parametersJsonSchema": schema}
+        return {"name": spec.name, "description": spec.description, "parametersJsonSchema": schema}
     if provider == "mcp":
-        return {"name": spec.name, "title": spec.display_title,
-                "description": spec.description, "inputSchema": schema,
-                "annotations": {"title": spec.display_title,
-                                "readOnlyHint": spec.contract_read_only,
-                                "destructiveHint": spec.is_destructive,
-                                "idempotentHint": spec.is_idempotent,
-                                "openWorldHint": spec.open_world}}
+        return {
+            "name": spec.name,
+            "title": spec.display_title,
+            "description": spec.description,
+            "inputSchema": schema,
+            "annotations": {
+                "title": spec.display_title,
+                "readOnlyHint": spec.contract_read_only,
+                "destructiveHint": spec.is_destructive,
+                "idempotentHint": spec.is_idempotent,
+                "openWorldHint": spec.open_world,
+            },
+        }
     raise _unknown(provider)
 
 
@@ -220,8 +264,12 @@ def surface(source: Surfaced, provider: str | None = None) -> list[dict[str, Any
 
 def contract_entry(spec: ToolSpec) -> dict[str, Any]:
     """``{name, read_only, description, schema}``: a tool as the contract shows it."""
-    return {"name": spec.name, "read_only": spec.contract_read_only,
-            "description": spec.description, "schema": canonical_schema(spec.schema)}
+    return {
+        "name": spec.name,
+        "read_only": spec.contract_read_only,
+        "description": spec.description,
+        "schema": canonical_schema(spec.schema),
+    }
 
 
 def contract_entries(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -241,8 +289,7 @@ def _drop_strict_nulls(schema: Any, value: Any) -> Any:
         out = {}
         for key, item in value.items():
             sub = props.get(key)
-            if item is None and sub is not None and key not in required \
-                    and not accepts_null(sub):
+            if item is None and sub is not None and key not in required and not accepts_null(sub):
                 continue  # strict mode's spelling of "left out"
             out[key] = _drop_strict_nulls(sub, item) if sub is not None else item
         return out
@@ -298,21 +345,30 @@ def render_result(result: ToolResult, provider: str) -> Any:
     call_id = result.call_id or ""
     if provider == "anthropic":
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-        content += [{"type": "image", "source": {"type": "base64", "media_type": b.media_type,
-                                                 "data": _b64(b)}} for b in images]
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id,
-                                 "is_error": result.is_error}
+        content += [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": b.media_type, "data": _b64(b)},
+            }
+            for b in images
+        ]
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": call_id,
+            "is_error": result.is_error,
+        }
         if content:  # the API rejects empty text blocks; an absent content is allowed
             block["content"] = content
         return block
     if provider in ("openai-chat", "openai-chat-strict"):
-        messages: list[dict[str, Any]] = [{"role": "tool", "tool_call_id": call_id,
-                                           "content": text}]
+        messages: list[dict[str, Any]] = [
+            {"role": "tool", "tool_call_id": call_id, "content": text}
+        ]
         if images:
-            parts: list[dict[str, Any]] = [{"type": "text",
-                                            "text": f"Image from tool call {call_id}:"}]
-            parts += [{"type": "image_url", "image_url": {"url": _data_url(b)}}
-                      for b in images]
+            parts: list[dict[str, Any]] = [
+                {"type": "text", "text": f"Image from tool call {call_id}:"}
+            ]
+            parts += [{"type": "image_url", "image_url": {"url": _data_url(b)}} for b in images]
             messages.append({"role": "user", "content": parts})
         return messages
     if provider == "openai-responses":
@@ -322,18 +378,20 @@ def render_result(result: ToolResult, provider: str) -> Any:
         output += [{"type": "input_image", "image_url": _data_url(b)} for b in images]
         return {"type": "function_call_output", "call_id": call_id, "output": output}
     if provider == "gemini":
-        response: dict[str, Any] = {"name": result.name or "",
-                                    "response": {"error" if result.is_error else "output": text}}
+        response: dict[str, Any] = {
+            "name": result.name or "",
+            "response": {"error" if result.is_error else "output": text},
+        }
         if call_id:
             response = {"id": call_id, **response}
         parts = [{"functionResponse": response}]
         parts += [{"inlineData": {"mimeType": b.media_type, "data": _b64(b)}} for b in images]
         return {"role": "user", "parts": parts}
     if provider == "mcp":
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] \
-            if text or not images else []
-        blocks += [{"type": "image", "data": _b64(b), "mimeType": b.media_type}
-                   for b in images]
+        blocks: list[dict[str, Any]] = (
+            [{"type": "text", "text": text}] if text or not images else []
+        )
+        blocks += [{"type": "image", "data": _b64(b), "mimeType": b.media_type} for b in images]
         return {"content": blocks, "isError": result.is_error}
     raise _unknown(provider)
 

@@ -101,17 +101,52 @@ if TYPE_CHECKING:
 #: Where each name not defined above lives; imported on first use, so that importing
 #: ``callgate.store`` (plugins do at boot) costs nothing on a cold start.
 _LAZY = {
-    **dict.fromkeys(("BatchStarted", "CallEnded", "CallRecord", "CallStarted", "Entry",
-                     "JobCursor", "JobPut", "JobRecord", "LedgerPut", "MessageRecord",
-                     "MessageRecorded", "NoticeRecord", "NoticeRecorded", "Op", "PruneReport",
-                     "Restored", "ResultsTrimmed", "RunEnded", "RunStarted", "SearchHit",
-                     "SessionClosed", "SessionInfo", "SessionOpened", "StatePut",
-                     "result_ref"), "._store.records"),
-    **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_reader", "open_store",
-                     "resolve_location"), "._store.locations"),
+    **dict.fromkeys(
+        (
+            "BatchStarted",
+            "CallEnded",
+            "CallRecord",
+            "CallStarted",
+            "Entry",
+            "JobCursor",
+            "JobPut",
+            "JobRecord",
+            "LedgerPut",
+            "MessageRecord",
+            "MessageRecorded",
+            "NoticeRecord",
+            "NoticeRecorded",
+            "Op",
+            "PruneReport",
+            "Restored",
+            "ResultsTrimmed",
+            "RunEnded",
+            "RunStarted",
+            "SearchHit",
+            "SessionClosed",
+            "SessionInfo",
+            "SessionOpened",
+            "StatePut",
+            "result_ref",
+        ),
+        "._store.records",
+    ),
+    **dict.fromkeys(
+        ("ENTRY_POINT_GROUP", "default_location", "open_reader", "open_store", "resolve_location"),
+        "._store.locations",
+    ),
     **dict.fromkeys(("LOCAL_PREFIX", "local_principal", "visible_to"), "._store.principal"),
-    **dict.fromkeys(("json_value", "preview", "principal_filter", "proc_start", "process_alive",
-                     "result_facts"), "._store.kit"),
+    **dict.fromkeys(
+        (
+            "json_value",
+            "preview",
+            "principal_filter",
+            "proc_start",
+            "process_alive",
+            "result_facts",
+        ),
+        "._store.kit",
+    ),
 }
 
 
@@ -157,8 +192,9 @@ class SessionStore(Protocol):
 
     # --- sessions -----------------------------------------------------------------------
 
-    def session(self, key: str, *, prefix: bool = True,
-                principal: str | None = None) -> SessionInfo | None:
+    def session(
+        self, key: str, *, prefix: bool = True, principal: str | None = None
+    ) -> SessionInfo | None:
         """The session with this id or name (or a unique id prefix); of ``principal``
         only, when given (sessions recorded before principals count as local users')."""
         ...
@@ -167,8 +203,14 @@ class SessionStore(Protocol):
         """The top-level session last opened on this session directory and workspace."""
         ...
 
-    def sessions(self, *, workspace: str | None = None, limit: int | None = None,
-                 children: bool = False, principal: str | None = None) -> list[SessionInfo]:
+    def sessions(
+        self,
+        *,
+        workspace: str | None = None,
+        limit: int | None = None,
+        children: bool = False,
+        principal: str | None = None,
+    ) -> list[SessionInfo]:
         """Newest first; of one workspace; top-level sessions unless ``children``; of
         ``principal`` only, when given."""
         ...
@@ -181,22 +223,27 @@ class SessionStore(Protocol):
 
     # --- a session's timeline and parts ----------------------------------------------------
 
-    def entries(self, session: str, *, after: int = 0, before: int | None = None,
-                limit: int | None = None, kinds: Sequence[str] = ENTRY_KINDS
-                ) -> list[Entry]:
+    def entries(
+        self,
+        session: str,
+        *,
+        after: int = 0,
+        before: int | None = None,
+        limit: int | None = None,
+        kinds: Sequence[str] = ENTRY_KINDS,
+    ) -> list[Entry]:
         """Messages, calls and notices in timeline order (``seq``), after ``after``."""
         ...
 
-    def calls(self, session: str, *, after: int = 0, limit: int | None = None
-              ) -> list[CallRecord]: ...
+    def calls(
+        self, session: str, *, after: int = 0, limit: int | None = None
+    ) -> list[CallRecord]: ...
 
-    def call_results(self, session: str, call_id: str
-                     ) -> list[tuple[int, str, int, str, bool]]:
+    def call_results(self, session: str, call_id: str) -> list[tuple[int, str, int, str, bool]]:
         """``(row, result_ref, bytes, sha256, retained)`` of the finished calls ``call_id``."""
         ...
 
-    def result_by_ref(self, session: str, ref: str
-                      ) -> tuple[int, str, int, str, bool] | None:
+    def result_by_ref(self, session: str, ref: str) -> tuple[int, str, int, str, bool] | None:
         """``(row, call_id, bytes, sha256, retained)`` of the result ``ref``."""
         ...
 
@@ -214,16 +261,24 @@ class SessionStore(Protocol):
 
     # --- search and upkeep ----------------------------------------------------------------
 
-    def search(self, query: str, *, workspaces: Sequence[str] | None = None,
-               kinds: Sequence[str] = DEFAULT_SEARCH_KINDS, tool: str | None = None,
-               sessions: Sequence[str] | None = None, limit: int = 8,
-               principal: str | None = None) -> list[SearchHit]:
+    def search(
+        self,
+        query: str,
+        *,
+        workspaces: Sequence[str] | None = None,
+        kinds: Sequence[str] = DEFAULT_SEARCH_KINDS,
+        tool: str | None = None,
+        sessions: Sequence[str] | None = None,
+        limit: int = 8,
+        principal: str | None = None,
+    ) -> list[SearchHit]:
         """Ranked full-text matches of ``query``'s words, best first, with snippets; in
         ``principal``'s sessions only, when given."""
         ...
 
-    def prune(self, *, keep_days: float | None, max_bytes: int | None,
-              now: float | None = None) -> PruneReport:
+    def prune(
+        self, *, keep_days: float | None, max_bytes: int | None, now: float | None = None
+    ) -> PruneReport:
         """Delete ended sessions older than ``keep_days``, then the oldest ended ones until
         the store holds at most ``max_bytes``."""
         ...

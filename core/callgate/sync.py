@@ -60,8 +60,9 @@ class Host:
         self._sessions: list[Session] = []
 
     @classmethod
-    def boot(cls, config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
-             **kwargs: Any) -> Host:
+    def boot(
+        cls, config: str | os.PathLike[str] | Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Host:
         """Same arguments as `callgate.Host.boot`."""
         return cls(AsyncHost.boot(config, **kwargs))
 

@@ -43,8 +43,7 @@ __all__ = ["CallgateSession", "assert_error", "assert_ok", "callgate_session", "
 _ids = itertools.count(1)
 
 
-def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | None = None
-              ) -> str:
+def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | None = None) -> str:
     """Fail unless ``result`` succeeded (and, if given, has exactly ``text`` or ``contains``
     it); returns its text."""
     __tracebackhide__ = True
@@ -58,27 +57,32 @@ def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | No
     return result.text
 
 
-def assert_error(result: ToolResult, kind: str, signature: str | None = None, *,
-                 contains: str | None = None) -> ToolResult:
+def assert_error(
+    result: ToolResult, kind: str, signature: str | None = None, *, contains: str | None = None
+) -> ToolResult:
     """Fail unless ``result`` is an error of ``kind`` (and ``signature``, and text containing
     ``contains``); returns the result."""
     __tracebackhide__ = True
     if not result.is_error or result.error is None:
         pytest.fail(f"{result.name} succeeded, expected a {kind} error:\n{result.text}")
     if result.error.kind != kind:
-        pytest.fail(f"{result.name} failed as {result.error.kind}, expected {kind}:\n"
-                    f"{result.text}")
+        pytest.fail(f"{result.name} failed as {result.error.kind}, expected {kind}:\n{result.text}")
     if signature is not None and result.error.signature != signature:
-        pytest.fail(f"{result.name} has signature {result.error.signature!r}, expected "
-                    f"{signature!r}")
+        pytest.fail(
+            f"{result.name} has signature {result.error.signature!r}, expected {signature!r}"
+        )
     if contains is not None and contains not in result.text:
         pytest.fail(f"{result.name}'s error text lacks {contains!r}:\n{result.text}")
     return result
 
 
-def run_replay(lines: Sequence[Mapping[str, Any] | str], workspace: str | os.PathLike[str],
-               *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
-               ) -> list[dict[str, Any]]:
+def run_replay(
+    lines: Sequence[Mapping[str, Any] | str],
+    workspace: str | os.PathLike[str],
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+) -> list[dict[str, Any]]:
     """Run ``callgate replay`` in a subprocess on ``workspace`` and return its result lines.
 
     ``lines`` are transcript lines (dicts are JSON-encoded); ``args`` are extra options
@@ -87,11 +91,20 @@ def run_replay(lines: Sequence[Mapping[str, Any] | str], workspace: str | os.Pat
     """
     __tracebackhide__ = True
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
-    argv = [sys.executable, "-m", "callgate.cli", "replay", "-", "--workspace",
-            os.fspath(workspace), *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "callgate.cli",
+        "replay",
+        "-",
+        "--workspace",
+        os.fspath(workspace),
+        *args,
+    ]
     everything = process.Environment(secrets=True, path_from_workspace=True, set=env or {})
-    proc = process.prepare(None, argv, sandbox="off", env=everything,
-                           purpose="callgate replay").run(input=text, timeout=timeout, text=True)
+    proc = process.prepare(
+        None, argv, sandbox="off", env=everything, purpose="callgate replay"
+    ).run(input=text, timeout=timeout, text=True)
     if proc.returncode != 0:
         pytest.fail(f"callgate replay exited {proc.returncode}:\n{proc.stderr}")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
@@ -127,21 +140,39 @@ class CallgateSession:
         else, to test what the host answers); the keywords are the tool's arguments. Giving
         both is a `TypeError`: one would silently hide the other."""
         if arguments is not None and kwargs:
-            raise TypeError(f"give {name}'s arguments as one dict or as keywords, not both "
-                            f"(keywords: {', '.join(sorted(kwargs))})")
-        [result] = self.run(ToolCall(f"t{next(_ids)}", name,
-                                     arguments if arguments is not None else kwargs))
+            raise TypeError(
+                f"give {name}'s arguments as one dict or as keywords, not both "
+                f"(keywords: {', '.join(sorted(kwargs))})"
+            )
+        [result] = self.run(
+            ToolCall(f"t{next(_ids)}", name, arguments if arguments is not None else kwargs)
+        )
         return result
 
-    def expect_ok(self, name: str, arguments: Any = None, /, *, text: str | None = None,
-                  contains: str | None = None) -> str:
+    def expect_ok(
+        self,
+        name: str,
+        arguments: Any = None,
+        /,
+        *,
+        text: str | None = None,
+        contains: str | None = None,
+    ) -> str:
         """Run one call (its arguments in one dict) and fail unless it succeeds; returns its
         text (which must be ``text`` or contain ``contains``, when given)."""
         __tracebackhide__ = True
         return assert_ok(self.call(name, arguments), text, contains=contains)
 
-    def expect_error(self, name: str, arguments: Any = None, /, *, kind: str,
-                     signature: str | None = None, contains: str | None = None) -> ToolResult:
+    def expect_error(
+        self,
+        name: str,
+        arguments: Any = None,
+        /,
+        *,
+        kind: str,
+        signature: str | None = None,
+        contains: str | None = None,
+    ) -> ToolResult:
         """Run one call (its arguments in one dict) and fail unless it is an error of
         ``kind`` (and ``signature``, and text containing ``contains``); returns the result."""
         __tracebackhide__ = True
@@ -174,8 +205,9 @@ class CallgateSession:
         added, removed = sorted(set(after) - set(before)), sorted(set(before) - set(after))
         changed = sorted(k for k in set(after) & set(before) if after[k] != before[k])
         if added or removed or changed:
-            pytest.fail(f"the workspace changed: added {added}, removed {removed}, "
-                        f"changed {changed}")
+            pytest.fail(
+                f"the workspace changed: added {added}, removed {removed}, changed {changed}"
+            )
 
     def path(self, rel: str) -> Path:
         return self.workspace / rel
@@ -205,24 +237,37 @@ class CallgateSession:
         self.sync.close()
 
 
-def make_session_factory(tmp_path_factory: pytest.TempPathFactory
-                         ) -> tuple[Callable[..., CallgateSession], list[sync.Host]]:
+def make_session_factory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Callable[..., CallgateSession], list[sync.Host]]:
     hosts: list[sync.Host] = []
 
-    def factory(plugins: Sequence[Any] = (), *, files: Mapping[str, str | bytes] | None = None,
-                config: Mapping[str, Any] | str | os.PathLike[str] | None = None,
-                entrypoints: bool | Sequence[str] = False, surface: str = "full",
-                os_name: str = "auto", workspace: str | os.PathLike[str] | None = None,
-                session_dir: str | os.PathLike[str] | None = None,
-                origin: str | None = "human", host: sync.Host | None = None) -> CallgateSession:
+    def factory(
+        plugins: Sequence[Any] = (),
+        *,
+        files: Mapping[str, str | bytes] | None = None,
+        config: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+        entrypoints: bool | Sequence[str] = False,
+        surface: str = "full",
+        os_name: str = "auto",
+        workspace: str | os.PathLike[str] | None = None,
+        session_dir: str | os.PathLike[str] | None = None,
+        origin: str | None = "human",
+        host: sync.Host | None = None,
+    ) -> CallgateSession:
         ws = Path(workspace) if workspace else tmp_path_factory.mktemp("ws")
         for rel, content in (files or {}).items():
             target = ws / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content if isinstance(content, bytes) else content.encode())
         if host is None:
-            host = sync.Host.boot(config if config is not None else {}, plugins=list(plugins),
-                                  entrypoints=entrypoints, surface=surface, os=os_name)
+            host = sync.Host.boot(
+                config if config is not None else {},
+                plugins=list(plugins),
+                entrypoints=entrypoints,
+                surface=surface,
+                os=os_name,
+            )
             hosts.append(host)
         session = host.open_session(ws, session_dir=session_dir, origin=origin)
         return CallgateSession(host, session, ws)
@@ -231,8 +276,9 @@ def make_session_factory(tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture
-def callgate_session(tmp_path_factory: pytest.TempPathFactory
-                     ) -> Iterator[Callable[..., CallgateSession]]:
+def callgate_session(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., CallgateSession]]:
     """A factory of `CallgateSession`s; every host and session is closed at teardown."""
     factory, hosts = make_session_factory(tmp_path_factory)
     yield factory

@@ -42,8 +42,11 @@ def builtin_families() -> list[str]:
         name, _, marker = requirement.partition(";")
         if re.search(rf"""extra\s*==\s*["']{ALL_EXTRA}["']""", marker):
             wanted.add(_canonical(re.split(r"[\s\[<>=!~]", name.strip(), maxsplit=1)[0]))
-    return sorted(ep.name for ep in metadata.entry_points(group="callgate")
-                  if ep.dist is not None and _canonical(ep.dist.name) in wanted)
+    return sorted(
+        ep.name
+        for ep in metadata.entry_points(group="callgate")
+        if ep.dist is not None and _canonical(ep.dist.name) in wanted
+    )
 
 
 def _cell(text: str) -> str:
@@ -75,8 +78,9 @@ def _all_specs(posix: Host, windows: Host | None) -> dict[str, ToolSpec]:
 
 def _os_note(posix: Host, windows: Host | None) -> list[str]:
     """Which tools only one OS's boot has (the shell), in the contract's words."""
-    windows_specs = windows.registry.tools() if windows is not None else \
-        posix.registry.other_os_tools()
+    windows_specs = (
+        windows.registry.tools() if windows is not None else posix.registry.other_os_tools()
+    )
     only_posix = sorted(s.name for s in posix.registry.tools() if s.platforms == {"posix"})
     only_windows = sorted(s.name for s in windows_specs if s.platforms == {"windows"})
     return [
@@ -108,34 +112,46 @@ def generate(posix: Host, windows: Host | None = None) -> str:
     ]
     for name in sorted(specs):
         spec = specs[name]
-        description = alias_description(spec) if spec.visibility == "alias" \
-            else spec.description
-        lines.append(f"| `{name}` | {str(spec.contract_read_only).lower()} | "
-                     f"{_cell(description)} |")
-    per_os = [f"`{n}` ({' and '.join(_OS_NAMES[p] for p in sorted(s.platforms))} only)"
-              for n, s in sorted(specs.items()) if len(s.platforms) == 1]
+        description = alias_description(spec) if spec.visibility == "alias" else spec.description
+        lines.append(
+            f"| `{name}` | {str(spec.contract_read_only).lower()} | {_cell(description)} |"
+        )
+    per_os = [
+        f"`{n}` ({' and '.join(_OS_NAMES[p] for p in sorted(s.platforms))} only)"
+        for n, s in sorted(specs.items())
+        if len(s.platforms) == 1
+    ]
     lines += ["", "## Per-OS tools", ""]
     if per_os:
-        lines.append("Registered on one OS only (every other tool is registered on both): "
-                     + ", ".join(per_os) + ".")
+        lines.append(
+            "Registered on one OS only (every other tool is registered on both): "
+            + ", ".join(per_os)
+            + "."
+        )
     else:
         lines.append("Every tool is registered on both POSIX and Windows.")
     lines += ["", "## Surfaces", ""]
     hosts = [("POSIX", posix)] + ([("Windows", windows)] if windows is not None else [])
     for label, host in hosts:
-        lines.append(f"- {label} boot surface ({host.surface_mode}), in provider order: "
-                     f"{_code_list(host.visible_names(assume_hooks=True))}.")
+        lines.append(
+            f"- {label} boot surface ({host.surface_mode}), in provider order: "
+            f"{_code_list(host.visible_names(assume_hooks=True))}."
+        )
     visible = {n for _, h in hosts for n in h.visible_names(assume_hooks=True)}
-    hidden = sorted(n for n, s in specs.items() if s.visibility != "alias" and n not in visible
-                    and any(n in h.registry for _, h in hosts))
+    hidden = sorted(
+        n
+        for n, s in specs.items()
+        if s.visibility != "alias" and n not in visible and any(n in h.registry for _, h in hosts)
+    )
     if hidden:
         proxy = next(iter(posix.routes()), None)
         how = f" (reached through `{proxy.name}`)" if proxy is not None else ""
         lines.append(f"- Registered but not on the boot surface{how}: {_code_list(hidden)}.")
     aliases = sorted(n for n, s in specs.items() if s.visibility == "alias")
     if aliases:
-        lines.append(f"- Hidden compatibility aliases (never in a provider schema): "
-                     f"{_code_list(aliases)}.")
+        lines.append(
+            f"- Hidden compatibility aliases (never in a provider schema): {_code_list(aliases)}."
+        )
     lines += [
         "",
         "## Schema snapshot",
@@ -151,8 +167,14 @@ def generate(posix: Host, windows: Host | None = None) -> str:
     lines.append("")
     for name in sorted(specs):
         spec = specs[name]
-        lines += [f"### `{name}` ({short_fingerprint(spec.schema)})", "", "```json",
-                  canonical_bytes(spec.schema).decode(), "```", ""]
+        lines += [
+            f"### `{name}` ({short_fingerprint(spec.schema)})",
+            "",
+            "```json",
+            canonical_bytes(spec.schema).decode(),
+            "```",
+            "",
+        ]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -162,9 +184,15 @@ def drift(path: str | Path, expected: str) -> list[str]:
     current = file.read_text(encoding="utf-8") if file.exists() else ""
     if current == expected:
         return []
-    return list(difflib.unified_diff(current.splitlines(), expected.splitlines(),
-                                     f"{file} (committed)", f"{file} (from the registry)",
-                                     lineterm=""))
+    return list(
+        difflib.unified_diff(
+            current.splitlines(),
+            expected.splitlines(),
+            f"{file} (committed)",
+            f"{file} (from the registry)",
+            lineterm="",
+        )
+    )
 
 
 __all__ = ["DOC_PATH", "alias_description", "builtin_families", "drift", "generate"]

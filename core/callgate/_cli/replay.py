@@ -30,9 +30,9 @@ from .serial import call_from_json, result_to_json
 
 MODE_NOTICES = {
     "default": "[plan approved] The user approved the plan and ended plan mode: calls that "
-               "change files or run commands are allowed again (permission rules still apply).",
+    "change files or run commands are allowed again (permission rules still apply).",
     "plan": "[plan mode] The user switched the session to plan mode: until the plan is "
-            "approved, only read-only calls run; present the plan instead of making changes.",
+    "approved, only read-only calls run; present the plan instead of making changes.",
 }
 
 
@@ -47,8 +47,9 @@ class Entry:
 
 
 def _invalid(line: int, shape: str, message: str, call_id: Any = None) -> ToolResult:
-    result = ToolResult.failure("invalid_transcript", message, f"invalid_transcript:{shape}",
-                                {"line": line})
+    result = ToolResult.failure(
+        "invalid_transcript", message, f"invalid_transcript:{shape}", {"line": line}
+    )
     result.call_id = call_id if isinstance(call_id, str) else None
     return result
 
@@ -65,20 +66,51 @@ class Line:
 def parse_line(text: str, line: int) -> Line:
     """The turn origin, the entries and the mode switch of one transcript line."""
     if lone_surrogate(text):  # raw text holds one only where reading escaped a non-UTF-8 byte
-        return Line("human", [Entry(line, invalid=_invalid(
-            line, "json", f"line {line} is not UTF-8 text"))])
+        return Line(
+            "human", [Entry(line, invalid=_invalid(line, "json", f"line {line} is not UTF-8 text"))]
+        )
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        return Line("human", [Entry(line, invalid=_invalid(
-            line, "json", f"line {line} is not valid JSON ({exc.msg} at column {exc.colno})"))])
+        return Line(
+            "human",
+            [
+                Entry(
+                    line,
+                    invalid=_invalid(
+                        line,
+                        "json",
+                        f"line {line} is not valid JSON ({exc.msg} at column {exc.colno})",
+                    ),
+                )
+            ],
+        )
     except RecursionError:
-        return Line("human", [Entry(line, invalid=_invalid(
-            line, "json", f"line {line} nests arrays or objects deeper than the JSON reader "
-            "allows"))])
+        return Line(
+            "human",
+            [
+                Entry(
+                    line,
+                    invalid=_invalid(
+                        line,
+                        "json",
+                        f"line {line} nests arrays or objects deeper than the JSON reader allows",
+                    ),
+                )
+            ],
+        )
     if not isinstance(value, dict):
-        return Line("human", [Entry(line, invalid=_invalid(
-            line, "shape", f"line {line} is not a JSON object (a call or a batch)"))])
+        return Line(
+            "human",
+            [
+                Entry(
+                    line,
+                    invalid=_invalid(
+                        line, "shape", f"line {line} is not a JSON object (a call or a batch)"
+                    ),
+                )
+            ],
+        )
     if "mode" in value and "name" not in value and "batch" not in value:
         return _mode_line(value, line)
     origin, entries = _call_line(value, line)
@@ -88,34 +120,63 @@ def parse_line(text: str, line: int) -> Line:
 def _mode_line(value: dict[str, Any], line: int) -> Line:
     mode = value["mode"]
     if set(value) != {"mode"} or mode not in MODES:
-        return Line("human", [Entry(line, invalid=_invalid(
-            line, "shape", f'line {line}: a mode line is {{"mode": "default"}} or '
-            '{"mode": "plan"} and holds nothing else'))])
+        return Line(
+            "human",
+            [
+                Entry(
+                    line,
+                    invalid=_invalid(
+                        line,
+                        "shape",
+                        f'line {line}: a mode line is {{"mode": "default"}} or '
+                        '{"mode": "plan"} and holds nothing else',
+                    ),
+                )
+            ],
+        )
     return Line("human", [], mode)
 
 
 def _call_line(value: dict[str, Any], line: int) -> tuple[str, list[Entry]]:
     origin = value.get("origin", "human")
     if origin not in ("human", "automatic"):
-        return "human", [Entry(line, invalid=_invalid(
-            line, "shape", f'line {line}: origin must be "human" or "automatic"'))]
+        return "human", [
+            Entry(
+                line,
+                invalid=_invalid(
+                    line, "shape", f'line {line}: origin must be "human" or "automatic"'
+                ),
+            )
+        ]
     if "batch" in value:
         items = value["batch"]
         if not isinstance(items, list):
-            return origin, [Entry(line, invalid=_invalid(
-                line, "shape", f"line {line}: batch must be a list of calls"))]
+            return origin, [
+                Entry(
+                    line,
+                    invalid=_invalid(line, "shape", f"line {line}: batch must be a list of calls"),
+                )
+            ]
         return origin, [_entry(item, line, f"L{line}.{i + 1}") for i, item in enumerate(items)]
     return origin, [_entry(value, line, f"L{line}")]
 
 
 def _entry(item: Any, line: int, default_id: str) -> Entry:
     if not isinstance(item, dict):
-        return Entry(line, invalid=_invalid(line, "shape", f"line {line}: a call must be a "
-                                            "JSON object with a string name"), raw=item)
+        return Entry(
+            line,
+            invalid=_invalid(
+                line, "shape", f"line {line}: a call must be a JSON object with a string name"
+            ),
+            raw=item,
+        )
     call_id = item.get("id", default_id)
     if not isinstance(item.get("name"), str):
-        return Entry(line, invalid=_invalid(line, "shape", f"line {line}: a call needs a "
-                                            'string "name"', call_id), raw=item)
+        return Entry(
+            line,
+            invalid=_invalid(line, "shape", f'line {line}: a call needs a string "name"', call_id),
+            raw=item,
+        )
     if not isinstance(call_id, str):
         call_id = json.dumps(call_id)
     return Entry(line, call_from_json({**item, "id": call_id}), raw=item)
@@ -149,8 +210,9 @@ def json_line(value: Any, indent: int | None = None) -> str:
     return text
 
 
-async def replay(session: Session, lines: Iterable[str], first: int = 1
-                 ) -> AsyncIterator[tuple[Entry, dict[str, Any]]]:
+async def replay(
+    session: Session, lines: Iterable[str], first: int = 1
+) -> AsyncIterator[tuple[Entry, dict[str, Any]]]:
     """Run every line; yields each call position with its JSON result, in order. ``first``
     is the number of the first line (a scripted child replays its transcript line by line)."""
     for number, text in enumerate(lines, first):
@@ -199,18 +261,25 @@ class AnswerFile:
             raise ValueError(f"answers file {path} is not JSON: {exc}") from None
         answers = value.get("answers") if isinstance(value, dict) else None
         if not isinstance(answers, dict):
-            raise ValueError(f'answers file {path} must be {{"answers": {{question or header: '
-                             "answer}}}")
+            raise ValueError(
+                f'answers file {path} must be {{"answers": {{question or header: answer}}}}}}'
+            )
         for key, answer in answers.items():
-            if not (answer is None or isinstance(answer, str) or (
-                    isinstance(answer, list) and all(isinstance(a, str) for a in answer))):
-                raise ValueError(f"answers file {path}: the answer to {key!r} must be a "
-                                 "string, a list of strings or null")
+            if not (
+                answer is None
+                or isinstance(answer, str)
+                or (isinstance(answer, list) and all(isinstance(a, str) for a in answer))
+            ):
+                raise ValueError(
+                    f"answers file {path}: the answer to {key!r} must be a "
+                    "string, a list of strings or null"
+                )
         return cls(answers)
 
     @hookimpl(optionalhook=True)
-    def callgate_ask_user(self, session: Session, questions: list[dict[str, Any]]
-                          ) -> dict[str, Any] | None:
+    def callgate_ask_user(
+        self, session: Session, questions: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
         found: dict[str, Any] = {}
         for q in questions:
             for key in (q.get("question"), q.get("header")):

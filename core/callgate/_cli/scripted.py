@@ -66,8 +66,10 @@ class ScriptedSubagents:
             stem = slug(description)
             self._seen[stem] += 1
             count, number = self._seen[stem], self._started
-        names = [f"{stem}.jsonl" if count == 1 else f"{stem}.{count}.jsonl",
-                 f"child-{number}.jsonl"]
+        names = [
+            f"{stem}.jsonl" if count == 1 else f"{stem}.{count}.jsonl",
+            f"child-{number}.jsonl",
+        ]
         for name in names:
             path = os.path.join(self.directory, name)
             if os.path.isfile(path):
@@ -78,9 +80,13 @@ class ScriptedSubagents:
         """Replay the child's transcript through ``request.session``; the outcome."""
         path, names = self.transcript_for(request.description)
         if path is None:
-            return {"status": "failed", "error_code": "no_transcript", "retryable": False,
-                    "answer": f"no transcript for this child in {self.directory} (looked "
-                              f"for {' and '.join(names)})"}
+            return {
+                "status": "failed",
+                "error_code": "no_transcript",
+                "retryable": False,
+                "answer": f"no transcript for this child in {self.directory} (looked "
+                f"for {' and '.join(names)})",
+            }
         with open(path, "rb") as fh:
             lines = fh.read().decode("utf-8", "surrogateescape").splitlines()
         session = request.session
@@ -94,8 +100,12 @@ class ScriptedSubagents:
             if ending is not None:
                 return ending
             if limit is not None and steps >= limit:
-                return {"status": "partial", "error_code": "max_steps", "retryable": True,
-                        "answer": _answer(quoted) + f"\n[stopped after max_steps={limit}]"}
+                return {
+                    "status": "partial",
+                    "error_code": "max_steps",
+                    "retryable": True,
+                    "answer": _answer(quoted) + f"\n[stopped after max_steps={limit}]",
+                }
             steps += 1
             async for _entry, result in _replay.replay(session, [text], number):
                 quoted.append(_quote(result))
@@ -120,8 +130,13 @@ def _ending(text: str) -> dict[str, Any] | None:
 
 def _quote(result: dict[str, Any]) -> str:
     content = result.get("content", "")
-    text = content if isinstance(content, str) else "\n".join(
-        c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
+    text = (
+        content
+        if isinstance(content, str)
+        else "\n".join(
+            c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"
+        )
+    )
     if len(text) > QUOTE_CHARS:
         text = text[:QUOTE_CHARS] + "…"
     mark = " (error)" if result.get("is_error") else ""

@@ -63,9 +63,11 @@ def _converter() -> cattrs.Converter:
     converter = cattrs.Converter()
     converter.register_unstructure_hook(ToolResult, _unstructure_result)
     converter.register_unstructure_hook(
-        ErrorInfo, lambda e: {"kind": e.kind, "signature": e.signature, "message": e.message})
+        ErrorInfo, lambda e: {"kind": e.kind, "signature": e.signature, "message": e.message}
+    )
     converter.register_structure_hook(
-        ToolCall, lambda d, _: ToolCall(d["id"], d["name"], d.get("arguments")))
+        ToolCall, lambda d, _: ToolCall(d["id"], d["name"], d.get("arguments"))
+    )
     return converter
 
 

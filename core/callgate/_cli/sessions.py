@@ -33,8 +33,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PREVIEW = 80
 #: what a terminal would act on: C0 controls but newline and tab, DEL, C1 controls, and the
 #: bidirectional overrides and isolates that reorder what is shown
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
-                       "\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: the same outside JSON's own escapes (json.dumps escapes C0 already, not DEL, C1, bidi)
 _JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -95,8 +94,7 @@ def _short(text: str | None, limit: int = PREVIEW) -> str:
 
 
 def _args_text(arguments: Any) -> str:
-    return arguments if isinstance(arguments, str) else json.dumps(arguments,
-                                                                   ensure_ascii=False)
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
 def _run(command: Any, args: argparse.Namespace) -> int:
@@ -113,8 +111,7 @@ def _run(command: Any, args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     store, _ = _store(args)
-    infos = store.sessions(workspace=args.in_workspace, limit=args.limit,
-                           children=args.children)
+    infos = store.sessions(workspace=args.in_workspace, limit=args.limit, children=args.children)
     if args.json:
         for info in infos:
             print(_json_line(_info_json(info)))
@@ -124,8 +121,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'ID':<32}  {'STARTED':<19}  {'STATUS':<11}  {'CALLS':>5}  WORKSPACE / PREVIEW")
     for info in infos:
-        _say(f"{info.id:<32}  {_when(info.started):<19}  {info.status:<11}  {info.calls:>5}  "
-             f"{info.workspace}")
+        _say(
+            f"{info.id:<32}  {_when(info.started):<19}  {info.status:<11}  {info.calls:>5}  "
+            f"{info.workspace}"
+        )
         extra = (f"[{info.name}] " if info.name else "") + _short(info.preview)
         if extra:
             _say(f"{'':<75}{extra}")
@@ -144,8 +143,11 @@ def _info_json(info: Any) -> dict[str, Any]:
 def _found(store: Any, key: str) -> Any:
     info = store.session(key)
     if info is None:
-        raise StoreError(f"session store {store.location} holds no session {key!r} "
-                         "(callgate sessions list shows them)", store.location)
+        raise StoreError(
+            f"session store {store.location} holds no session {key!r} "
+            "(callgate sessions list shows them)",
+            store.location,
+        )
     return info
 
 
@@ -164,8 +166,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     _say(f"  workspace {info.workspace}")
     if info.principal:
         _say(f"  principal {info.principal}")
-    _say(f"  started {_when(info.started)}, ended {_when(info.ended)}; {info.calls} calls; "
-         f"record {info.record}; surface {info.surface or '-'}; os {info.os or '-'}")
+    _say(
+        f"  started {_when(info.started)}, ended {_when(info.ended)}; {info.calls} calls; "
+        f"record {info.record}; surface {info.surface or '-'}; os {info.os or '-'}"
+    )
     if info.parent:
         _say(f"  child of {info.parent}")
     for child in store.children(info.id):
@@ -186,8 +190,10 @@ def _entry_line(entry: Any) -> str:
     took = f", {entry.duration_ms:.0f} ms" if entry.duration_ms is not None else ""
     judged = f" [{entry.permission} by {entry.decided_by}]" if entry.permission else ""
     tool = f" → {entry.tool}" if entry.tool else ""
-    head = (f"#{entry.seq} call {entry.call_id} {entry.name}{tool} "
-            f"{_short(_args_text(entry.arguments), 120)} → {entry.outcome}{took}{judged}")
+    head = (
+        f"#{entry.seq} call {entry.call_id} {entry.name}{tool} "
+        f"{_short(_args_text(entry.arguments), 120)} → {entry.outcome}{took}{judged}"
+    )
     return head + "\n      " + _short(entry.seen, 200)
 
 
@@ -197,8 +203,13 @@ def _entry_line(entry: Any) -> str:
 def cmd_search(args: argparse.Namespace) -> int:
     store, _ = _store(args)
     kinds = args.kind or ["user_text", "assistant_text", "tool_input", "tool_error"]
-    hits = store.search(args.query, workspaces=[args.in_workspace] if args.in_workspace
-                        else None, kinds=kinds, tool=args.tool, limit=args.limit)
+    hits = store.search(
+        args.query,
+        workspaces=[args.in_workspace] if args.in_workspace else None,
+        kinds=kinds,
+        tool=args.tool,
+        limit=args.limit,
+    )
     if args.json:
         import attrs
 
@@ -210,8 +221,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         return EXIT_OK
     for hit in hits:
         tool = f" {hit.tool}" if hit.tool else ""
-        _say(f"{hit.session} #{hit.seq} {hit.kind}{tool} (score {hit.score:.3f}, "
-             f"{_when(hit.at)}, {hit.workspace})")
+        _say(
+            f"{hit.session} #{hit.seq} {hit.kind}{tool} (score {hit.score:.3f}, "
+            f"{_when(hit.at)}, {hit.workspace})"
+        )
         _say(f"    {hit.snippet}")
     return EXIT_OK
 
@@ -256,8 +269,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             return _fail(f"{args.output} exists; export writes a new file (nothing written)")
         except OSError as exc:
             return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
-        print(f"wrote {args.output} ({text.count(chr(10))} lines) from session {info.id}",
-              file=sys.stderr)
+        print(
+            f"wrote {args.output} ({text.count(chr(10))} lines) from session {info.id}",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -268,11 +283,14 @@ def cmd_prune(args: argparse.Namespace) -> int:
     store, table = _store(args)
     keep_days = args.keep_days if args.keep_days is not None else table["keep_days"]
     max_mb = args.max_mb if args.max_mb is not None else table["max_store_mb"]
-    report = store.prune(keep_days=keep_days or None,
-                         max_bytes=max_mb * 1024 * 1024 if max_mb else None)
-    print(f"pruned {report.sessions} sessions from {store.location}: "
-          f"{report.bytes_before / 1048576:.1f} MB → {report.bytes_after / 1048576:.1f} MB "
-          f"(keep_days {keep_days or 'unlimited'}, max_store_mb {max_mb or 'unlimited'})")
+    report = store.prune(
+        keep_days=keep_days or None, max_bytes=max_mb * 1024 * 1024 if max_mb else None
+    )
+    print(
+        f"pruned {report.sessions} sessions from {store.location}: "
+        f"{report.bytes_before / 1048576:.1f} MB → {report.bytes_after / 1048576:.1f} MB "
+        f"(keep_days {keep_days or 'unlimited'}, max_store_mb {max_mb or 'unlimited'})"
+    )
     return EXIT_OK
 
 
@@ -280,15 +298,20 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("sessions", help="list, show, search, export or prune the "
-                                               "session store",
-                              description="Read and maintain the session store: every "
-                                          "session a host recorded (docs/sessions.md).")
+    p = subparsers.add_parser(
+        "sessions",
+        help="list, show, search, export or prune the session store",
+        description="Read and maintain the session store: every "
+        "session a host recorded (docs/sessions.md).",
+    )
     sub = p.add_subparsers(dest="sessions_command", required=True)
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--store", help="the store (a path or URL); default: [sessions] store, "
-                                       "else the user state directory's")
+        q.add_argument(
+            "--store",
+            help="the store (a path or URL); default: [sessions] store, "
+            "else the user state directory's",
+        )
         q.add_argument("--config", help="a callgate.toml whose [sessions] table to use")
         q.add_argument("--workspace", help="find callgate.toml / pyproject.toml here")
 
@@ -310,8 +333,12 @@ def register(subparsers: Any) -> None:
     common(q)
     q.add_argument("query")
     q.add_argument("--in-workspace", help="only sessions of this workspace directory")
-    q.add_argument("--kind", action="append", choices=SEARCH_KINDS,
-                   help="what to search (repeatable; default: all but tool_output)")
+    q.add_argument(
+        "--kind",
+        action="append",
+        choices=SEARCH_KINDS,
+        help="what to search (repeatable; default: all but tool_output)",
+    )
     q.add_argument("--tool", help="only calls of this tool")
     q.add_argument("--limit", type=int, default=20)
     q.add_argument("--json", action="store_true")
@@ -323,8 +350,7 @@ def register(subparsers: Any) -> None:
     q.add_argument("-o", "--output", help="write to this new file (default: stdout)")
     q.set_defaults(func=lambda a: _run(cmd_export, a))
 
-    q = sub.add_parser("prune", help="delete old sessions ([sessions] keep_days, "
-                                     "max_store_mb)")
+    q = sub.add_parser("prune", help="delete old sessions ([sessions] keep_days, max_store_mb)")
     common(q)
     q.add_argument("--keep-days", type=int, help="override [sessions] keep_days (0: no limit)")
     q.add_argument("--max-mb", type=int, help="override [sessions] max_store_mb (0: no limit)")

@@ -156,7 +156,8 @@ def _is_map(schema: Mapping[str, Any] | None, key: str) -> bool:
         return False
     props = schema.get("properties")
     return not (isinstance(props, Mapping) and key in props) and isinstance(
-        schema.get("additionalProperties"), Mapping)
+        schema.get("additionalProperties"), Mapping
+    )
 
 
 def policy_of(schema: Mapping[str, Any] | None) -> Any:
@@ -191,9 +192,14 @@ class LayeredSource:
     warnings about what an untrusted workspace config could not change.
     """
 
-    def __init__(self, layers: Sequence[ConfigSource], schema_for: SchemaFor | None = None,
-                 *, workspace_trusted: bool | None = None,
-                 user_file: str | None = None) -> None:
+    def __init__(
+        self,
+        layers: Sequence[ConfigSource],
+        schema_for: SchemaFor | None = None,
+        *,
+        workspace_trusted: bool | None = None,
+        user_file: str | None = None,
+    ) -> None:
         self.layers: tuple[ConfigSource, ...] = tuple(layers)
         self.schema_for: SchemaFor = schema_for or (lambda table: None)
         #: ``None`` when no workspace config was loaded, else whether the user config trusts it
@@ -222,8 +228,9 @@ class LayeredSource:
     @property
     def files(self) -> tuple[str, ...]:
         """Every config file this host loaded (not ``<config>`` mappings)."""
-        return tuple(layer.file for layer in self.layers
-                     if layer.file and not layer.file.startswith("<"))
+        return tuple(
+            layer.file for layer in self.layers if layer.file and not layer.file.startswith("<")
+        )
 
     def layer_of(self, path: Sequence[Any]) -> ConfigSource | None:
         """The topmost layer that sets ``path`` (a table, then keys)."""
@@ -239,10 +246,8 @@ class LayeredSource:
         the user's value is relative to). Else the topmost that sets ``path``."""
         merged = _get(self.data, path)
         if merged is not _MISSING:
-            same = [layer for layer in reversed(self.layers)
-                    if _get(layer.data, path) == merged]
-            sure = [layer for layer in same
-                    if layer.kind != WORKSPACE or self.workspace_trusted]
+            same = [layer for layer in reversed(self.layers) if _get(layer.data, path) == merged]
+            sure = [layer for layer in same if layer.kind != WORKSPACE or self.workspace_trusted]
             if sure or same:
                 return (sure or same)[0]
         return self.layer_of(path)
@@ -258,8 +263,9 @@ class LayeredSource:
         layer = self._layer_with_value(path, value)
         return layer.line_of_value(path, value) if layer is not None else None
 
-    def locate(self, path: tuple[Any, ...], value: str | None = None
-               ) -> tuple[str | None, int | None]:
+    def locate(
+        self, path: tuple[Any, ...], value: str | None = None
+    ) -> tuple[str | None, int | None]:
         """``(file, line)`` of the layer that set ``path`` (or the list item ``value``)."""
         layer = self._layer_with_value(path, value) if value is not None else self._at(path)
         if layer is None:
@@ -317,8 +323,7 @@ class LayeredSource:
             return cached[1]
         value: Any = _MISSING
         for layer in self.layers:
-            upper = layer.data.get(name, _MISSING) if isinstance(layer.data, Mapping) \
-                else _MISSING
+            upper = layer.data.get(name, _MISSING) if isinstance(layer.data, Mapping) else _MISSING
             if upper is _MISSING:
                 continue
             if value is _MISSING and layer.kind != WORKSPACE:
@@ -333,11 +338,17 @@ class LayeredSource:
             self._cache[name] = (key, value)
         return value
 
-    def _merge(self, lower: Any, upper: Any, schema: Mapping[str, Any] | None,
-               path: tuple[Any, ...], layer: ConfigSource, trusted: bool) -> Any:
+    def _merge(
+        self,
+        lower: Any,
+        upper: Any,
+        schema: Mapping[str, Any] | None,
+        path: tuple[Any, ...],
+        layer: ConfigSource,
+        trusted: bool,
+    ) -> Any:
         policy = policy_of(schema)
-        concat = isinstance(schema, Mapping) and (
-            schema.get(LAYERS) == "concat" or policy == "add")
+        concat = isinstance(schema, Mapping) and (schema.get(LAYERS) == "concat" or policy == "add")
         if lower is _MISSING and isinstance(schema, Mapping) and "default" in schema:
             lower = copy.deepcopy(schema["default"])
         if isinstance(upper, list) and concat and (trusted or policy == "add"):
@@ -345,15 +356,20 @@ class LayeredSource:
             return base + [x for x in upper if x not in base]
         if trusted:
             if isinstance(upper, Mapping) and isinstance(lower, Mapping):
-                return self._merge_table(lower, upper, schema, path, layer, trusted,
-                                         new_entries=True)
+                return self._merge_table(
+                    lower, upper, schema, path, layer, trusted, new_entries=True
+                )
             return copy.deepcopy(upper)
         # a workspace config that is not trusted: only what its owner declared, tightening
-        if isinstance(upper, Mapping) and policy in (_KEYS, "add", "any") and (
-                lower is _MISSING or isinstance(lower, Mapping)):
+        if (
+            isinstance(upper, Mapping)
+            and policy in (_KEYS, "add", "any")
+            and (lower is _MISSING or isinstance(lower, Mapping))
+        ):
             base = lower if isinstance(lower, Mapping) else {}
-            return self._merge_table(base, upper, schema, path, layer, trusted,
-                                     new_entries=policy != _KEYS)
+            return self._merge_table(
+                base, upper, schema, path, layer, trusted, new_entries=policy != _KEYS
+            )
         if policy == "any" and not isinstance(upper, Mapping):
             return copy.deepcopy(upper)
         if policy == "subset" and isinstance(upper, list):
@@ -361,16 +377,23 @@ class LayeredSource:
             kept = [x for x in upper if x in base]
             dropped = [x for x in upper if x not in base]
             if dropped:
-                self._note(layer, path, "it may only narrow the user's list (not added: "
-                           f"{', '.join(_show(x) for x in dropped)})")
+                self._note(
+                    layer,
+                    path,
+                    "it may only narrow the user's list (not added: "
+                    f"{', '.join(_show(x) for x in dropped)})",
+                )
             return kept
         if policy in ("min", "max") and _number(upper):
             if not _number(lower):
                 return upper
             pick = min if policy == "min" else max
             if pick(lower, upper) != upper:
-                self._note(layer, path, f"it may only {'lower' if policy == 'min' else 'raise'} "
-                           f"{_show(lower)}")
+                self._note(
+                    layer,
+                    path,
+                    f"it may only {'lower' if policy == 'min' else 'raise'} {_show(lower)}",
+                )
                 return lower
             return upper
         if isinstance(policy, list):
@@ -385,10 +408,17 @@ class LayeredSource:
         self._refuse(layer, path, upper, lower)
         return lower
 
-    def _merge_table(self, lower: Mapping[str, Any], upper: Mapping[str, Any],
-                     schema: Mapping[str, Any] | None, path: tuple[Any, ...],
-                     layer: ConfigSource, trusted: bool, *, new_entries: bool
-                     ) -> dict[str, Any]:
+    def _merge_table(
+        self,
+        lower: Mapping[str, Any],
+        upper: Mapping[str, Any],
+        schema: Mapping[str, Any] | None,
+        path: tuple[Any, ...],
+        layer: ConfigSource,
+        trusted: bool,
+        *,
+        new_entries: bool,
+    ) -> dict[str, Any]:
         """``upper`` merged over ``lower`` key by key. A new entry of a map is taken whole
         when ``new_entries`` (a trusted layer, or a map whose policy is ``"add"``); else
         its own schema decides, and an entry left with nothing is not added."""
@@ -400,20 +430,19 @@ class LayeredSource:
                     out[key] = copy.deepcopy(value)  # a new entry of a map: taken whole
                     continue
                 merged = self._merge(_MISSING, value, sub, (*path, key), layer, trusted)
-                if merged is not _MISSING and not (isinstance(merged, Mapping) and not merged
-                                                   and value):
+                if merged is not _MISSING and not (
+                    isinstance(merged, Mapping) and not merged and value
+                ):
                     out[key] = merged
                 continue
-            merged = self._merge(lower.get(key, _MISSING), value, sub, (*path, key), layer,
-                                 trusted)
+            merged = self._merge(lower.get(key, _MISSING), value, sub, (*path, key), layer, trusted)
             if merged is _MISSING:
                 out.pop(key, None)
             else:
                 out[key] = merged
         return out
 
-    def _refuse(self, layer: ConfigSource, path: tuple[Any, ...], upper: Any,
-                lower: Any) -> None:
+    def _refuse(self, layer: ConfigSource, path: tuple[Any, ...], upper: Any, lower: Any) -> None:
         """Note each value of ``upper`` a user-only key kept from changing (a table's keys
         one by one, so each warning names the line that set it)."""
         if lower is not _MISSING and upper == lower:
@@ -430,13 +459,21 @@ class LayeredSource:
             return
         self._noted.add(path)
         line = layer.line_of(path)
-        where = f"{layer.file}:{line}: " if layer.file and line else (
-            f"{layer.file}: " if layer.file else "")
-        trust = (f" (to apply it, list the workspace in [trust] workspaces of "
-                 f"{self.user_file})" if self.user_file else "")
-        self.notes.append(f"{where}{_dotted(path)} in the workspace config is ignored: {why}; "
-                          "a workspace config that is not trusted can only tighten the user "
-                          f"config{trust}")
+        where = (
+            f"{layer.file}:{line}: "
+            if layer.file and line
+            else (f"{layer.file}: " if layer.file else "")
+        )
+        trust = (
+            f" (to apply it, list the workspace in [trust] workspaces of {self.user_file})"
+            if self.user_file
+            else ""
+        )
+        self.notes.append(
+            f"{where}{_dotted(path)} in the workspace config is ignored: {why}; "
+            "a workspace config that is not trusted can only tighten the user "
+            f"config{trust}"
+        )
 
 
 def _number(value: Any) -> bool:
@@ -479,6 +516,19 @@ class _MergedView(Mapping[str, Any]):
         return len(self._names())
 
 
-__all__ = ["EXPLICIT", "KIND", "KIND_POLICIES", "LAYERS", "POLICIES", "POLICY", "USER",
-           "USER_CONFIG_ENV", "WORKSPACE", "LayeredSource", "is_trusted", "policy_of",
-           "user_config_dir", "user_config_path"]
+__all__ = [
+    "EXPLICIT",
+    "KIND",
+    "KIND_POLICIES",
+    "LAYERS",
+    "POLICIES",
+    "POLICY",
+    "USER",
+    "USER_CONFIG_ENV",
+    "WORKSPACE",
+    "LayeredSource",
+    "is_trusted",
+    "policy_of",
+    "user_config_dir",
+    "user_config_path",
+]

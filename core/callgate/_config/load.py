@@ -37,8 +37,12 @@ CONFIG_NAMES = ("callgate.toml",)
 ConfigInput = str | os.PathLike[str] | Mapping[str, Any] | None
 
 
-def load(config: ConfigInput, workspace: str | os.PathLike[str] | None = None, *,
-         user_config: ConfigInput | bool = True) -> LayeredSource:
+def load(
+    config: ConfigInput,
+    workspace: str | os.PathLike[str] | None = None,
+    *,
+    user_config: ConfigInput | bool = True,
+) -> LayeredSource:
     """The layered config: the user config, then an explicit ``config`` (a file or a
     mapping) or, without one, the workspace config discovered in ``workspace``.
 
@@ -71,11 +75,13 @@ def load(config: ConfigInput, workspace: str | os.PathLike[str] | None = None, *
                 # [tool.callgate] they planted must not apply in full; callgate.toml,
                 # which they may not write, carries a trusted workspace's settings
                 trusted = False
-                notes.append(f"{found.file}:{_table_line(found.text or '', 'tool.callgate')}: "
-                             "[tool.callgate] is never trusted, "
-                             "even in a workspace [trust] lists (write tools may edit "
-                             "pyproject.toml), so it can only tighten the user config; put "
-                             "the settings in callgate.toml to apply them in full")
+                notes.append(
+                    f"{found.file}:{_table_line(found.text or '', 'tool.callgate')}: "
+                    "[tool.callgate] is never trusted, "
+                    "even in a workspace [trust] lists (write tools may edit "
+                    "pyproject.toml), so it can only tighten the user config; put "
+                    "the settings in callgate.toml to apply them in full"
+                )
             layers.append(found)
     source = LayeredSource(layers, workspace_trusted=trusted, user_file=user_file)
     source.notes.extend(notes)
@@ -91,8 +97,7 @@ def _table_line(text: str, table: str) -> int:
     return 1
 
 
-def _source(config: str | os.PathLike[str] | Mapping[str, Any], *, required: bool
-            ) -> ConfigSource:
+def _source(config: str | os.PathLike[str] | Mapping[str, Any], *, required: bool) -> ConfigSource:
     if isinstance(config, Mapping):
         return ConfigSource(copy.deepcopy(dict(config)), "<config>")
     return _load_file(os.fspath(config), required=required)
@@ -121,8 +126,9 @@ def _load_file(path: str, *, required: bool) -> ConfigSource:
     except OSError as exc:
         if not required:
             return ConfigSource({}, None)
-        raise ConfigError(f"cannot read the config file: {exc.strerror or exc}", file=path) \
-            from None
+        raise ConfigError(
+            f"cannot read the config file: {exc.strerror or exc}", file=path
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -130,14 +136,10 @@ def _load_file(path: str, *, required: bool) -> ConfigSource:
         line = int(match.group(1)) if match else None
         if line is None and "end of document" in str(exc):
             line = max(1, len(text.splitlines()))
-        reason = re.sub(r"\s*\((at line \d+, column \d+|at end of document)\)", "",
-                        str(exc))
+        reason = re.sub(r"\s*\((at line \d+, column \d+|at end of document)\)", "", str(exc))
         key = key_at(text, line) if line else None
-        raise ConfigError(f"not valid TOML: {reason}", file=path, key=key, line=line) \
-            from None
+        raise ConfigError(f"not valid TOML: {reason}", file=path, key=key, line=line) from None
     return ConfigSource(data, path, text)
-
-
 
 
 def apply_defaults(schema: Mapping[str, Any], value: Any) -> Any:
@@ -170,13 +172,15 @@ def _toml_validator() -> Any:
 
     return jsonschema.validators.extend(
         jsonschema.Draft202012Validator,
-        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer",
-                                                                           _toml_integer),
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+            "integer", _toml_integer
+        ),
     )
 
 
-def validate_table(source: ConfigSource | LayeredSource, table: str,
-                   schema: Mapping[str, Any]) -> dict[str, Any]:
+def validate_table(
+    source: ConfigSource | LayeredSource, table: str, schema: Mapping[str, Any]
+) -> dict[str, Any]:
     """The table with defaults applied, or a `ConfigError` naming file, key and line.
 
     A layered source validates each layer's table on its own (so the error names
@@ -196,8 +200,9 @@ def validate_table(source: ConfigSource | LayeredSource, table: str,
     if fast is not None and fast(value):
         return apply_defaults(schema, value)
     validator = _toml_validator()(schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.path)),
-                                                                   str(e.validator)))
+    errors = sorted(
+        validator.iter_errors(value), key=lambda e: (list(map(str, e.path)), str(e.validator))
+    )
     if errors:
         err = errors[0]
         path = (table, *err.path)
@@ -211,11 +216,23 @@ def validate_table(source: ConfigSource | LayeredSource, table: str,
     return apply_defaults(schema, value)
 
 
-_TOML_TYPES = {dict: "a table", list: "an array", str: "a string", bool: "a boolean",
-               int: "an integer", float: "a float"}
-_SCHEMA_TYPES = {"object": "a table", "array": "an array", "string": "a string",
-                 "boolean": "a boolean", "integer": "an integer", "number": "a number",
-                 "null": "nothing"}
+_TOML_TYPES = {
+    dict: "a table",
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a float",
+}
+_SCHEMA_TYPES = {
+    "object": "a table",
+    "array": "an array",
+    "string": "a string",
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "number": "a number",
+    "null": "nothing",
+}
 
 
 def _toml_type(value: Any) -> str:
@@ -226,14 +243,16 @@ def _describe(err: jsonschema.ValidationError) -> str:
     kw: Any = err.validator
     val: Any = err.validator_value
     if kw == "type":
-        wanted = " or ".join(_SCHEMA_TYPES.get(t, t) for t in ([val] if isinstance(val, str)
-                                                                 else val))
+        wanted = " or ".join(
+            _SCHEMA_TYPES.get(t, t) for t in ([val] if isinstance(val, str) else val)
+        )
         return f"must be {wanted}, not {_toml_type(err.instance)}"
     if kw == "enum":
         return "must be one of " + ", ".join(json.dumps(v) for v in val)
     if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        sym = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">",
-               "exclusiveMaximum": "<"}[kw]
+        sym = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
+            kw
+        ]
         return f"must be {sym} {val}"
     if kw == "required":
         missing = [k for k in val if isinstance(err.instance, dict) and k not in err.instance]
@@ -256,8 +275,10 @@ def check_unclaimed(source: ConfigSource | LayeredSource, claimed: set[str]) -> 
             if layer.kind != USER and TRUST_TABLE in layer.data:
                 line = layer.line_of((TRUST_TABLE,))
                 where = f"{layer.file}:{line}: " if layer.file and line else ""
-                msg = (f"{where}[trust] is read only from the user config "
-                       f"({source.user_file or 'none'}); ignored here")
+                msg = (
+                    f"{where}[trust] is read only from the user config "
+                    f"({source.user_file or 'none'}); ignored here"
+                )
                 log.warning(msg)
                 warnings.append(msg)
         return warnings
@@ -266,12 +287,14 @@ def check_unclaimed(source: ConfigSource | LayeredSource, claimed: set[str]) -> 
         if table in claimed:
             continue
         if not isinstance(value, dict):
-            raise source.error("unknown top-level key; settings belong in a table such as "
-                               "[permissions] or [results]", (table,))
+            raise source.error(
+                "unknown top-level key; settings belong in a table such as "
+                "[permissions] or [results]",
+                (table,),
+            )
         close = difflib.get_close_matches(table, sorted(claimed), n=1, cutoff=0.8)
         if close:
-            raise source.error(f"unknown table [{table}]; did you mean [{close[0]}]?",
-                               (table,))
+            raise source.error(f"unknown table [{table}]; did you mean [{close[0]}]?", (table,))
         line = source.line_of((table,))
         where = f"{source.file}:{line}: " if source.file and line else ""
         msg = f"{where}config table [{table}] is not read by any loaded plugin; ignored"

@@ -40,15 +40,16 @@ class ConfigSource:
         if start is None or self.text is None:
             return start
         quoted = (f'"{value}"', f"'{value}'", json.dumps(value))
-        for number, line in enumerate(self.text.splitlines()[start - 1:], start):
+        for number, line in enumerate(self.text.splitlines()[start - 1 :], start):
             if any(q in line for q in quoted):
                 return number
             if number > start and _HEADER.match(line):
                 break
         return start
 
-    def locate(self, path: tuple[Any, ...], value: str | None = None
-               ) -> tuple[str | None, int | None]:
+    def locate(
+        self, path: tuple[Any, ...], value: str | None = None
+    ) -> tuple[str | None, int | None]:
         """``(file, line)`` of ``path`` (or of the list item ``value`` at ``path``)."""
         line = self.line_of_value(path, value) if value is not None else self.line_of(path)
         return self.file, line
@@ -69,8 +70,10 @@ def _dotted(path: tuple[Any, ...]) -> str:
     return out
 
 
-_ASSIGN = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
-                     r"(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+_ASSIGN = re.compile(
+    r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
+    r"(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*="
+)
 
 
 def key_at(text: str, line: int) -> str | None:

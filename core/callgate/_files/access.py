@@ -51,9 +51,13 @@ def _mib(n: int) -> str:
 def too_large(display: str, size: int, limit: int, *, content: bool = False) -> ToolError:
     """``FS_TOO_LARGE`` for a file (or new content) above the edit limit."""
     what = f"the new content for {display} is" if content else f"{display} is"
-    return ToolError("tool_error", f"FS_TOO_LARGE: {what} {_mib(size)} MiB, above the "
-                     f"{_mib(limit)} MiB edit limit; use the shell or raise "
-                     "files.max_edit_bytes", "FS_TOO_LARGE")
+    return ToolError(
+        "tool_error",
+        f"FS_TOO_LARGE: {what} {_mib(size)} MiB, above the "
+        f"{_mib(limit)} MiB edit limit; use the shell or raise "
+        "files.max_edit_bytes",
+        "FS_TOO_LARGE",
+    )
 
 
 def binary_error(display: str, tool: str, recovery: str | None = None) -> ToolError:
@@ -152,8 +156,9 @@ class FileAccess:
 
     # --- the mutation sequence (after the host gate) -----------------------------------
 
-    def load(self, gated: GatedPath, *, tool: str, decode: bool = True,
-             max_bytes: int | None = None) -> SourceFile:
+    def load(
+        self, gated: GatedPath, *, tool: str, decode: bool = True, max_bytes: int | None = None
+    ) -> SourceFile:
         """Steps 6-8: the size limit, one read (bytes and the handle's stat, which must
         still be the gated version), and the binary check; then decode the whole file."""
         rp, st = gated.resolved, gated.stat
@@ -189,8 +194,14 @@ class FileAccess:
         return self._source(rp, st, data, decode, tool, self.declared_encoding(rp))
 
     @staticmethod
-    def _source(rp: ResolvedPath, st: os.stat_result, data: bytes, decode: bool,
-                tool: str, declared: Declaration | None = None) -> SourceFile:
+    def _source(
+        rp: ResolvedPath,
+        st: os.stat_result,
+        data: bytes,
+        decode: bool,
+        tool: str,
+        declared: Declaration | None = None,
+    ) -> SourceFile:
         if not decode:
             return SourceFile(rp, st, data)
         decoded = decode_text(data, declared)
@@ -231,17 +242,26 @@ class FileAccess:
         file atomically (mode kept, double-checked) and record the new version. Every
         step works in the file's held directory (race-free: see `_fs.confine`)."""
         if data == source.data:
-            self.record(source.resolved, source.data, text=source.decoded.text
-                        if source.decoded is not None else None, expect=source.stat)
+            self.record(
+                source.resolved,
+                source.data,
+                text=source.decoded.text if source.decoded is not None else None,
+                expect=source.stat,
+            )
             return False
         try:
             directory, name = source.resolved.parent()
             with directory:
                 # under a read lease on the file replaced: a write by another program during
                 # the publish undoes it (stale), never lands in the replaced file (lost)
-                replace_in(directory, name, data, stat_mod.S_IMODE(source.stat.st_mode),
-                           before_publish=lambda: self.double_check(source, directory),
-                           guard_writers=True)
+                replace_in(
+                    directory,
+                    name,
+                    data,
+                    stat_mod.S_IMODE(source.stat.st_mode),
+                    before_publish=lambda: self.double_check(source, directory),
+                    guard_writers=True,
+                )
         except ToolError:
             raise
         except WriterOpen:
@@ -253,8 +273,9 @@ class FileAccess:
         self.record(source.resolved, data, text=text)
         return True
 
-    def create(self, gated: GatedPath | ResolvedPath, data: bytes, *,
-               text: str | None = None) -> list[str]:
+    def create(
+        self, gated: GatedPath | ResolvedPath, data: bytes, *, text: str | None = None
+    ) -> list[str]:
         """Create-only publish of a new file (parents made; they go again on failure);
         ``FS_ALREADY_EXISTS`` if another creator got there first. Records the version."""
         rp = gated.resolved if isinstance(gated, GatedPath) else gated
@@ -263,15 +284,24 @@ class FileAccess:
         try:
             made = [os.fspath(m) for m in create_file(rp, data)]
         except FileExistsError:
-            raise ToolError("already_exists", f"FS_ALREADY_EXISTS: {rp.display} was created "
-                            "meanwhile; read it, then retry", "FS_ALREADY_EXISTS") from None
+            raise ToolError(
+                "already_exists",
+                f"FS_ALREADY_EXISTS: {rp.display} was created meanwhile; read it, then retry",
+                "FS_ALREADY_EXISTS",
+            ) from None
         except OSError as exc:
             raise io_error(rp.display, exc) from None
         self.record(rp, data, text=text)
         return made
 
-    def record(self, path: ResolvedPath | str, data: bytes | None = None, *,
-               text: str | None = None, expect: os.stat_result | None = None) -> None:
+    def record(
+        self,
+        path: ResolvedPath | str,
+        data: bytes | None = None,
+        *,
+        text: str | None = None,
+        expect: os.stat_result | None = None,
+    ) -> None:
         """Record the current version of a file this session just wrote (or found unchanged).
 
         ``data`` is what the file holds (for the digest), ``text`` its decoded form (the
@@ -300,8 +330,9 @@ class FileAccess:
 
     # --- simple observed reads and writes (third-party tools) ----------------------------
 
-    def read_bytes(self, path: str | os.PathLike[str], *,
-                   observe: bool = False) -> tuple[ResolvedPath, bytes]:
+    def read_bytes(
+        self, path: str | os.PathLike[str], *, observe: bool = False
+    ) -> tuple[ResolvedPath, bytes]:
         """Read a whole file: confined and race-free (opened beneath its held root, never
         through a final symlink); the read deny list applies. Missing or denied:
         ``FS_NOT_FOUND``.
@@ -366,8 +397,9 @@ class FileAccess:
             self.create(rp, data)
         return rp
 
-    def write_text(self, path: str | os.PathLike[str], text: str,
-                   like: SourceFile | DecodedText | None = None) -> ResolvedPath:
+    def write_text(
+        self, path: str | os.PathLike[str], text: str, like: SourceFile | DecodedText | None = None
+    ) -> ResolvedPath:
         """Atomically write ``text`` in the encoding of ``like`` (a loaded source or its
         decoded text: BOM, byte order, GB18030 and undecodable bytes come back), else UTF-8."""
         decoded = like.decoded if isinstance(like, SourceFile) else like

@@ -55,21 +55,27 @@ class GatedPath:
 
 
 def not_found(display: str) -> ToolError:
-    return ToolError("not_found", f"FS_NOT_FOUND: {display} does not exist; create it only if "
-                     "needed", "FS_NOT_FOUND")
+    return ToolError(
+        "not_found",
+        f"FS_NOT_FOUND: {display} does not exist; create it only if needed",
+        "FS_NOT_FOUND",
+    )
 
 
 def is_directory(display: str, recovery: str | None = None) -> ToolError:
     recovery = recovery or "list it with ls"
-    return ToolError("tool_error", f"FS_IS_DIRECTORY: {display} is a directory; {recovery}",
-                     "FS_IS_DIRECTORY")
+    return ToolError(
+        "tool_error", f"FS_IS_DIRECTORY: {display} is a directory; {recovery}", "FS_IS_DIRECTORY"
+    )
 
 
-def not_regular(display: str, recovery: str | None = None,
-                what: str = "not a regular file") -> ToolError:
+def not_regular(
+    display: str, recovery: str | None = None, what: str = "not a regular file"
+) -> ToolError:
     recovery = recovery or "use the shell for it"
-    return ToolError("tool_error", f"FS_NOT_REGULAR: {display} is {what}; {recovery}",
-                     "FS_NOT_REGULAR")
+    return ToolError(
+        "tool_error", f"FS_NOT_REGULAR: {display} is {what}; {recovery}", "FS_NOT_REGULAR"
+    )
 
 
 def kind_of(st: os.stat_result) -> str:
@@ -87,14 +93,19 @@ def kind_of(st: os.stat_result) -> str:
 
 
 def not_observed(display: str) -> ToolError:
-    return ToolError("not_observed", f"FS_NOT_OBSERVED: {display} has not been read in this "
-                     "session; read any window of it with read_file, then retry",
-                     "FS_NOT_OBSERVED")
+    return ToolError(
+        "not_observed",
+        f"FS_NOT_OBSERVED: {display} has not been read in this "
+        "session; read any window of it with read_file, then retry",
+        "FS_NOT_OBSERVED",
+    )
 
 
 def stale(display: str, detail: str | None = None) -> ToolError:
-    text = (f"FS_STALE_VERSION: {display} changed after this session last read it; read it "
-            "again (any window), then retry")
+    text = (
+        f"FS_STALE_VERSION: {display} changed after this session last read it; read it "
+        "again (any window), then retry"
+    )
     if detail:
         text += "\n" + detail
     return ToolError("stale_version", text, "FS_STALE_VERSION")
@@ -103,31 +114,45 @@ def stale(display: str, detail: str | None = None) -> ToolError:
 def open_for_writing(display: str) -> ToolError:
     """Stale: another program has the file open for writing, so replacing it now would lose
     what it writes next."""
-    return ToolError("stale_version", f"FS_STALE_VERSION: {display} is open for writing in "
-                     "another program (what it writes next would be lost); nothing was "
-                     "changed: retry once it is closed, reading it again first",
-                     "FS_STALE_VERSION")
+    return ToolError(
+        "stale_version",
+        f"FS_STALE_VERSION: {display} is open for writing in "
+        "another program (what it writes next would be lost); nothing was "
+        "changed: retry once it is closed, reading it again first",
+        "FS_STALE_VERSION",
+    )
 
 
 def changed_while_applying(display: str) -> ToolError:
-    return ToolError("stale_version", f"FS_STALE_VERSION: {display} changed while this change "
-                     "was being applied; read it again, then retry", "FS_STALE_VERSION")
+    return ToolError(
+        "stale_version",
+        f"FS_STALE_VERSION: {display} changed while this change "
+        "was being applied; read it again, then retry",
+        "FS_STALE_VERSION",
+    )
 
 
 def removed_after_read(display: str) -> ToolError:
-    return ToolError("stale_version", f"FS_STALE_VERSION: {display} was removed after this "
-                     "session read it; read it again to confirm it is absent, then retry",
-                     "FS_STALE_VERSION")
+    return ToolError(
+        "stale_version",
+        f"FS_STALE_VERSION: {display} was removed after this "
+        "session read it; read it again to confirm it is absent, then retry",
+        "FS_STALE_VERSION",
+    )
 
 
 def io_error(display: str, exc: OSError) -> ToolError:
     reason = exc.strerror or str(exc)
-    return ToolError("tool_error", f"FS_IO: {display}: {reason}; check the path and its "
-                     "permissions, then retry", "FS_IO")
+    return ToolError(
+        "tool_error",
+        f"FS_IO: {display}: {reason}; check the path and its permissions, then retry",
+        "FS_IO",
+    )
 
 
-def stale_detail(scope: FileScope, entry: Present, path: str | os.PathLike[str],
-                 st: os.stat_result | None) -> str | None:
+def stale_detail(
+    scope: FileScope, entry: Present, path: str | os.PathLike[str], st: os.stat_result | None
+) -> str | None:
     """What changed since the observation: a small diff, or "only metadata" (files.md §5.6)."""
     if not scope.policy.stale_detail:
         return None
@@ -153,8 +178,9 @@ def stale_detail(scope: FileScope, entry: Present, path: str | os.PathLike[str],
     now = decoded.text
     if now == before:
         return "content is the same; only file metadata changed"
-    diff = list(difflib.unified_diff(display_lines(before), display_lines(now),
-                                     lineterm="", n=0))[2:]
+    diff = list(difflib.unified_diff(display_lines(before), display_lines(now), lineterm="", n=0))[
+        2:
+    ]
     added = sum(1 for d in diff if d.startswith("+"))
     removed = sum(1 for d in diff if d.startswith("-"))
     shown: list[str] = []
@@ -180,9 +206,15 @@ def _stat(target: ResolvedPath, shown: str) -> os.stat_result | None:
         raise io_error(shown, exc) from None
 
 
-def check_paths(scope: FileScope, spec: ToolSpec, arguments: dict[str, Any], *,
-                lease: WriterLease | None, dry_run: bool = False,
-                expected_versions: dict[str, Any] | None = None) -> dict[str, GatedPath]:
+def check_paths(
+    scope: FileScope,
+    spec: ToolSpec,
+    arguments: dict[str, Any],
+    *,
+    lease: WriterLease | None,
+    dry_run: bool = False,
+    expected_versions: dict[str, Any] | None = None,
+) -> dict[str, GatedPath]:
     """Run the gate for every declared path argument; returns the gated paths.
 
     Order (files.md §6): confinement of every path, protection (`_files.protected`), the
@@ -238,13 +270,19 @@ def check_paths(scope: FileScope, spec: ToolSpec, arguments: dict[str, Any], *,
             want = expected_versions.get(role.argument)
             if want is not None and tuple(want) != version_of(st):
                 raise stale(rp.display)
-        gated[role.argument] = GatedPath(role.argument, role, rp, st,
-                                         content if target is rp else None)
+        gated[role.argument] = GatedPath(
+            role.argument, role, rp, st, content if target is rp else None
+        )
     return gated
 
 
-def _check_observed(scope: FileScope, entry: Present | Absent | None, display: str,
-                    path: ResolvedPath, st: os.stat_result) -> bytes | None:
+def _check_observed(
+    scope: FileScope,
+    entry: Present | Absent | None,
+    display: str,
+    path: ResolvedPath,
+    st: os.stat_result,
+) -> bytes | None:
     """Refuse unless ``entry`` proves this session saw the version ``st``: the same ``stat``
     and, for a version with a digest (every file up to `DIGEST_MAX_BYTES`), the same bytes,
     compared with the bytes the ledger kept or else hashed. The bytes read are returned
@@ -258,11 +296,13 @@ def _check_observed(scope: FileScope, entry: Present | Absent | None, display: s
         return None
     kept = scope.ledger.content(entry)
     try:
-        now, same_version = read_version(path, st, len(kept) if kept is not None
-                                         else st.st_size)
+        now, same_version = read_version(path, st, len(kept) if kept is not None else st.st_size)
     except OSError:
         now, same_version = None, False
-    if now is None or (now != kept if kept is not None else
-                       len(now) != st.st_size or hashlib.sha256(now).hexdigest() != entry.digest):
+    if now is None or (
+        now != kept
+        if kept is not None
+        else len(now) != st.st_size or hashlib.sha256(now).hexdigest() != entry.digest
+    ):
         raise stale(display, stale_detail(scope, entry, path, st))
     return now if same_version else None

@@ -34,21 +34,40 @@ SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "max_edit_bytes": {"type": "integer", "minimum": 1, "default": DEFAULT_MAX_EDIT_BYTES,
-                           "x-workspace": "min", "x-kind": "limit"},
+        "max_edit_bytes": {
+            "type": "integer",
+            "minimum": 1,
+            "default": DEFAULT_MAX_EDIT_BYTES,
+            "x-workspace": "min",
+            "x-kind": "limit",
+        },
         # the model is told what changed since its read: a workspace may not turn it off
         "stale_detail": {"type": "boolean", "default": True, "x-workspace": [False, True]},
         "read_denylist": {"type": "boolean", "default": False, "x-workspace": [False, True]},
         # refused by the host gate, mounted read-only by the sandbox (`_files.protected`)
-        "protected": {"type": "array", "items": {"type": "string", "minLength": 1},
-                      "default": [], "x-workspace": "add", "x-kind": "denylist"},
-        "allow_protected": {"type": "array", "items": {"type": "string", "minLength": 1},
-                            "default": [], "x-workspace": "user", "x-layers": "concat",
-                            "x-kind": "allowlist"},
+        "protected": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": [],
+            "x-workspace": "add",
+            "x-kind": "denylist",
+        },
+        "allow_protected": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": [],
+            "x-workspace": "user",
+            "x-layers": "concat",
+            "x-kind": "allowlist",
+        },
         # path glob → encoding (issue 26), for every decoding (`_files.declared`). User-only:
         # it decides the bytes every edit writes, which the model never sees
-        "encodings": {"type": "object", "default": {}, "x-workspace": "user",
-                      "additionalProperties": {"type": "string", "minLength": 1}},
+        "encodings": {
+            "type": "object",
+            "default": {},
+            "x-workspace": "user",
+            "additionalProperties": {"type": "string", "minLength": 1},
+        },
     },
 }
 
@@ -120,5 +139,12 @@ class FilesPolicy:
         return found
 
 
-__all__ = ["DEFAULT_MAX_EDIT_BYTES", "DENIED_NAMES", "SCHEMA", "TABLE", "FilesPolicy",
-           "ReadDenylist", "denied_name"]
+__all__ = [
+    "DEFAULT_MAX_EDIT_BYTES",
+    "DENIED_NAMES",
+    "SCHEMA",
+    "TABLE",
+    "FilesPolicy",
+    "ReadDenylist",
+    "denied_name",
+]

@@ -60,6 +60,7 @@ class Scope(Protocol):
 
     def hooks_dirs(self) -> tuple[str, ...]: ...
 
+
 SIGNATURE = "FS_PROTECTED"
 WORKSPACE_CONFIG = "callgate.toml"
 #: ``(pattern relative to a write root, why it is protected)``; globs as in path rules
@@ -74,28 +75,49 @@ _GIT_DIRS = ("**/.git", "**/.git/modules/**")
 BUILT_IN: tuple[tuple[str, str], ...] = (
     (".callgate/**", "it holds callgate's own state"),
     ("**/.git", "a .git file (gitdir:) tells git which repository to use"),
-    ("**/HEAD", "a HEAD file beside objects/ and refs/ makes its directory a repository "
-                "whose config git reads"),
-    *((f"{d}/{rel}", why) for d in _GIT_DIRS for rel, why in (
-        ("hooks/**", _HOOKS),
-        ("config*", _CONFIG),
-        ("info/**", _INFO),
-        ("commondir", _COMMONDIR),
-        ("gitdir", "it tells git where this worktree's repository is"),
-        ("objects/info/*alternates", _ALTERNATES),
-    )),
+    (
+        "**/HEAD",
+        "a HEAD file beside objects/ and refs/ makes its directory a repository "
+        "whose config git reads",
+    ),
+    *(
+        (f"{d}/{rel}", why)
+        for d in _GIT_DIRS
+        for rel, why in (
+            ("hooks/**", _HOOKS),
+            ("config*", _CONFIG),
+            ("info/**", _INFO),
+            ("commondir", _COMMONDIR),
+            ("gitdir", "it tells git where this worktree's repository is"),
+            ("objects/info/*alternates", _ALTERNATES),
+        )
+    ),
     ("**/.git/worktrees/**", "each linked worktree's entry redirects git's config"),
 )
 #: concrete paths (relative to a write root) the sandbox mounts read-only when they exist
 #: (a .git *file* too: a directory stays writable, git writes its own data there)
-SANDBOX_PATHS = (WORKSPACE_CONFIG, ".callgate", ".git/hooks", ".git/config",
-                 ".git/config.worktree", ".git/info", ".git/commondir",
-                 ".git/objects/info/alternates", ".git/objects/info/http-alternates")
-SANDBOX_GLOBS = (".git/modules/*/hooks", ".git/modules/*/config",
-                 ".git/modules/*/config.worktree", ".git/modules/*/info",
-                 ".git/modules/*/commondir", ".git/modules/*/objects/info/alternates",
-                 ".git/worktrees/*/commondir", ".git/worktrees/*/gitdir",
-                 ".git/worktrees/*/config.worktree")
+SANDBOX_PATHS = (
+    WORKSPACE_CONFIG,
+    ".callgate",
+    ".git/hooks",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/info",
+    ".git/commondir",
+    ".git/objects/info/alternates",
+    ".git/objects/info/http-alternates",
+)
+SANDBOX_GLOBS = (
+    ".git/modules/*/hooks",
+    ".git/modules/*/config",
+    ".git/modules/*/config.worktree",
+    ".git/modules/*/info",
+    ".git/modules/*/commondir",
+    ".git/modules/*/objects/info/alternates",
+    ".git/worktrees/*/commondir",
+    ".git/worktrees/*/gitdir",
+    ".git/worktrees/*/config.worktree",
+)
 MAX_EXPANDED = 256  # paths a [files] protected glob expands to for the sandbox, at most
 GIT_TIMEOUT_S = 5.0
 
@@ -135,13 +157,19 @@ def protection_of(table: Mapping[str, Any], source: Any) -> Protection:
     if getattr(source, "user_file", None):  # the next boot reads it, existing or not
         files.append(source.user_file)
     loaded = tuple(dict.fromkeys(os.path.realpath(f) for f in files))
-    rules = [_Rule(_compile(WORKSPACE_CONFIG), "it is where callgate reads this workspace's "
-                   "config", WORKSPACE_CONFIG)]
+    rules = [
+        _Rule(
+            _compile(WORKSPACE_CONFIG),
+            "it is where callgate reads this workspace's config",
+            WORKSPACE_CONFIG,
+        )
+    ]
     rules += [_Rule(_compile(p), why, p) for p, why in BUILT_IN]
     rules += [_Rule(_compile(p), "[files] protected lists it", p) for p in extra]
     trusts = getattr(source, "trusts", None)
-    return Protection(loaded, tuple(rules), tuple(_compile(p) for p in exempt), extra, exempt,
-                      trusts)
+    return Protection(
+        loaded, tuple(rules), tuple(_compile(p) for p in exempt), extra, exempt, trusts
+    )
 
 
 def _forms(path: str, root: str) -> tuple[str, ...]:
@@ -168,10 +196,15 @@ def _reason(scope: Scope, path: str) -> str | None:
         if rule.pattern == WORKSPACE_CONFIG:
             if path == os.path.join(scope.workspace.root, WORKSPACE_CONFIG):
                 return rule.why
-            if os.path.basename(path) == WORKSPACE_CONFIG and prot.trusts is not None and \
-                    prot.trusts(os.path.dirname(path)):
-                return ("the user config trusts this directory, so a session started here "
-                        "would apply it in full")
+            if (
+                os.path.basename(path) == WORKSPACE_CONFIG
+                and prot.trusts is not None
+                and prot.trusts(os.path.dirname(path))
+            ):
+                return (
+                    "the user config trusts this directory, so a session started here "
+                    "would apply it in full"
+                )
             continue
         if any(rule.matcher(f) for f in forms):
             return rule.why
@@ -197,11 +230,15 @@ def check_write(scope: Scope, resolved: ResolvedPath) -> None:
     why = reason_for(scope, resolved)
     if why is None:
         return
-    raise ToolError("blocked", f"{SIGNATURE}: {resolved.display} is protected ({why}); write "
-                    "tools may not change it and nothing was written. If the user wants it "
-                    "changed, they can do it themselves or allow it with [files] "
-                    "allow_protected in their user config", SIGNATURE,
-                    {"executed": False, "path": resolved.display})
+    raise ToolError(
+        "blocked",
+        f"{SIGNATURE}: {resolved.display} is protected ({why}); write "
+        "tools may not change it and nothing was written. If the user wants it "
+        "changed, they can do it themselves or allow it with [files] "
+        "allow_protected in their user config",
+        SIGNATURE,
+        {"executed": False, "path": resolved.display},
+    )
 
 
 def protected_paths(scope: Scope) -> list[str]:
@@ -250,8 +287,9 @@ def _expand(root: str, pattern: str) -> list[str]:
     return found
 
 
-def find_hooks_dirs(workspace: Workspace,
-                    git_hooks_path: Callable[[str], str | None] | None) -> tuple[str, ...]:
+def find_hooks_dirs(
+    workspace: Workspace, git_hooks_path: Callable[[str], str | None] | None
+) -> tuple[str, ...]:
     """Git's ``core.hooksPath`` when it points into a write root (``git_hooks_path(root)``
     asks git, through the door the session supplies)."""
     root = workspace.root
@@ -261,11 +299,18 @@ def find_hooks_dirs(workspace: Workspace,
     if not value:
         return ()
     path = os.path.realpath(os.path.join(root, os.path.expanduser(value)))
-    if any(within(path, r) for r in workspace.write_roots) and \
-            path not in workspace.write_roots:
+    if any(within(path, r) for r in workspace.write_roots) and path not in workspace.write_roots:
         return (path,)
     return ()
 
 
-__all__ = ["SIGNATURE", "Protection", "Scope", "check_write", "find_hooks_dirs",
-           "protected_paths", "protection_of", "reason_for"]
+__all__ = [
+    "SIGNATURE",
+    "Protection",
+    "Scope",
+    "check_write",
+    "find_hooks_dirs",
+    "protected_paths",
+    "protection_of",
+    "reason_for",
+]

@@ -21,10 +21,29 @@ from .workspace import ResolvedPath
 
 TEMP_INFIX = ".callgate-"
 #: Directories the background sweep never enters (search.md §1.4).
-PRUNE = frozenset({".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox",
-                   ".mypy_cache", ".pytest_cache", ".ruff_cache"})
-_NO_HARDLINK = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS,
-                errno.EACCES)
+PRUNE = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
+)
+_NO_HARDLINK = (
+    errno.EPERM,
+    errno.ENOTSUP,
+    errno.EOPNOTSUPP,
+    errno.EMLINK,
+    errno.ENOSYS,
+    errno.EACCES,
+)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 #: A file to publish: a confined `ResolvedPath` (every step beneath its held root), or a
@@ -71,7 +90,7 @@ def held_parent(target: Target) -> tuple[HeldDir, str]:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def write_temp(directory: HeldDir, name: str, data: bytes, mode: int | None) -> str:
@@ -96,9 +115,15 @@ def write_temp(directory: HeldDir, name: str, data: bytes, mode: int | None) -> 
     return tmp
 
 
-def replace_in(directory: HeldDir, name: str, data: bytes, mode: int,
-               before_publish: Callable[[], None] | None = None, *,
-               guard_writers: bool = False) -> None:
+def replace_in(
+    directory: HeldDir,
+    name: str,
+    data: bytes,
+    mode: int,
+    before_publish: Callable[[], None] | None = None,
+    *,
+    guard_writers: bool = False,
+) -> None:
     """`replace_file` once the directory is held: sweep, temp, check, ``renameat``, fsync.
 
     ``guard_writers``: the replace happens under a kernel read lease on the file it
@@ -119,8 +144,9 @@ def replace_in(directory: HeldDir, name: str, data: bytes, mode: int,
     directory.fsync()
 
 
-def replace_guarded(directory: HeldDir, tmp: str, name: str,
-                    before_publish: Callable[[], None] | None = None) -> None:
+def replace_guarded(
+    directory: HeldDir, tmp: str, name: str, before_publish: Callable[[], None] | None = None
+) -> None:
     """Rename ``tmp`` over ``name`` so that no write to the replaced file can be lost.
 
     The file being replaced is opened (never through a symlink) and leased (`ReadLease`):
@@ -151,8 +177,9 @@ def replace_guarded(directory: HeldDir, tmp: str, name: str,
                 directory.replace(tmp, directory, name)
                 return
             displaced = directory.stat(tmp)
-            if _identity(displaced) != _identity(held) or \
-                    (lease.broken() if lease is not None else _moved(old, held)):
+            if _identity(displaced) != _identity(held) or (
+                lease.broken() if lease is not None else _moved(old, held)
+            ):
                 exchange_in(directory, tmp, name)  # put it back: nothing was replaced
                 raise FileChanged()
             directory.unlink_quietly(tmp)
@@ -209,9 +236,14 @@ def exchange_in(directory: HeldDir, a: str, b: str) -> bool:
     raise OSError(err, os.strerror(err), directory.join(b))
 
 
-def replace_file(target: Target, data: bytes, *, mode: int | None = None,
-                 before_publish: Callable[[], None] | None = None,
-                 guard_writers: bool = False) -> None:
+def replace_file(
+    target: Target,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    before_publish: Callable[[], None] | None = None,
+    guard_writers: bool = False,
+) -> None:
     """Replace ``target`` atomically with ``data``.
 
     ``target`` is a canonical path: a confined `ResolvedPath` (race-free beneath its
@@ -238,8 +270,11 @@ def make_parents(target: Target) -> list[str | ResolvedPath]:
         anchor = target.anchor
         held, made = anchor.make_dirs(os.path.dirname(target.rel))
         held.close()
-        return [ResolvedPath(p, p, p, rel, anchor)
-                for rel in made for p in (os.path.join(anchor.path, rel),)]
+        return [
+            ResolvedPath(p, p, p, rel, anchor)
+            for rel in made
+            for p in (os.path.join(anchor.path, rel),)
+        ]
     missing: list[str] = []
     parent = os.path.dirname(os.fspath(target))
     while parent and not os.path.lexists(parent):
@@ -271,8 +306,9 @@ def remove_empty_dirs(made: Iterable[str | ResolvedPath]) -> None:
             pass
 
 
-def create_file(target: Target, data: bytes, *,
-                before_publish: Callable[[], None] | None = None) -> list[str | ResolvedPath]:
+def create_file(
+    target: Target, data: bytes, *, before_publish: Callable[[], None] | None = None
+) -> list[str | ResolvedPath]:
     """Create ``target`` only if nothing is there; returns the parent dirs this call made.
 
     Raises `FileExistsError` when the name was taken meanwhile (the other
@@ -286,7 +322,9 @@ def create_file(target: Target, data: bytes, *,
         directory, rels = anchor.make_dirs(head)
         made: list[str | ResolvedPath] = [
             ResolvedPath(p, p, p, rel, anchor)
-            for rel in rels for p in (os.path.join(anchor.path, rel),)]
+            for rel in rels
+            for p in (os.path.join(anchor.path, rel),)
+        ]
     else:
         made = make_parents(target)
         directory, name = None, ""  # held below, inside the cleanup
@@ -350,9 +388,13 @@ def _renameat2() -> Callable[..., int] | None:
     if not _renameat2_fn:
         import ctypes  # loaded at the first exchange, or where hard links are missing
 
-        _renameat2_fn.append(libc_function(
-            "renameat2", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                          ctypes.c_uint], ctypes.c_int))
+        _renameat2_fn.append(
+            libc_function(
+                "renameat2",
+                [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint],
+                ctypes.c_int,
+            )
+        )
     return _renameat2_fn[0]
 
 
@@ -385,8 +427,9 @@ def rename_noreplace_in(sdir: HeldDir, sname: str, ddir: HeldDir, dname: str) ->
         return
     fn = _renameat2()
     if fn is None:
-        raise OSError(errno.ENOTSUP, "this filesystem cannot rename without replacing",
-                      ddir.join(dname))
+        raise OSError(
+            errno.ENOTSUP, "this filesystem cannot rename without replacing", ddir.join(dname)
+        )
     sfd = sdir.fd if sdir.fd is not None else _AT_FDCWD
     dfd = ddir.fd if ddir.fd is not None else _AT_FDCWD
     spath = sname if sdir.fd is not None else sdir.join(sname)
@@ -407,8 +450,9 @@ def open_source(source: Target) -> int:
     return os.open(os.fspath(source), READ_FLAGS)
 
 
-def copy_noreplace(source: Target, destination: Target,
-                   before_publish: Callable[[], None] | None = None) -> None:
+def copy_noreplace(
+    source: Target, destination: Target, before_publish: Callable[[], None] | None = None
+) -> None:
     """Cross-filesystem move's first half: copy ``source`` to a new ``destination``.
 
     A temp copy in the destination directory, fsync'ed, with the source's mode

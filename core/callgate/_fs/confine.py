@@ -63,9 +63,14 @@ DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
 
 #: True where directories are held as descriptors and names resolved beneath them (POSIX).
-HELD = bool(O_DIRECTORY and O_NOFOLLOW) and all(
-    f in os.supports_dir_fd for f in (os.open, os.stat, os.unlink, os.rename, os.link, os.mkdir,
-                                      os.rmdir)) and os.scandir in os.supports_fd
+HELD = (
+    bool(O_DIRECTORY and O_NOFOLLOW)
+    and all(
+        f in os.supports_dir_fd
+        for f in (os.open, os.stat, os.unlink, os.rename, os.link, os.mkdir, os.rmdir)
+    )
+    and os.scandir in os.supports_fd
+)
 
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_BENEATH = 0x08
@@ -79,8 +84,12 @@ class PathChanged(OSError):
     or one on the way now leads outside its root. Nothing was done there."""
 
     def __init__(self, rel: str, cause: int) -> None:
-        super().__init__(cause, "the path changed while this call used it (a directory on it "
-                         "was replaced by a symbolic link)", rel)
+        super().__init__(
+            cause,
+            "the path changed while this call used it (a directory on it "
+            "was replaced by a symbolic link)",
+            rel,
+        )
 
 
 # --- openat2 ---------------------------------------------------------------
@@ -109,15 +118,21 @@ def _load_openat2() -> Callable[[int, str, int, int], int] | None:
 
     # syscall(2) is variadic; integer and pointer arguments pass in the same registers
     # as for a fixed signature on every Linux ABI, and typed arguments convert fastest
-    syscall = libc_function("syscall", [ctypes.c_long, ctypes.c_int, ctypes.c_char_p,
-                                        ctypes.c_void_p, ctypes.c_size_t], ctypes.c_long)
+    syscall = libc_function(
+        "syscall",
+        [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t],
+        ctypes.c_long,
+    )
     if syscall is None:
         return None
     number = _SYS_OPENAT2.get(platform.machine(), 437)
 
     class OpenHow(ctypes.Structure):
-        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
-                    ("resolve", ctypes.c_uint64)]
+        _fields_ = [
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        ]
 
     size = ctypes.sizeof(OpenHow)
     resolve = _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS
@@ -178,12 +193,17 @@ def mechanism() -> str:
 
 # --- opening beneath a held directory ----------------------------------------------
 
+
 def _check(rel: str) -> None:
     """Refuse what is not a clean relative path (no ``..``, ``.``, empty or absolute part)."""
     if rel:
         framed = os.sep + rel + os.sep
-        if f"{os.sep}..{os.sep}" in framed or f"{os.sep}.{os.sep}" in framed or \
-                os.sep * 2 in framed or (os.altsep and os.altsep in rel):
+        if (
+            f"{os.sep}..{os.sep}" in framed
+            or f"{os.sep}.{os.sep}" in framed
+            or os.sep * 2 in framed
+            or (os.altsep and os.altsep in rel)
+        ):
             raise ValueError(f"not a clean relative path: {rel!r}")
 
 
@@ -263,8 +283,13 @@ class HeldDir:
 
     __slots__ = ("_release", "fd", "owned", "path")
 
-    def __init__(self, path: str, fd: int | None, owned: bool = True,
-                 release: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        fd: int | None,
+        owned: bool = True,
+        release: Callable[[], None] | None = None,
+    ) -> None:
         self.path = path
         self.fd = fd
         self.owned = owned
@@ -464,8 +489,9 @@ class Anchor:
     def open(self, rel: str, flags: int, mode: int = 0o666) -> int:
         """``os.open`` of ``rel`` beneath the root (see `open_beneath`)."""
         if not HELD:
-            return os.open(os.path.join(self.path, rel) if rel else self.path,
-                           flags | O_CLOEXEC, mode)
+            return os.open(
+                os.path.join(self.path, rel) if rel else self.path, flags | O_CLOEXEC, mode
+            )
         fd = self._acquire()
         try:
             return open_beneath(fd, rel, flags, mode)
@@ -566,8 +592,9 @@ def _close_quietly(fd: int) -> None:
         pass
 
 
-def walk_dirs(top: HeldDir, prune: Callable[[str], bool] | None = None,
-              stop: Callable[[], bool] | None = None) -> Iterator[tuple[HeldDir, list[str]]]:
+def walk_dirs(
+    top: HeldDir, prune: Callable[[str], bool] | None = None, stop: Callable[[], bool] | None = None
+) -> Iterator[tuple[HeldDir, list[str]]]:
     """Every directory below ``top`` (itself first) with its file names, depth first.
 
     Each child is opened relative to its parent without following a symlink, so a

@@ -47,8 +47,16 @@ _UNLCK = getattr(fcntl, "F_UNLCK", 2)
 #: is cleared.
 _QUIET_SIGNAL = getattr(signal, "SIGURG", 0)
 #: Why a lease cannot be had here (rather than "someone is writing").
-_UNAVAILABLE = (errno.EACCES, errno.EPERM, errno.EINVAL, errno.ENOSYS, errno.ENOLCK,
-                errno.EOPNOTSUPP, errno.ENOTSUP, errno.EBADF)
+_UNAVAILABLE = (
+    errno.EACCES,
+    errno.EPERM,
+    errno.EINVAL,
+    errno.ENOSYS,
+    errno.ENOLCK,
+    errno.EOPNOTSUPP,
+    errno.ENOTSUP,
+    errno.EBADF,
+)
 
 AVAILABLE = fcntl is not None and _SETLEASE is not None and _GETLEASE is not None
 

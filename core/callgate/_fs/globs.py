@@ -44,8 +44,7 @@ class Glob:
         return self.regex.fullmatch(subject) is not None
 
 
-def compile_glob(pattern: str, *, by_name: bool | None = None,
-                 tree_root: bool = False) -> Glob:
+def compile_glob(pattern: str, *, by_name: bool | None = None, tree_root: bool = False) -> Glob:
     """Compile ``pattern`` or raise `GlobError` (unbalanced ``[``/``{``, a ``..`` segment).
 
     ``by_name``: match the file name alone (default: when the pattern has no ``/``).

@@ -36,8 +36,17 @@ CONTENT_BUDGET = 8 << 20
 
 def version_of(st: os.stat_result) -> Version:
     """Everything one ``stat`` can prove about a file version (files.md §5.2)."""
-    return (st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino,
-            st.st_nlink, st.st_uid, st.st_gid)
+    return (
+        st.st_size,
+        st.st_mode,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+        st.st_dev,
+        st.st_ino,
+        st.st_nlink,
+        st.st_uid,
+        st.st_gid,
+    )
 
 
 def identity_of(st: os.stat_result) -> Identity:
@@ -63,8 +72,9 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def read_version(path: str | os.PathLike[str], st: os.stat_result | None,
-                 n: int) -> tuple[bytes, bool]:
+def read_version(
+    path: str | os.PathLike[str], st: os.stat_result | None, n: int
+) -> tuple[bytes, bool]:
     """Up to ``n + 1`` bytes of ``path`` (so a longer file shows), and whether the open
     handle was the version ``st`` describes before and after the read (raises `OSError`)."""
     fd = open_to_read(path)
@@ -122,8 +132,11 @@ def entry_to_json(entry: Entry) -> dict[str, Any]:
     """A ledger entry as the session store keeps it."""
     if isinstance(entry, Absent):
         return {"absent": True}
-    return {"version": list(entry.version), "identity": list(entry.identity),
-            "digest": entry.digest}
+    return {
+        "version": list(entry.version),
+        "identity": list(entry.identity),
+        "digest": entry.digest,
+    }
 
 
 def entry_from_json(data: Any) -> Entry | None:
@@ -133,9 +146,14 @@ def entry_from_json(data: Any) -> Entry | None:
     if data.get("absent") is True:
         return ABSENT
     version, identity, digest = data.get("version"), data.get("identity"), data.get("digest")
-    if not (isinstance(version, list) and len(version) == 9 and isinstance(identity, list)
-            and len(identity) == 2 and all(isinstance(v, int) for v in version + identity)
-            and (digest is None or isinstance(digest, str))):
+    if not (
+        isinstance(version, list)
+        and len(version) == 9
+        and isinstance(identity, list)
+        and len(identity) == 2
+        and all(isinstance(v, int) for v in version + identity)
+        and (digest is None or isinstance(digest, str))
+    ):
         return None
     return Present(tuple(version), tuple(identity), digest)  # type: ignore[arg-type]
 
@@ -163,9 +181,15 @@ class ObservationLedger:
 
     # --- recording ---------------------------------------------------
 
-    def record_present(self, path: str | os.PathLike[str], st: os.stat_result, *,
-                       digest: str | None = None, content: bytes | None = None,
-                       snapshot: str | None = None) -> Present:
+    def record_present(
+        self,
+        path: str | os.PathLike[str],
+        st: os.stat_result,
+        *,
+        digest: str | None = None,
+        content: bytes | None = None,
+        snapshot: str | None = None,
+    ) -> Present:
         """Record that the session observed ``path`` at the version ``st`` describes.
 
         When the version is young enough to need a digest, it is taken from ``content``
@@ -246,8 +270,12 @@ class ObservationLedger:
             self._drop_snapshot(old.identity)
             self._drop_content(old.identity)
 
-    def move(self, source: str | os.PathLike[str], destination: str | os.PathLike[str],
-             st: os.stat_result) -> None:
+    def move(
+        self,
+        source: str | os.PathLike[str],
+        destination: str | os.PathLike[str],
+        st: os.stat_result,
+    ) -> None:
         """A host move: the source becomes Absent, the destination Present (snapshot kept)."""
         source = os.fspath(source)
         with self._lock:
@@ -256,8 +284,9 @@ class ObservationLedger:
             snap = kept[0] if kept is not None else None
             digest = old.digest if isinstance(old, Present) else None
         self.record_absent(source)
-        self.record_present(destination, st, snapshot=snap,
-                            digest=digest if digest and needs_digest(st) else None)
+        self.record_present(
+            destination, st, snapshot=snap, digest=digest if digest and needs_digest(st) else None
+        )
 
     # --- reading ---------------------------------------------------
 
@@ -341,8 +370,12 @@ class ObservationLedger:
             self._content_bytes -= len(kept[2])
 
 
-def matches(entry: Entry | None, st: os.stat_result, path: str | os.PathLike[str],
-            content: bytes | None = None) -> bool:
+def matches(
+    entry: Entry | None,
+    st: os.stat_result,
+    path: str | os.PathLike[str],
+    content: bytes | None = None,
+) -> bool:
     """True when ``entry`` proves the session saw exactly the version ``st`` describes.
 
     ``content``, the bytes the entry's digest was taken from (`ObservationLedger.content`),

@@ -82,11 +82,18 @@ class ResolvedPath:
         """The path ``rel`` (relative, no ``..``, no symlinks expected) below this one,
         confined to the same root: what a walk below a confined directory yields."""
         sub = rel.replace("/", os.sep)
-        display = rel if self.display == "." else \
-            (self.display.rstrip("/") + "/" + rel.replace(os.sep, "/"))
-        return ResolvedPath(os.path.join(self.path, sub), display,
-                            os.path.join(self.lexical, sub),
-                            os.path.join(self.rel, sub) if self.rel else sub, self.anchor)
+        display = (
+            rel
+            if self.display == "."
+            else (self.display.rstrip("/") + "/" + rel.replace(os.sep, "/"))
+        )
+        return ResolvedPath(
+            os.path.join(self.path, sub),
+            display,
+            os.path.join(self.lexical, sub),
+            os.path.join(self.rel, sub) if self.rel else sub,
+            self.anchor,
+        )
 
 
 def _canonical_root(path: str) -> str:
@@ -106,12 +113,18 @@ def within(path: str, root: str) -> bool:
 class Workspace:
     """The roots of one session and the resolution rules that confine every path."""
 
-    def __init__(self, root: str | os.PathLike[str], extra_roots: Sequence[str] = (),
-                 extra_read_roots: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        extra_roots: Sequence[str] = (),
+        extra_read_roots: Sequence[str] = (),
+    ) -> None:
         self.root = _canonical_root(os.fspath(root))
         base = self.root
-        self.write_roots: tuple[str, ...] = (base, *(_canonical_root(os.path.join(base, r))
-                                                      for r in extra_roots))
+        self.write_roots: tuple[str, ...] = (
+            base,
+            *(_canonical_root(os.path.join(base, r)) for r in extra_roots),
+        )
         self.read_roots: tuple[str, ...] = (
             *self.write_roots,
             *(_canonical_root(os.path.join(base, r)) for r in extra_read_roots),
@@ -134,8 +147,11 @@ class Workspace:
 
     def display(self, path: str | os.PathLike[str]) -> str:
         """The message form of a path: workspace-relative with ``/`` when inside, else absolute."""
-        lexical = self.lexical(path) if not os.path.isabs(os.fspath(path)) else \
-            os.path.normpath(os.fspath(path))
+        lexical = (
+            self.lexical(path)
+            if not os.path.isabs(os.fspath(path))
+            else os.path.normpath(os.fspath(path))
+        )
         if within(lexical, self.root):
             rel = os.path.relpath(lexical, self.root)
             return "." if rel == "." else rel.replace(os.sep, "/")
@@ -164,12 +180,13 @@ class Workspace:
             raise self._outside(display, roots) from None
         return self._anchored(canonical, display, lexical, roots)
 
-    def _anchored(self, canonical: str, display: str, lexical: str,
-                  roots: Sequence[str]) -> ResolvedPath:
+    def _anchored(
+        self, canonical: str, display: str, lexical: str, roots: Sequence[str]
+    ) -> ResolvedPath:
         root = self._root_of(canonical, roots)
         if root is None:
             raise self._outside(display, roots)
-        rel = canonical[len(root):].lstrip(os.sep)
+        rel = canonical[len(root) :].lstrip(os.sep)
         return ResolvedPath(canonical, display, lexical, rel, self._anchors[root])
 
     @staticmethod
@@ -205,8 +222,9 @@ class Workspace:
         path = self.entry_path(resolved)
         if path == resolved.path:
             return resolved
-        return self._anchored(path, resolved.display, resolved.lexical,
-                              self.write_roots if write else self.read_roots)
+        return self._anchored(
+            path, resolved.display, resolved.lexical, self.write_roots if write else self.read_roots
+        )
 
     def is_within(self, path: str | os.PathLike[str], *, write: bool = False) -> bool:
         try:

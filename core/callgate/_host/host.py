@@ -44,71 +44,137 @@ PROJECT = "callgate"
 ENTRY_POINT_GROUP = "callgate"
 CORE = "callgate.core"
 #: The boot notice of a host where no plugin confines the programs sessions start.
-UNCONFINED = ("no sandbox plugin is loaded: programs sessions start (shell commands, language "
-              "servers, grep's rg, review's git) run unconfined, and those that would run "
-              "workspace-controlled code are refused; install callgate-sandbox (and "
-              "bubblewrap) to confine them")
-NO_TOOLS = ("no tool plugin is installed, so every call answers unknown tool; install "
-            '"callgate[all]" (every built-in tool family) or a tool plugin')
+UNCONFINED = (
+    "no sandbox plugin is loaded: programs sessions start (shell commands, language "
+    "servers, grep's rg, review's git) run unconfined, and those that would run "
+    "workspace-controlled code are refused; install callgate-sandbox (and "
+    "bubblewrap) to confine them"
+)
+NO_TOOLS = (
+    "no tool plugin is installed, so every call answers unknown tool; install "
+    '"callgate[all]" (every built-in tool family) or a tool plugin'
+)
 
 #: ``x-workspace``: what a workspace config that is not trusted may do with a key; ``x-kind``:
 #: what the key is (`_config.layers`). A key without a policy would be user-only; each says
 #: so anyway.
 CORE_TABLES: dict[str, dict[str, Any]] = {
     "plugins": {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "properties": {
             # which code loads: narrowing "enable" or adding to "block" drops the sandbox
-            "enable": {"type": "array", "items": {"type": "string"}, "default": [],
-                       "x-workspace": "user", "x-kind": "program"},
-            "block": {"type": "array", "items": {"type": "string"}, "default": [],
-                      "x-workspace": "user", "x-kind": "program"},
+            "enable": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-workspace": "user",
+                "x-kind": "program",
+            },
+            "block": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-workspace": "user",
+                "x-kind": "program",
+            },
         },
     },
     "surface": {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "properties": {
             # what the model is shown is the user's choice; a workspace may only trim it
             "mode": {"enum": ["lean", "full"], "default": "lean", "x-workspace": ["full", "lean"]},
-            "show": {"type": "array", "items": {"type": "string"}, "default": [],
-                     "x-workspace": "user"},
-            "hide": {"type": "array", "items": {"type": "string"}, "default": [],
-                     "x-workspace": "add", "x-kind": "denylist"},
+            "show": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-workspace": "user",
+            },
+            "hide": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-workspace": "add",
+                "x-kind": "denylist",
+            },
         },
     },
     "results": {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "properties": {
-            "max_chars": {"type": "integer", "minimum": 1000, "default": 30000,
-                          "x-workspace": "min", "x-kind": "limit"},
-            "store_max_bytes": {"type": "integer", "minimum": 1024, "default": 268435456,
-                                "x-workspace": "min", "x-kind": "limit"},
+            "max_chars": {
+                "type": "integer",
+                "minimum": 1000,
+                "default": 30000,
+                "x-workspace": "min",
+                "x-kind": "limit",
+            },
+            "store_max_bytes": {
+                "type": "integer",
+                "minimum": 1024,
+                "default": 268435456,
+                "x-workspace": "min",
+                "x-kind": "limit",
+            },
         },
     },
     "workspace": {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "properties": {
-            "extra_roots": {"type": "array", "items": {"type": "string"}, "default": [],
-                            "x-workspace": "subset", "x-kind": "path"},
-            "extra_read_roots": {"type": "array", "items": {"type": "string"}, "default": [],
-                                 "x-workspace": "subset", "x-kind": "path"},
+            "extra_roots": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-workspace": "subset",
+                "x-kind": "path",
+            },
+            "extra_read_roots": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "x-workspace": "subset",
+                "x-kind": "path",
+            },
         },
     },
     "sessions": {
         # the store holds every workspace's history: where it is, what it keeps, how long
         # and who sees it are the user's (a workspace could hide its calls from the record
         # or prune the user's other sessions)
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "properties": {
             "store": {"type": "string", "default": "", "x-workspace": "user", "x-kind": "store"},
-            "record": {"enum": ["all", "calls", "off"], "default": "all",
-                       "x-workspace": "user", "x-kind": "store"},
-            "keep_days": {"type": "integer", "minimum": 0, "default": 90,
-                          "x-workspace": "user", "x-kind": "store"},
-            "max_store_mb": {"type": "integer", "minimum": 0, "default": 2048,
-                             "x-workspace": "user", "x-kind": "store"},
-            "allow_global_history": {"type": "boolean", "default": False,
-                                     "x-workspace": "user", "x-kind": "scope"},
+            "record": {
+                "enum": ["all", "calls", "off"],
+                "default": "all",
+                "x-workspace": "user",
+                "x-kind": "store",
+            },
+            "keep_days": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 90,
+                "x-workspace": "user",
+                "x-kind": "store",
+            },
+            "max_store_mb": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 2048,
+                "x-workspace": "user",
+                "x-kind": "store",
+            },
+            "allow_global_history": {
+                "type": "boolean",
+                "default": False,
+                "x-workspace": "user",
+                "x-kind": "scope",
+            },
         },
     },
     "permissions": PERMISSIONS_SCHEMA,
@@ -117,10 +183,17 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
     FILES_TABLE: FILES_SCHEMA,
     # read only from the user config (`_config.layers.is_trusted`); claimed so it validates there
     "trust": {
-        "type": "object", "additionalProperties": False, "x-workspace": "user",
+        "type": "object",
+        "additionalProperties": False,
+        "x-workspace": "user",
         "properties": {
-            "workspaces": {"type": "array", "items": {"type": "string", "minLength": 1},
-                           "default": [], "x-workspace": "user", "x-kind": "scope"},
+            "workspaces": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "default": [],
+                "x-workspace": "user",
+                "x-kind": "scope",
+            },
         },
     },
 }
@@ -161,7 +234,8 @@ class Host:
         self.os = "posix"
         self.registry: Registry
         self.config_source: _config.LayeredSource = _config.LayeredSource(
-            [_config.ConfigSource({})])
+            [_config.ConfigSource({})]
+        )
         self.surface_mode = "lean"
         #: boot warnings (unclaimed tables, rules naming unknown tools, forced changes)
         self.warnings: list[str] = []
@@ -224,8 +298,9 @@ class Host:
             name = host.pm.get_name(exc.plugin) or repr(exc.plugin)
             found = re.search(r"unknown hook '([^']+)'", str(exc))
             hook = found.group(1) if found else str(exc)
-            raise BootError(f"plugin {name} implements {hook}, which is not a callgate hook "
-                            "(misspelled?)") from None
+            raise BootError(
+                f"plugin {name} implements {hook}, which is not a callgate hook (misspelled?)"
+            ) from None
         host._configure(surface)
         return host
 
@@ -233,8 +308,10 @@ class Host:
         """Register the installed plugins the arguments, ``[plugins]`` and the environment
         select. A name that matches no installed plugin fails boot (with close matches)."""
         eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-        installed = sorted({ep.name for ep in eps} | {ep.dist.name for ep in eps if ep.dist},
-                           key=lambda n: (n not in {ep.name for ep in eps}, n))
+        installed = sorted(
+            {ep.name for ep in eps} | {ep.dist.name for ep in eps if ep.dist},
+            key=lambda n: (n not in {ep.name for ep in eps}, n),
+        )
         only = _env_list("CALLGATE_LOAD_PLUGINS")
         env_off = _env_list("CALLGATE_DISABLE_PLUGINS") or []
         if wanted is not True:
@@ -259,14 +336,16 @@ class Host:
             try:
                 obj = ep.load()
             except Exception as exc:
-                raise BootError(f"plugin {ep.name} ({dist}) failed to load: "
-                                f"{type(exc).__name__}: {exc}") from exc
+                raise BootError(
+                    f"plugin {ep.name} ({dist}) failed to load: {type(exc).__name__}: {exc}"
+                ) from exc
             self.pm.register(obj, name=ep.name)
             version = ep.dist.version if ep.dist else None
             self._plugin_sources[ep.name] = (version, f"entry point {ep.value} ({dist})")
 
-    def _check_names(self, names: Sequence[str], installed: list[str],
-                     where: str | tuple[str, str]) -> None:
+    def _check_names(
+        self, names: Sequence[str], installed: list[str], where: str | tuple[str, str]
+    ) -> None:
         """Each name must be an installed plugin's entry-point or distribution name."""
         for name in names:
             if name in installed:
@@ -279,8 +358,9 @@ class Host:
                 source = self.config_source
                 error = source.error(f"{name!r} {message}", where)
                 file, line = source.locate(where, name)
-                raise ConfigError(error.reason, file=file or error.file, key=error.key,
-                                  line=line or error.line)
+                raise ConfigError(
+                    error.reason, file=file or error.file, key=error.key, line=line or error.line
+                )
             raise BootError(f"{where} names {name!r}, which {message}")
 
     def _register_tools(self) -> None:
@@ -288,8 +368,9 @@ class Host:
         implementation is running (each is wrapped for the one call, then restored)."""
         self.registry = registry = Registry(self.os, self.pm, self.config_source)
         # plugins read their tables while registering: merged by the schemas claimed so far
-        self.config_source.schema_for = lambda table: (
-            registry.config_schemas.get(table, (None, None))[1])
+        self.config_source.schema_for = lambda table: registry.config_schemas.get(
+            table, (None, None)
+        )[1]
         registry.current_plugin = CORE
         for name, schema in CORE_TABLES.items():
             registry.add_config(name, schema, extensible=name == FILES_TABLE)
@@ -323,16 +404,20 @@ class Host:
             raise BootError(f'surface must be "lean" or "full", not {mode!r}')
         proxies = self.routes()
         if mode == "lean" and not proxies and registry.names():
-            self._force("the capability plugin is not loaded, so hidden tools would be "
-                        "unreachable (no registered tool reaches them): the surface mode is "
-                        "full")
+            self._force(
+                "the capability plugin is not loaded, so hidden tools would be "
+                "unreachable (no registered tool reaches them): the surface mode is "
+                "full"
+            )
             mode = "full"
         self.surface_mode = mode
         show, hide = set(surface_cfg["show"]), set(surface_cfg["hide"])
         for proxy in proxies:
             if proxy.name in hide:
-                raise self.config_source.error(f"{proxy.name} cannot be hidden: it is how "
-                                               "hidden tools are reached", ("surface", "hide"))
+                raise self.config_source.error(
+                    f"{proxy.name} cannot be hidden: it is how hidden tools are reached",
+                    ("surface", "hide"),
+                )
         for name in sorted((show | hide) - set(registry.names())):
             msg = f"[surface] names {name!r}, which is not a registered tool"
             log.warning(msg)
@@ -406,8 +491,7 @@ class Host:
 
     def routes(self) -> list[ToolSpec]:
         """The tools that reach hidden tools (a `ProxyRoute`), in surface order."""
-        return sorted((s for s in self.registry.tools() if s.route is not None),
-                      key=_surface_key)
+        return sorted((s for s in self.registry.tools() if s.route is not None), key=_surface_key)
 
     def surface_specs(self) -> list[ToolSpec]:
         """The visible tools, in surface order (`callgate.providers.surface` renders them)."""
@@ -422,12 +506,14 @@ class Host:
             return known[1]
         if self.registry.get(spec.name) is spec:
             found = self.registry.compiled(spec.name)
-            certain = found.fast if found.error is None and not _has_pattern(spec.schema) \
-                else None
+            certain = found.fast if found.error is None and not _has_pattern(spec.schema) else None
             self._registered[spec.name] = (spec, found, certain)
             return found
-        key = canonical_bytes(spec.schema) if isinstance(spec.schema, dict) else \
-            repr(spec.schema).encode()
+        key = (
+            canonical_bytes(spec.schema)
+            if isinstance(spec.schema, dict)
+            else repr(spec.schema).encode()
+        )
         found = self._compiled.get(key)
         if found is None:
             fp = short_fingerprint(spec.schema) if isinstance(spec.schema, dict) else "0" * 16
@@ -445,10 +531,16 @@ class Host:
 
     # --- sessions ---------------------------------------------------
 
-    def open_session(self, workspace: str | os.PathLike[str],
-                     session_dir: str | os.PathLike[str] | None = None,
-                     origin: str | None = None, *, resume: str | None = None,
-                     name: str | None = None, principal: str | None = None) -> Session:
+    def open_session(
+        self,
+        workspace: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        origin: str | None = None,
+        *,
+        resume: str | None = None,
+        name: str | None = None,
+        principal: str | None = None,
+    ) -> Session:
         """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
 
         ``resume`` continues a stored session (its id, name or a unique id prefix; an
@@ -461,8 +553,9 @@ class Host:
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
-        return Session(self, workspace, session_dir, origin, resume=resume, name=name,
-                       principal=principal)
+        return Session(
+            self, workspace, session_dir, origin, resume=resume, name=name, principal=principal
+        )
 
     def execution_facts(self) -> list[ExecutionFact]:
         """The writer and destructive calls every session of this host ran, oldest first
@@ -480,8 +573,9 @@ class Host:
         """Where this host's session store is (``[sessions] store``, else the default)."""
         from .._store.locations import resolve_location
 
-        return resolve_location(self.config("sessions")["store"] or None,
-                                self.config_file("sessions", "store"))
+        return resolve_location(
+            self.config("sessions")["store"] or None, self.config_file("sessions", "store")
+        )
 
     def _check_store(self) -> None:
         """A relative ``[sessions] store`` is relative to the config file that set it; set
@@ -494,7 +588,9 @@ class Host:
         if self.config_file("sessions", "store") is None:
             raise self.config_source.error(
                 f"{store!r} is a relative path, and this config is not a file it could be "
-                "relative to; give an absolute path (or a store URL)", ("sessions", "store"))
+                "relative to; give an absolute path (or a store URL)",
+                ("sessions", "store"),
+            )
 
     def session_store(self) -> tuple[Any, Any]:
         """The session store and its writer (opened on first use; `StoreError` if it
@@ -519,8 +615,15 @@ class Host:
         names = [CORE, *(name for name, _plugin in self.pm.named_plugins())]
         for name in names:
             version, source = self._plugin_sources.get(name, (None, "in process"))
-            out.append(PluginInfo(name, version, tuple(sorted(by_plugin.get(name, []))), source,
-                                  self.registry.info(name)))
+            out.append(
+                PluginInfo(
+                    name,
+                    version,
+                    tuple(sorted(by_plugin.get(name, []))),
+                    source,
+                    self.registry.info(name),
+                )
+            )
         return sorted(out, key=lambda p: p.name)
 
 
@@ -528,7 +631,8 @@ def _has_pattern(schema: Any) -> bool:
     """Whether a ``pattern`` keyword appears anywhere in ``schema``."""
     if isinstance(schema, dict):
         return isinstance(schema.get("pattern"), str) or any(
-            _has_pattern(v) for v in schema.values())
+            _has_pattern(v) for v in schema.values()
+        )
     if isinstance(schema, list):
         return any(_has_pattern(v) for v in schema)
     return False

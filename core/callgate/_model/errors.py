@@ -40,8 +40,14 @@ class BootError(Exception):
 class ConfigError(BootError):
     """A configuration value is wrong; the message names the file, key and line."""
 
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
-                 line: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        key: str | None = None,
+        line: int | None = None,
+    ) -> None:
         where = ""
         if file:
             where = file

@@ -1,2 +1,1 @@
-"""The permissions layer: the ``[permissions]`` rule engine. Imports only lower layers.
-"""
+"""The permissions layer: the ``[permissions]`` rule engine. Imports only lower layers."""

@@ -71,16 +71,39 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         # x-workspace: a workspace config that is not trusted only tightens (_layers)
-        "mode": {"enum": ["allow", "ask", "deny"], "default": "allow",
-                 "x-workspace": ["allow", "ask", "deny"]},
-        "allow": {"type": "array", "items": {"type": "string"}, "default": [],
-                  "x-workspace": "user", "x-layers": "concat", "x-kind": "allowlist"},
-        "ask": {"type": "array", "items": {"type": "string"}, "default": [],
-                "x-workspace": "add", "x-kind": "denylist"},
-        "deny": {"type": "array", "items": {"type": "string"}, "default": [],
-                 "x-workspace": "add", "x-kind": "denylist"},
-        "ask_without_approver": {"enum": ["deny", "allow"], "default": "deny",
-                                 "x-workspace": ["allow", "deny"], "x-kind": "scope"},
+        "mode": {
+            "enum": ["allow", "ask", "deny"],
+            "default": "allow",
+            "x-workspace": ["allow", "ask", "deny"],
+        },
+        "allow": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "x-workspace": "user",
+            "x-layers": "concat",
+            "x-kind": "allowlist",
+        },
+        "ask": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "x-workspace": "add",
+            "x-kind": "denylist",
+        },
+        "deny": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "x-workspace": "add",
+            "x-kind": "denylist",
+        },
+        "ask_without_approver": {
+            "enum": ["deny", "allow"],
+            "default": "deny",
+            "x-workspace": ["allow", "deny"],
+            "x-kind": "scope",
+        },
     },
 }
 
@@ -109,14 +132,18 @@ class Rule:
             raise RuleError("an empty rule; write a tool name such as read_file or Bash(ls:*)")
         match = _RULE.match(stripped)
         if match is None:
-            raise RuleError("expected Tool or Tool(spec): a tool name without spaces, "
-                            "optionally followed by one parenthesized spec")
+            raise RuleError(
+                "expected Tool or Tool(spec): a tool name without spaces, "
+                "optionally followed by one parenthesized spec"
+            )
         tool, spec = match.group(1), match.group(2)
         if spec is not None:
             spec = spec.strip()
             if not spec:
-                raise RuleError(f"the spec in parentheses is empty; write {tool} to match "
-                                "every call of the tool")
+                raise RuleError(
+                    f"the spec in parentheses is empty; write {tool} to match "
+                    "every call of the tool"
+                )
         return cls(action, stripped, tool, spec, index)
 
 
@@ -169,8 +196,7 @@ def could_grow_into(spec: str, form: str) -> bool:
         text = text[:-2].rstrip()
     head, star, _rest = text.partition("*")
     if star:  # a wildcard in the spec: anything that agrees with its literal start may grow
-        return head.startswith(form + " ") or (form + " ").startswith(head) or \
-            head.startswith(form)
+        return head.startswith(form + " ") or (form + " ").startswith(head) or head.startswith(form)
     return text.startswith(form + " ")
 
 
@@ -191,8 +217,10 @@ def compile_spec(kind: str, spec: str) -> Matcher:
         if text.endswith(":*"):
             prefix = text[:-2].rstrip()
             if not prefix:
-                raise RuleError("the command prefix before :* is empty; write the tool or "
-                                "group name alone to match every command")
+                raise RuleError(
+                    "the command prefix before :* is empty; write the tool or "
+                    "group name alone to match every command"
+                )
             regex = re.compile(_star_regex(prefix) + r"(?: .*)?", re.DOTALL)
         else:
             regex = re.compile(_star_regex(text), re.DOTALL)
@@ -206,7 +234,7 @@ def compile_spec(kind: str, spec: str) -> Matcher:
             raise RuleError(f"not a valid path glob ({exc})") from None
         return lambda value: _is_abs(value) == absolute and glob.matches(value)
     if kind == "url" and spec.startswith("domain:"):
-        host = spec[len("domain:"):].strip().lower().rstrip(".")
+        host = spec[len("domain:") :].strip().lower().rstrip(".")
         if not host:
             raise RuleError("domain: needs a host name, e.g. web_fetch(domain:docs.python.org)")
         regex = re.compile(_star_regex(host), re.DOTALL)
@@ -247,7 +275,7 @@ def _path_forms(path: str, root: str | None) -> tuple[str, ...]:
     prefix = root if root.endswith(os.sep) else root + os.sep
     if not path.startswith(prefix):
         return (absolute,)
-    rel = path[len(prefix):]
+    rel = path[len(prefix) :]
     return (rel.replace(os.sep, "/") if os.sep == "\\" else rel, absolute)
 
 
@@ -271,21 +299,36 @@ def _path_unit(text: str, workspace: Any, role: str = "subject") -> Unit:
 def command_units(text: str, flavor: str, session: Any = None) -> list[Unit]:
     """The units of one command line: its commands, then the files it writes by redirection."""
     line = analyze_command(text, flavor)
-    units = [Unit(c.forms or (c.text,), (c.allow_forms or (c.text,),), c.text, c.undecidable,
-                  open_tail=c.open_tail)
-             for c in line.commands]
+    units = [
+        Unit(
+            c.forms or (c.text,),
+            (c.allow_forms or (c.text,),),
+            c.text,
+            c.undecidable,
+            open_tail=c.open_tail,
+        )
+        for c in line.commands
+    ]
     workspace = getattr(session, "workspace", None)
     for redirection in line.writes:
         if redirection.target is None:
-            units.append(Unit((), (), redirection.text, "the redirection target is computed "
-                              "at run time", role="write"))
+            units.append(
+                Unit(
+                    (),
+                    (),
+                    redirection.text,
+                    "the redirection target is computed at run time",
+                    role="write",
+                )
+            )
         else:
             units.append(_path_unit(redirection.target, workspace, role="write"))
     return units
 
 
-def subject_units(spec: ToolSpec, arguments: Mapping[str, Any], session: Any = None,
-                  name: str | None = None) -> list[Unit]:
+def subject_units(
+    spec: ToolSpec, arguments: Mapping[str, Any], session: Any = None, name: str | None = None
+) -> list[Unit]:
     """What the call's ``Tool(spec)`` rules are matched against (empty: no subject)."""
     subject = spec.permission_subject
     if subject is None or not isinstance(arguments, Mapping):
@@ -328,18 +371,23 @@ class RuleEngine:
     ``groups`` are the group names rules may use.
     """
 
-    def __init__(self, config: Mapping[str, Any],
-                 tools: Mapping[str, ToolSpec] | Iterable[str] = (), *,
-                 other_tools: Mapping[str, ToolSpec] | None = None,
-                 source: ConfigSource | None = None,
-                 rule_names: Iterable[RuleNames] = ()) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        tools: Mapping[str, ToolSpec] | Iterable[str] = (),
+        *,
+        other_tools: Mapping[str, ToolSpec] | None = None,
+        source: ConfigSource | None = None,
+        rule_names: Iterable[RuleNames] = (),
+    ) -> None:
         self.mode: str = config.get("mode", "allow")
         self.ask_without_approver: str = config.get("ask_without_approver", "deny")
         self.tools: dict[str, ToolSpec] = dict(tools) if isinstance(tools, Mapping) else {}
         names = set(self.tools) if isinstance(tools, Mapping) else set(tools)
         self.other_tools = dict(other_tools or {})
         self.groups: frozenset[str] = frozenset(
-            g for spec in (*self.other_tools.values(), *self.tools.values()) for g in spec.groups)
+            g for spec in (*self.other_tools.values(), *self.tools.values()) for g in spec.groups
+        )
         self.warnings: list[str] = []
         self._source = source
         self._rule_names = list(rule_names)
@@ -356,26 +404,36 @@ class RuleEngine:
     @classmethod
     def from_host(cls, host: Host) -> RuleEngine:
         """The engine for a booting host: its ``[permissions]`` table and registry."""
-        return cls(host.config("permissions"),
-                   {s.name: s for s in host.registry.tools()},
-                   other_tools={s.name: s for s in host.registry.other_os_tools()},
-                   source=host.config_source,
-                   rule_names=[recognize for _plugin, recognize in host.registry.rule_names()])
+        return cls(
+            host.config("permissions"),
+            {s.name: s for s in host.registry.tools()},
+            other_tools={s.name: s for s in host.registry.other_os_tools()},
+            source=host.config_source,
+            rule_names=[recognize for _plugin, recognize in host.registry.rule_names()],
+        )
 
     # --- boot checks ---------------------------------------------------------------
 
     def _error(self, action: str, index: int, text: str, reason: str) -> ConfigError:
         source = self._source
-        file, line = source.locate(("permissions", action), text) if source is not None \
-            else (None, None)
-        return ConfigError(f"malformed rule {json.dumps(text)}: {reason}", file=file,
-                           key=f"permissions.{action}[{index}]", line=line)
+        file, line = (
+            source.locate(("permissions", action), text) if source is not None else (None, None)
+        )
+        return ConfigError(
+            f"malformed rule {json.dumps(text)}: {reason}",
+            file=file,
+            key=f"permissions.{action}[{index}]",
+            line=line,
+        )
 
     def _warn(self, rule: Rule, message: str) -> None:
         where = ""
         source = self._source
-        file, line = source.locate(("permissions", rule.action), rule.text) \
-            if source is not None else (None, None)
+        file, line = (
+            source.locate(("permissions", rule.action), rule.text)
+            if source is not None
+            else (None, None)
+        )
         if file:
             where = f"{file}:{line}: " if line else f"{file}: "
         text = f"{where}[permissions] {rule.action} rule {json.dumps(rule.text)} {message}"
@@ -398,18 +456,20 @@ class RuleEngine:
             for kind in sorted(kinds):
                 self._matcher(kind, rule.spec)  # raises RuleError when malformed
             if not group and members and not kinds:
-                raise RuleError(f"tool {rule.tool} takes no spec (it has no permission "
-                                f"subject); write {rule.tool} alone")
+                raise RuleError(
+                    f"tool {rule.tool} takes no spec (it has no permission "
+                    f"subject); write {rule.tool} alone"
+                )
             if group and not kinds:
-                self._warn(rule, f"matches nothing: no {rule.tool} tool has a permission "
-                           "subject")
+                self._warn(rule, f"matches nothing: no {rule.tool} tool has a permission subject")
             if not members:
                 self._matcher(_guess_kind(rule.spec), rule.spec)
         if group or rule.tool in names or rule.tool in self.other_tools:
             return
         if any(c in rule.tool for c in "*?["):
-            self._warn(rule, "matches no tool: tool names are exact, not patterns (a rule "
-                       "names one tool)")
+            self._warn(
+                rule, "matches no tool: tool names are exact, not patterns (a rule names one tool)"
+            )
             return
         for recognize in self._rule_names:
             try:
@@ -425,8 +485,7 @@ class RuleEngine:
         if not NAME_RULE.match(rule.tool):
             self._warn(rule, f"matches no tool: {rule.tool!r} is not a valid tool name")
             return
-        close = difflib.get_close_matches(rule.tool, sorted(names | self.groups), n=3,
-                                          cutoff=0.6)
+        close = difflib.get_close_matches(rule.tool, sorted(names | self.groups), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         self._warn(rule, f"names {rule.tool!r}, which is not a registered tool{hint}")
 
@@ -444,8 +503,11 @@ class RuleEngine:
         if rule.tool not in self.groups:
             return False
         spec = spec or self.tools.get(name) or self.other_tools.get(name)
-        return spec is not None and rule.tool in spec.groups and name in (
-            spec.name, spec.permission_name)
+        return (
+            spec is not None
+            and rule.tool in spec.groups
+            and name in (spec.name, spec.permission_name)
+        )
 
     def _fires(self, rule: Rule, kind: str | None, units: list[Unit]) -> Unit | bool | None:
         """For deny/ask: ``True`` (spec-less), the first unit a form of which matches, or None.
@@ -457,25 +519,39 @@ class RuleEngine:
         if kind is None:
             return None
         matcher = self._matcher(kind, rule.spec)
-        return next((u for u in units if u.undecidable is not None
-                     or any(matcher(form) for form in u.loose)
-                     or (u.open_tail and kind == "command"
-                         and any(could_grow_into(rule.spec, f) for f in u.loose))), None)
+        return next(
+            (
+                u
+                for u in units
+                if u.undecidable is not None
+                or any(matcher(form) for form in u.loose)
+                or (
+                    u.open_tail
+                    and kind == "command"
+                    and any(could_grow_into(rule.spec, f) for f in u.loose)
+                )
+            ),
+            None,
+        )
 
     def _edit_rules(self, kind: str | None) -> list[Rule]:
         """``Edit`` rules, which also judge the files a shell command writes by redirection."""
         return [r for r in self.rules if r.tool == "Edit"] if kind == "command" else []
 
-    def decide(self, name: str, spec: ToolSpec | None, arguments: Any,
-               session: Any = None) -> Decision | None:
+    def decide(
+        self, name: str, spec: ToolSpec | None, arguments: Any, session: Any = None
+    ) -> Decision | None:
         """The rule decision for one call, or ``None`` when no rule speaks (fallback)."""
         rules = [r for r in self.rules if self.applies(r, name, spec)]
         kind = spec.permission_subject.kind if spec and spec.permission_subject else None
         edits = self._edit_rules(kind)
         if not rules and not edits:
             return None
-        units = subject_units(spec, arguments, session, name) \
-            if spec is not None and (edits or any(r.spec is not None for r in rules)) else []
+        units = (
+            subject_units(spec, arguments, session, name)
+            if spec is not None and (edits or any(r.spec is not None for r in rules))
+            else []
+        )
         subjects = [u for u in units if u.role != "write"]
         writes = [u for u in units if u.role == "write"]
         for action in ("deny", "ask"):
@@ -488,11 +564,18 @@ class RuleEngine:
                     if pool is writes:
                         hit = writes[0]
                     else:
-                        return Decision(action, rule.text,  # type: ignore[arg-type]
-                                        source="permissions")
+                        return Decision(
+                            action,
+                            rule.text,  # type: ignore[arg-type]
+                            source="permissions",
+                        )
                 if isinstance(hit, Unit):
-                    return Decision(action, rule.text,  # type: ignore[arg-type]
-                                    reason=_why(hit), source="permissions")
+                    return Decision(
+                        action,
+                        rule.text,  # type: ignore[arg-type]
+                        reason=_why(hit),
+                        source="permissions",
+                    )
         allows = [r for r in rules if r.action == "allow"]
         for rule in allows:
             if rule.spec is None:
@@ -502,8 +585,9 @@ class RuleEngine:
             return Decision("allow", ", ".join(covering), source="permissions")
         return None
 
-    def _covering_rule(self, unit: Unit, allows: list[Rule], kind: str | None,
-                       edit_allows: list[Rule]) -> Rule | None:
+    def _covering_rule(
+        self, unit: Unit, allows: list[Rule], kind: str | None, edit_allows: list[Rule]
+    ) -> Rule | None:
         """The allow rule that covers ``unit`` (every strict group, by any of its forms)."""
         if unit.undecidable is not None:
             return None
@@ -521,15 +605,27 @@ class RuleEngine:
             return None
         rule = None
         for group in unit.strict:
-            rule = next((r for r in allows if r.spec is not None and
-                         (not unit.open_tail or r.spec.rstrip().endswith("*")) and
-                         any(self._matcher(kind, r.spec)(f) for f in group)), None)
+            rule = next(
+                (
+                    r
+                    for r in allows
+                    if r.spec is not None
+                    and (not unit.open_tail or r.spec.rstrip().endswith("*"))
+                    and any(self._matcher(kind, r.spec)(f) for f in group)
+                ),
+                None,
+            )
             if rule is None:
                 return None
         return rule
 
-    def _cover(self, allows: list[Rule], kind: str | None, units: list[Unit],
-               edit_allows: Iterable[Rule] = ()) -> list[str]:
+    def _cover(
+        self,
+        allows: list[Rule],
+        kind: str | None,
+        units: list[Unit],
+        edit_allows: Iterable[Rule] = (),
+    ) -> list[str]:
         """The allow rules that together cover every unit (empty: not covered)."""
         edit_allows = list(edit_allows)
         if kind is None or not units or not (allows or edit_allows):
@@ -554,8 +650,9 @@ class RuleEngine:
                 return rule.text
         return None
 
-    def allow_rules_for(self, name: str, arguments: Any, spec: ToolSpec | None = None,
-                        session: Any = None) -> list[str]:
+    def allow_rules_for(
+        self, name: str, arguments: Any, spec: ToolSpec | None = None, session: Any = None
+    ) -> list[str]:
         """Rules that, added to ``allow``, would allow this call (for "no approver" refusals)."""
         spec = spec or self.tools.get(name) or self.other_tools.get(name)
         if spec is None or spec.permission_subject is None:
@@ -563,8 +660,11 @@ class RuleEngine:
         kind = spec.permission_subject.kind
         # a command rule is suggested under the tool's group, so it covers either OS's shell
         group = spec.groups[0] if spec.groups else None
-        allows = [r for r in self.rules if r.action == "allow" and r.spec is not None
-                  and self.applies(r, name, spec)]
+        allows = [
+            r
+            for r in self.rules
+            if r.action == "allow" and r.spec is not None and self.applies(r, name, spec)
+        ]
         edit_allows = [r for r in self._edit_rules(kind) if r.action == "allow"]
         wanted: list[str] = []
         for unit in subject_units(spec, arguments, session, name):
@@ -577,8 +677,7 @@ class RuleEngine:
             elif kind == "command":
                 rule = f"{group or name}({suggested_prefix(unit.label)}:*)"
             elif kind == "url":
-                host = urllib.parse.urlsplit(unit.label).hostname if "://" in unit.label \
-                    else None
+                host = urllib.parse.urlsplit(unit.label).hostname if "://" in unit.label else None
                 rule = f"{name}(domain:{host})" if host else f"{name}({unit.label})"
             else:
                 rule = f"{name}({unit.label})"
@@ -594,8 +693,10 @@ class RuleEngine:
 def _why(unit: Unit) -> str:
     """The reason a deny or ask rule fired on ``unit``, for the model."""
     if unit.undecidable is not None:
-        return (f"{json.dumps(unit.label)} cannot be decided statically: {unit.undecidable}; "
-                "that counts as matching every deny and ask rule")
+        return (
+            f"{json.dumps(unit.label)} cannot be decided statically: {unit.undecidable}; "
+            "that counts as matching every deny and ask rule"
+        )
     if unit.role == "write":
         return f"the command writes {json.dumps(unit.label)}"
     return f"it matches {json.dumps(unit.label)}"
@@ -608,5 +709,12 @@ def _guess_kind(spec: str) -> str:
     return "pattern"
 
 
-__all__ = ["CONFIG_SCHEMA", "Rule", "RuleEngine", "RuleError", "command_units",
-           "compile_spec", "subject_units"]
+__all__ = [
+    "CONFIG_SCHEMA",
+    "Rule",
+    "RuleEngine",
+    "RuleError",
+    "command_units",
+    "compile_spec",
+    "subject_units",
+]

@@ -22,8 +22,12 @@ from .._model.values import ToolResult
 
 
 def cancelled_result() -> ToolResult:
-    return ToolResult.failure("cancelled", "cancelled before it started; nothing was run",
-                              "cancelled", {"executed": False})
+    return ToolResult.failure(
+        "cancelled",
+        "cancelled before it started; nothing was run",
+        "cancelled",
+        {"executed": False},
+    )
 
 
 @attrs.frozen
@@ -90,8 +94,7 @@ class BatchOrder:
         if kind == "write":
             waits = range(index)
         else:
-            last = next((e for e in range(index - 1, -1, -1) if self._kinds[e] == "write"),
-                        None)
+            last = next((e for e in range(index - 1, -1, -1) if self._kinds[e] == "write"), None)
             waits = range(last, last + 1) if last is not None else range(0)
         for earlier in waits:
             if not self._done[earlier].is_set():

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("callgate")
 
 
-
-
 @attrs.define
 class ToolContext:
     """What a tool's ``execute`` (and ``validate``/``preview``) receives besides its arguments.
@@ -64,8 +62,7 @@ class ToolContext:
     def config(self) -> dict[str, Any]:
         return self.session.host.plugin_config(self.tool.plugin)
 
-    def progress(self, done: float, total: float | None = None,
-                 message: str | None = None) -> None:
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Report how far the call is (``done`` only grows: lines, bytes, seconds; ``total``
         if known). Callable from any thread; does nothing when nobody listens (the
         integrator's `Session.progress_to`) or while previewing."""

@@ -62,8 +62,11 @@ def _registering(function: Callable[..., Any], plugin: str) -> Callable[..., Any
     """``function`` (a ``callgate_register_tools``) run with the registry knowing that
     ``plugin`` registers, its failures failing boot with the plugin's name. It takes both
     of the hook's arguments and hands ``function`` those it declares."""
-    wanted = [p.name for p in inspect.signature(function).parameters.values()
-              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    wanted = [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
 
     def register(registry: Any, host: Any) -> Any:
         given = {"registry": registry, "host": host}
@@ -73,8 +76,9 @@ def _registering(function: Callable[..., Any], plugin: str) -> Callable[..., Any
         except BootError:
             raise
         except Exception as exc:
-            raise BootError(f"plugin {plugin} failed while registering its tools: "
-                            f"{type(exc).__name__}: {exc}") from exc
+            raise BootError(
+                f"plugin {plugin} failed while registering its tools: {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             registry.current_plugin = None
 
@@ -85,14 +89,16 @@ class Attributed:
     """One plugin's ordinary implementations of the `ATTRIBUTED` hooks, registered beside
     it (named ``<plugin> (answers)``) with the options the plugin gave them."""
 
-    def __init__(self, plugin: str, found: dict[str, tuple[Callable[..., Any],
-                                                          pluggy.HookimplOpts]]) -> None:
+    def __init__(
+        self, plugin: str, found: dict[str, tuple[Callable[..., Any], pluggy.HookimplOpts]]
+    ) -> None:
         self.plugin = plugin
         self.options: dict[str, pluggy.HookimplOpts] = {}
         for attribute, (function, options) in found.items():
             hook = options.get("specname") or attribute
-            wrapped = _registering(function, plugin) if hook == REGISTER else \
-                _labelled(function, plugin)
+            wrapped = (
+                _registering(function, plugin) if hook == REGISTER else _labelled(function, plugin)
+            )
             setattr(self, attribute, wrapped)  # an instance's plain function: pluggy calls it
             self.options[attribute] = options
 
@@ -113,8 +119,13 @@ class PluginManager(pluggy.PluginManager):
         if isinstance(plugin, Attributed):
             return plugin.options.get(name)
         options = super().parse_hookimpl_opts(plugin, name)
-        if options is None or self._found is None or options.get("wrapper") or \
-                options.get("hookwrapper") or (options.get("specname") or name) not in ATTRIBUTED:
+        if (
+            options is None
+            or self._found is None
+            or options.get("wrapper")
+            or options.get("hookwrapper")
+            or (options.get("specname") or name) not in ATTRIBUTED
+        ):
             return options
         self._found[name] = options  # the companion registers it
         return None
@@ -130,8 +141,13 @@ class PluginManager(pluggy.PluginManager):
             finally:
                 self._found = None
             if registered is not None and found:
-                companion = Attributed(registered, {attribute: (getattr(plugin, attribute), options)
-                                                    for attribute, options in found.items()})
+                companion = Attributed(
+                    registered,
+                    {
+                        attribute: (getattr(plugin, attribute), options)
+                        for attribute, options in found.items()
+                    },
+                )
                 try:
                     super().register(companion, registered + COMPANION)
                 except BaseException:
@@ -189,40 +205,39 @@ class PipelineHooks:
     def implemented(self, name: str) -> bool:
         return self._caller(name) is not None
 
-    def validate_arguments(self, call: ToolCall, tool: ToolSpec,
-                           session: Any) -> list[Violation]:
+    def validate_arguments(self, call: ToolCall, tool: ToolSpec, session: Any) -> list[Violation]:
         caller = self._caller("callgate_validate_arguments")
         if caller is None:
             return []
         answers = caller(call=call, tool=tool, session=session)
         return [v for found in answers for v in found]
 
-    def pre_tool_use(self, call: ToolCall, tool: ToolSpec,
-                     session: Any) -> list[Refuse | Replace]:
+    def pre_tool_use(self, call: ToolCall, tool: ToolSpec, session: Any) -> list[Refuse | Replace]:
         caller = self._caller("callgate_pre_tool_use")
         if caller is None:
             return []
-        return [a for a in caller(call=call, tool=tool, session=session)
-                if isinstance(a, Refuse | Replace)]
+        return [
+            a
+            for a in caller(call=call, tool=tool, session=session)
+            if isinstance(a, Refuse | Replace)
+        ]
 
-    def check_permission(self, call: ToolCall, tool: ToolSpec,
-                         session: Any) -> list[Decision]:
+    def check_permission(self, call: ToolCall, tool: ToolSpec, session: Any) -> list[Decision]:
         caller = self._caller("callgate_check_permission")
         if caller is None:
             return []
-        return [d for d in caller(call=call, tool=tool, session=session)
-                if isinstance(d, Decision)]
+        return [d for d in caller(call=call, tool=tool, session=session) if isinstance(d, Decision)]
 
-    def ask_permission(self, call: ToolCall, tool: ToolSpec, session: Any,
-                       preview: Any) -> Any:
+    def ask_permission(self, call: ToolCall, tool: ToolSpec, session: Any, preview: Any) -> Any:
         """The approver's answer (a `Decision`, a bool or an awaitable of one), or ``None``."""
         caller = self._caller("callgate_ask_permission")
         if caller is None:
             return None
         return caller(call=call, tool=tool, session=session, preview=preview)
 
-    def shape_result(self, call: ToolCall, tool: ToolSpec, result: ToolResult,
-                     session: Any) -> ToolResult:
+    def shape_result(
+        self, call: ToolCall, tool: ToolSpec, result: ToolResult, session: Any
+    ) -> ToolResult:
         """The result after the shaping hooks: the last replacement in call order, if any."""
         caller = self._caller("callgate_shape_result")
         if caller is None:

@@ -167,9 +167,13 @@ class Lifeline:
             try:
                 self._proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", HELPER, MARKER, _host],
-                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-                    env={k: v for k, v in os.environ.items() if k != MARKER})
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    close_fds=True,
+                    env={k: v for k, v in os.environ.items() if k != MARKER},
+                )
             except OSError as exc:
                 log.warning("could not start the process lifeline helper: %s", exc)
                 self._proc = None

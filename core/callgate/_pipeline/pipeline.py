@@ -85,16 +85,16 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
         # then each is shaped, in call order (the first carries the hint and the notices)
         hint = _storm(state, steps)
         first = FIRST if hint is None else Tail(True, hint)
-        return [shape(state, step, first if index == 0 else LATER)
-                for index, step in enumerate(steps)]
+        return [
+            shape(state, step, first if index == 0 else LATER) for index, step in enumerate(steps)
+        ]
     finally:
         record.batch_ended(state)
 
 
 def _storm(state: SessionState, steps: list[Step]) -> str | None:
     results = [s.result for s in steps if s.result is not None]
-    hint = state.storm.observe(results, [s.sent.arguments for s in steps
-                                         if s.result is not None])
+    hint = state.storm.observe(results, [s.sent.arguments for s in steps if s.result is not None])
     if hint:
         state.count("storm_hints")
     return hint
@@ -171,8 +171,9 @@ def resolve(state: SessionState, step: Step) -> None:
         route = state.route
         if route is not None:
             message += "; call it through " + route.hidden_tool.format(name=name)
-        raise Answered(ToolResult.failure("unavailable", message, f"unavailable:{name}",
-                                          {"executed": False}))
+        raise Answered(
+            ToolResult.failure("unavailable", message, f"unavailable:{name}", {"executed": False})
+        )
 
 
 def unknown_tool(state: SessionState, name: Any) -> ToolResult:
@@ -184,9 +185,9 @@ def unknown_tool(state: SessionState, name: Any) -> ToolResult:
     hidden = [n for n in tools if n not in direct]
     route = state.route
     message = f'unknown tool "{label}"' + did_you_mean(
-        label, direct, hidden, route.hidden_tool if route is not None else None)
-    return ToolResult.failure("unknown_tool", message, f"unknown_tool:{label}",
-                              {"executed": False})
+        label, direct, hidden, route.hidden_tool if route is not None else None
+    )
+    return ToolResult.failure("unknown_tool", message, f"unknown_tool:{label}", {"executed": False})
 
 
 def _sig(result: ToolResult, default: str) -> str:
@@ -212,8 +213,15 @@ def validate(state: SessionState, step: Step) -> None:
     step.destructive = tool.is_destructive if tool.destructive is not None else False
 
 
-def valid_arguments(state: SessionState, tool: ToolSpec, raw: Any, call_id: str, *,
-                    inside: bool = False, via: ToolCall | None = None) -> dict[str, Any]:
+def valid_arguments(
+    state: SessionState,
+    tool: ToolSpec,
+    raw: Any,
+    call_id: str,
+    *,
+    inside: bool = False,
+    via: ToolCall | None = None,
+) -> dict[str, Any]:
     """`check_arguments`, raising `Answered` with the error result."""
     arguments, error = check_arguments(state, tool, raw, call_id, inside=inside, via=via)
     if error is not None:
@@ -222,9 +230,15 @@ def valid_arguments(state: SessionState, tool: ToolSpec, raw: Any, call_id: str,
     return arguments
 
 
-def check_arguments(state: SessionState, tool: ToolSpec, raw: Any, call_id: str, *,
-                    inside: bool = False, via: ToolCall | None = None
-                    ) -> tuple[dict[str, Any] | None, ToolResult | None]:
+def check_arguments(
+    state: SessionState,
+    tool: ToolSpec,
+    raw: Any,
+    call_id: str,
+    *,
+    inside: bool = False,
+    via: ToolCall | None = None,
+) -> tuple[dict[str, Any] | None, ToolResult | None]:
     """``(arguments, None)`` when ``raw`` is valid for ``tool`` (the JSON Schema, then the
     tool's own ``validate``, then ``callgate_validate_arguments``), else ``(None, result)``:
     ``invalid_arguments`` (counted), or ``config_error`` when the schema does not compile
@@ -234,21 +248,41 @@ def check_arguments(state: SessionState, tool: ToolSpec, raw: Any, call_id: str,
     host = state.host
     compiled = host.compiled(tool)
     certain = host.certainly_valid(tool)
-    if certain is not None and type(raw) is dict and certain(raw) and tool.validate is None \
-            and not host.hooks.implemented(VALIDATE) and shape_problem(raw) is None:
+    if (
+        certain is not None
+        and type(raw) is dict
+        and certain(raw)
+        and tool.validate is None
+        and not host.hooks.implemented(VALIDATE)
+        and shape_problem(raw) is None
+    ):
         return raw, None  # the usual call: certainly valid, and nobody else to ask
     route = state.route
     misplaced = tool.misplaced
     return check_call(
-        tool, compiled, raw, count=state.count,
+        tool,
+        compiled,
+        raw,
+        count=state.count,
         inside=route.arguments if inside and route is not None else None,
         plugin_violations=lambda args: semantic_violations(state, tool, args, call_id, via),
-        misplaced=None if misplaced is None else (lambda args: misplaced(
-            ToolContext(state.view, ToolCall(call_id, tool.name, args, via=via), tool), args)))
+        misplaced=None
+        if misplaced is None
+        else (
+            lambda args: misplaced(
+                ToolContext(state.view, ToolCall(call_id, tool.name, args, via=via), tool), args
+            )
+        ),
+    )
 
 
-def semantic_violations(state: SessionState, tool: ToolSpec, arguments: dict[str, Any],
-                        call_id: str, via: ToolCall | None = None) -> list[Violation]:
+def semantic_violations(
+    state: SessionState,
+    tool: ToolSpec,
+    arguments: dict[str, Any],
+    call_id: str,
+    via: ToolCall | None = None,
+) -> list[Violation]:
     """What the schema cannot say: the tool's ``validate``, then the plugins' hooks."""
     hooks = state.host.hooks
     if tool.validate is None and not hooks.implemented(VALIDATE):
@@ -293,12 +327,17 @@ async def _proxied(state: SessionState, step: Step) -> Event:
     step.tool, step.inside, step.fallback = resolved.tool, True, resolved.fallback
     step.call = ToolCall(call.id, resolved.name, resolved.arguments, via=call)
     step.read_only = resolved.is_read_only()
-    step.destructive = bool(resolved.destructive if resolved.destructive is not None
-                            else resolved.tool.destructive)
+    step.destructive = bool(
+        resolved.destructive if resolved.destructive is not None else resolved.tool.destructive
+    )
     step.exclusive = resolved.tool.exclusive
     if resolved.validate:
-        step.call = attrs.evolve(step.call, arguments=valid_arguments(
-            state, resolved.tool, resolved.arguments, call.id, inside=True, via=call))
+        step.call = attrs.evolve(
+            step.call,
+            arguments=valid_arguments(
+                state, resolved.tool, resolved.arguments, call.id, inside=True, via=call
+            ),
+        )
     return ("validation", {"valid": True, "tool": step.call.name})
 
 
@@ -365,9 +404,17 @@ def pre_tool_use(state: SessionState, step: Step) -> None:
         if isinstance(answer, Refuse):
             raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
         if isinstance(answer, Replace):
-            step.call = attrs.evolve(step.call, arguments=valid_arguments(
-                state, tool, answer.arguments, step.call.id, inside=step.inside,
-                via=step.call.via))
+            step.call = attrs.evolve(
+                step.call,
+                arguments=valid_arguments(
+                    state,
+                    tool,
+                    answer.arguments,
+                    step.call.id,
+                    inside=step.inside,
+                    via=step.call.via,
+                ),
+            )
 
 
 def blocked(message: str, signature: str) -> ToolResult:
@@ -383,10 +430,17 @@ def permission(state: SessionState, step: Step) -> Event | None:
     for `approval` (``step.ask``); a denied one is answered ``blocked``."""
     call, tool = step.call, step.tool
     assert tool is not None
-    if state.mode == "plan" and not step.read_only and not \
-            _profiles.plan_allows(state.profiles, step, state.host.registry):
-        raise Answered(blocked(f"blocked: the session is in plan mode; {call.name} is not "
-                               "read-only", "mode:plan"), judged(step, "deny", "mode:plan"))
+    if (
+        state.mode == "plan"
+        and not step.read_only
+        and not _profiles.plan_allows(state.profiles, step, state.host.registry)
+    ):
+        raise Answered(
+            blocked(
+                f"blocked: the session is in plan mode; {call.name} is not read-only", "mode:plan"
+            ),
+            judged(step, "deny", "mode:plan"),
+        )
     engine = state.host.permissions
     decision = decide(state, call, tool)
     if decision is None:  # the fallback: allow for a read-only call, else the target's or mode
@@ -415,8 +469,7 @@ def decide(state: SessionState, call: ToolCall, tool: ToolSpec) -> Decision | No
             decisions.append(attrs.evolve(ruled, source=RULES))
     if not decisions:
         return None
-    return next(d for action in ("deny", "ask", "allow") for d in decisions
-                if d.action == action)
+    return next(d for action in ("deny", "ask", "allow") for d in decisions if d.action == action)
 
 
 def _signature(decision: Decision) -> str:
@@ -435,13 +488,16 @@ def _denied(state: SessionState, step: Step, decision: Decision) -> str:
         return why + (f" ({decision.reason})" if decision.reason else "")
     if decision.source != RULES:
         return f"blocked: {decision.reason or f'{name} is denied by {decision.source}'}"
-    return (f"blocked: {name} is not allowed by any [permissions] rule and the fallback is "
-            f'"deny"; allow = [{_wanted(state, step)}] in [permissions] would allow it')
+    return (
+        f"blocked: {name} is not allowed by any [permissions] rule and the fallback is "
+        f'"deny"; allow = [{_wanted(state, step)}] in [permissions] would allow it'
+    )
 
 
 def _wanted(state: SessionState, step: Step) -> str:
-    rules = state.host.permissions.allow_rules_for(step.call.name, step.call.arguments,
-                                                   step.tool, state.view)
+    rules = state.host.permissions.allow_rules_for(
+        step.call.name, step.call.arguments, step.tool, state.view
+    )
     return ", ".join(json.dumps(r) for r in rules)
 
 
@@ -474,23 +530,32 @@ async def _approval(state: SessionState, step: Step, decision: Decision) -> Even
             return judged(step, "ask:allow", f"ask_without_approver ({signature})")
         news = judged(step, "ask:deny", f"no approver ({signature})")
         if decision.rule:  # an ask rule outranks every allow rule
-            why = (f"blocked: {call.name} needs approval (rule {decision.rule} in "
-                   "[permissions] ask) and no approver is available; nothing was run")
+            why = (
+                f"blocked: {call.name} needs approval (rule {decision.rule} in "
+                "[permissions] ask) and no approver is available; nothing was run"
+            )
         elif decision.source != RULES:
-            why = (f"blocked: {call.name} needs approval (asked by {decision.source}) and no "
-                   "approver is available; nothing was run")
+            why = (
+                f"blocked: {call.name} needs approval (asked by {decision.source}) and no "
+                "approver is available; nothing was run"
+            )
         else:
-            why = (f"blocked: {call.name} needs approval (no [permissions] rule allows it and "
-                   'the fallback is "ask") and no approver is available; '
-                   f"allow = [{_wanted(state, step)}] in [permissions] would allow it")
+            why = (
+                f"blocked: {call.name} needs approval (no [permissions] rule allows it and "
+                'the fallback is "ask") and no approver is available; '
+                f"allow = [{_wanted(state, step)}] in [permissions] would allow it"
+            )
         raise Answered(blocked(why, signature), news)
     allowed = answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
     news = judged(step, "ask:allow" if allowed else "ask:deny", f"approver ({signature})")
     if allowed:
         step.expected = versions
         return news
-    reason = answer.reason if isinstance(answer, Decision) and answer.reason else \
-        "the approver refused it"
+    reason = (
+        answer.reason
+        if isinstance(answer, Decision) and answer.reason
+        else "the approver refused it"
+    )
     raise Answered(blocked(f"blocked: {call.name} was not approved: {reason}", signature), news)
 
 
@@ -498,8 +563,7 @@ def _preview(state: SessionState, step: Step) -> tuple[Any, dict[str, Any]]:
     tool = step.tool
     assert tool is not None and tool.preview is not None
     ctx = ToolContext(state.view, step.call, tool, state.cancel_event, previewing=True)
-    ctx.gated = check_paths(state.files.scope, tool, step.call.arguments, lease=None,
-                            dry_run=True)
+    ctx.gated = check_paths(state.files.scope, tool, step.call.arguments, lease=None, dry_run=True)
     versions = {k: version_of(g.stat) for k, g in ctx.gated.items() if g.stat is not None}
     return tool.preview(ctx, step.call.arguments), versions
 
@@ -528,8 +592,9 @@ async def dispatch(state: SessionState, step: Step) -> None:
     def gate() -> None:
         if lease is not None:
             try:
-                ctx.gated = check_paths(scope, tool, arguments, lease=lease,
-                                        expected_versions=expected)
+                ctx.gated = check_paths(
+                    scope, tool, arguments, lease=lease, expected_versions=expected
+                )
             except ToolError as exc:
                 step.gate = ("gate", {"passed": False, "signature": exc.signature or ""})
                 raise
@@ -559,35 +624,54 @@ async def dispatch(state: SessionState, step: Step) -> None:
                 lease.release()
 
     started = time.monotonic()
-    result = await _dispatched(state, tool, ctx, run, arguments, lease, gate_then_run,
-                               gate_then_await)
+    result = await _dispatched(
+        state, tool, ctx, run, arguments, lease, gate_then_run, gate_then_await
+    )
     if not step.read_only or step.destructive:  # a writer: its execution fact
-        record.dispatched(state, step, result, tuple(sorted({g.path for g in ctx.gated.values()})),
-                          held.get("from", started), held.get("to", time.monotonic()))
+        record.dispatched(
+            state,
+            step,
+            result,
+            tuple(sorted({g.path for g in ctx.gated.values()})),
+            held.get("from", started),
+            held.get("to", time.monotonic()),
+        )
     elif step.gate is not None and step.span is not None:
         record.event(step, step.gate)
     step.result = result
 
 
-async def _dispatched(state: SessionState, tool: ToolSpec, ctx: ToolContext,
-                      run: Callable[..., Any], arguments: Any, lease: WriterLease | None,
-                      gate_then_run: Callable[[], Any],
-                      gate_then_await: Callable[[], Any]) -> ToolResult:
+async def _dispatched(
+    state: SessionState,
+    tool: ToolSpec,
+    ctx: ToolContext,
+    run: Callable[..., Any],
+    arguments: Any,
+    lease: WriterLease | None,
+    gate_then_run: Callable[[], Any],
+    gate_then_await: Callable[[], Any],
+) -> ToolResult:
     try:
         if not tool.blocking and lease is None:  # it never blocks: inline, nothing to walk away
             out = run(ctx, arguments)
             if inspect.isawaitable(out):
                 out = await out
         elif _is_async(run):
-            out = await run_async(functools.partial(run, ctx, arguments) if lease is None
-                                  else gate_then_await, ctx.cancelled, state.cancel_grace_s)
+            out = await run_async(
+                functools.partial(run, ctx, arguments) if lease is None else gate_then_await,
+                ctx.cancelled,
+                state.cancel_grace_s,
+            )
         else:  # one worker-thread hop for gate and tool: a hop costs 0.1-0.2 ms on a busy machine
             out = await run_sync(gate_then_run, ctx.cancelled, state.cancel_grace_s)
     except Abandoned as exc:
         return ToolResult.failure(
-            "cancelled", f"{tool.name} was cancelled and {exc}, so the session stopped "
+            "cancelled",
+            f"{tool.name} was cancelled and {exc}, so the session stopped "
             "waiting for it; it may still be running, and what it has changed is unknown",
-            "cancelled", {"abandoned": True})
+            "cancelled",
+            {"abandoned": True},
+        )
     except ToolError as exc:
         return exc.to_result()
     except Exception as exc:
@@ -596,14 +680,24 @@ async def _dispatched(state: SessionState, tool: ToolSpec, ctx: ToolContext,
     if isinstance(out, str):
         return ToolResult.ok(out)
     if not isinstance(out, ToolResult):
-        return ToolResult.failure("tool_error", f"{tool.name} failed: it returned "
-                                  f"{type(out).__name__}, not a result")
+        return ToolResult.failure(
+            "tool_error", f"{tool.name} failed: it returned {type(out).__name__}, not a result"
+        )
     return out
 
 
 #: The enforcement order (host.md §3): fixed, and the host's alone.
-STAGES: tuple[Stage, ...] = (resolve, validate, target, profile, turn, pre_tool_use,
-                             permission, approval, dispatch)
+STAGES: tuple[Stage, ...] = (
+    resolve,
+    validate,
+    target,
+    profile,
+    turn,
+    pre_tool_use,
+    permission,
+    approval,
+    dispatch,
+)
 
 
 # --- shape: after the batch's barrier, in call order -----------------------------------------
@@ -638,17 +732,22 @@ def shape(state: SessionState, step: Step, tail: Tail) -> ToolResult:
     max_chars = state.max_chars
     if len(text) + reserve > max_chars:
         route = state.route
-        shown, meta = truncate(text, max_chars=max_chars, reserve=reserve, tool=name,
-                               call_id=step.sent.id, item=item,
-                               pager=route.result_page if route is not None else None)
+        shown, meta = truncate(
+            text,
+            max_chars=max_chars,
+            reserve=reserve,
+            tool=name,
+            call_id=step.sent.id,
+            item=item,
+            pager=route.result_page if route is not None else None,
+        )
         result = result.with_text(shown)
         result.meta.update(meta)
         text = shown
     if extra:
         result = result.with_text("\n\n".join([text, *extra]))
     if step.record is not None or step.span is not None:
-        seen = result.text if step.record is not None and (text is not complete or extra) \
-            else None
+        seen = result.text if step.record is not None and (text is not complete or extra) else None
         record.shaped(state, step, result, complete, seen, item, extra)
     return result
 
@@ -664,5 +763,14 @@ def valid_utf8(result: ToolResult, text: str) -> tuple[ToolResult, str]:
     return (result.with_text(safe), safe) if safe is not text else (result, text)
 
 
-__all__ = ["STAGES", "Answered", "Stage", "Step", "check_arguments", "decide", "run_batch",
-           "run_call", "shape"]
+__all__ = [
+    "STAGES",
+    "Answered",
+    "Stage",
+    "Step",
+    "check_arguments",
+    "decide",
+    "run_batch",
+    "run_call",
+    "shape",
+]

@@ -57,22 +57,44 @@ def answered(step: Step, result: ToolResult, news: Event | None) -> None:
         event(step, ("validation", {"valid": False}))
 
 
-def dispatched(state: SessionState, step: Step, result: ToolResult, paths: tuple[str, ...],
-               started: float, ended: float) -> None:
+def dispatched(
+    state: SessionState,
+    step: Step,
+    result: ToolResult,
+    paths: tuple[str, ...],
+    started: float,
+    ended: float,
+) -> None:
     """A writer's (or a destructive call's) gate finding on the span, and its execution fact
     on the host: the paths its gate held, and from when to when (monotonic)."""
     event(step, step.gate)
     profile = state.profile
     error = result.error
-    state.host.record_fact(ExecutionFact(
-        session=state.id, profile=profile.name if profile is not None else None,
-        depth=state.depth, call_id=step.sent.id, tool=str(step.call.name), paths=paths,
-        destructive=step.destructive, started=started, ended=ended,
-        outcome=error.kind if error is not None else "ok"))
+    state.host.record_fact(
+        ExecutionFact(
+            session=state.id,
+            profile=profile.name if profile is not None else None,
+            depth=state.depth,
+            call_id=step.sent.id,
+            tool=str(step.call.name),
+            paths=paths,
+            destructive=step.destructive,
+            started=started,
+            ended=ended,
+            outcome=error.kind if error is not None else "ok",
+        )
+    )
 
 
-def shaped(state: SessionState, step: Step, result: ToolResult, complete: str,
-           shown: str | None, item: StoredResult, notices: list[str]) -> None:
+def shaped(
+    state: SessionState,
+    step: Step,
+    result: ToolResult,
+    complete: str,
+    shown: str | None,
+    item: StoredResult,
+    notices: list[str],
+) -> None:
     """The call's end: its record in the store (how it was judged, its result after
     shaping, so what a redaction plugin removed is not stored; ``shown`` when the model saw
     other text; ``item`` is its whole text in the result store), the notices shown with it,
@@ -92,26 +114,48 @@ def cancelled(state: SessionState, step: Step) -> None:
     _end_span(step, result, effective=False)
 
 
-def _ended(state: SessionState, step: Step, result: ToolResult, complete: str,
-           shown: str | None, result_seq: int | None) -> CallEnded:
+def _ended(
+    state: SessionState,
+    step: Step,
+    result: ToolResult,
+    complete: str,
+    shown: str | None,
+    result_seq: int | None,
+) -> CallEnded:
     assert step.record is not None
     error = result.error
     effective = step.call.name if isinstance(step.call.name, str) else None
     return state.journal.call_ended(
-        step.record, tool=effective if effective != step.sent.name else None,
-        outcome=error.kind if error is not None else "ok", is_error=result.is_error,
+        step.record,
+        tool=effective if effective != step.sent.name else None,
+        outcome=error.kind if error is not None else "ok",
+        is_error=result.is_error,
         signature=error.signature if error is not None else None,
-        permission=step.permission, decided_by=step.decided_by, text=complete,
-        shown=shown, ended=step.ended or time.time(), result_seq=result_seq or 0)
+        permission=step.permission,
+        decided_by=step.decided_by,
+        text=complete,
+        shown=shown,
+        ended=step.ended or time.time(),
+        result_seq=result_seq or 0,
+    )
 
 
 def _end_span(step: Step, result: ToolResult, *, effective: bool = True) -> None:
     if step.span is None:
         return
     tool = step.call.name if effective and step.call.name != step.sent.name else None
-    telemetry.end(step.span, result, tool=tool, permission=step.permission,
-                  decided_by=step.decided_by)
+    telemetry.end(
+        step.span, result, tool=tool, permission=step.permission, decided_by=step.decided_by
+    )
 
 
-__all__ = ["answered", "batch_ended", "batch_started", "call_started", "cancelled",
-           "dispatched", "event", "shaped"]
+__all__ = [
+    "answered",
+    "batch_ended",
+    "batch_started",
+    "call_started",
+    "cancelled",
+    "dispatched",
+    "event",
+    "shaped",
+]

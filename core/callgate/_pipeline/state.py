@@ -27,8 +27,13 @@ if TYPE_CHECKING:
     from .view import HostView, SessionView
 
 #: the counters every session starts with (`Counters`)
-COUNTERS = ("argument_validations", "argument_failures", "skipped", "remote_dispatches",
-            "storm_hints")
+COUNTERS = (
+    "argument_validations",
+    "argument_failures",
+    "skipped",
+    "remote_dispatches",
+    "storm_hints",
+)
 
 
 class Counters:

@@ -38,23 +38,33 @@ def tracer() -> Any | None:
 
 def start(tracer: Any, session_id: str, call_id: str, name: Any) -> Any:
     label = name if isinstance(name, str) else repr(name)
-    return tracer.start_span(f"execute_tool {label}", attributes={
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": label,
-        "gen_ai.tool.call.id": call_id,
-        "gen_ai.tool.type": "function",
-        "gen_ai.conversation.id": session_id,
-    })
+    return tracer.start_span(
+        f"execute_tool {label}",
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": label,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.conversation.id": session_id,
+        },
+    )
 
 
-def end(span: Any, result: ToolResult, *, tool: str | None, permission: str | None,
-        decided_by: str | None) -> None:
+def end(
+    span: Any,
+    result: ToolResult,
+    *,
+    tool: str | None,
+    permission: str | None,
+    decided_by: str | None,
+) -> None:
     """The call's outcome on its span, which ends."""
     from opentelemetry.trace import Status, StatusCode
 
     error = result.error
-    span.add_event("result", {"outcome": error.kind if error else "ok",
-                              "is_error": result.is_error})
+    span.add_event(
+        "result", {"outcome": error.kind if error else "ok", "is_error": result.is_error}
+    )
     if tool is not None:
         span.set_attribute("callgate.tool", tool)
     if permission is not None:

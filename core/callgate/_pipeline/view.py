@@ -112,10 +112,16 @@ class HostView(Protocol):
     @property
     def store(self) -> Any: ...
 
-    def open_session(self, workspace: str | os.PathLike[str],
-                     session_dir: str | os.PathLike[str] | None = None,
-                     origin: str | None = None, *, resume: str | None = None,
-                     name: str | None = None, principal: str | None = None) -> SessionView: ...
+    def open_session(
+        self,
+        workspace: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        origin: str | None = None,
+        *,
+        resume: str | None = None,
+        name: str | None = None,
+        principal: str | None = None,
+    ) -> SessionView: ...
 
 
 class SessionView(Protocol):
@@ -236,9 +242,13 @@ class SessionView(Protocol):
 
     def cancel(self) -> None: ...
 
-    def open_child(self, workspace: str | os.PathLike[str] | None = None,
-                   session_dir: str | os.PathLike[str] | None = None, *,
-                   profile: ChildProfile | None = None) -> SessionView: ...
+    def open_child(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        profile: ChildProfile | None = None,
+    ) -> SessionView: ...
 
     async def close(self) -> None: ...
 
@@ -250,9 +260,9 @@ class SessionView(Protocol):
 
     def yield_turn(self) -> AbstractAsyncContextManager[None]: ...
 
-    def check_arguments(self, spec: ToolSpec, raw: Any, *, inside_capability: bool = False,
-                        call_id: str = "") -> tuple[dict[str, Any] | None, ToolResult | None]:
-        ...
+    def check_arguments(
+        self, spec: ToolSpec, raw: Any, *, inside_capability: bool = False, call_id: str = ""
+    ) -> tuple[dict[str, Any] | None, ToolResult | None]: ...
 
     def permission_decision(self, call: ToolCall, spec: ToolSpec) -> Decision | None: ...
 

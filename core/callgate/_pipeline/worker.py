@@ -112,6 +112,7 @@ async def _grace_scope(cancelled: threading.Event, grace: float) -> AsyncIterato
         yield
         return
     with anyio.CancelScope() as scope:
+
         def shorten() -> None:
             scope.deadline = min(scope.deadline, anyio.current_time() + grace)
 
@@ -124,8 +125,9 @@ async def _grace_scope(cancelled: threading.Event, grace: float) -> AsyncIterato
         raise Abandoned(grace)
 
 
-async def run_async(fn: Callable[[], Awaitable[T]], cancelled: threading.Event,
-                    grace: float = DEFAULT_GRACE_S) -> T:
+async def run_async(
+    fn: Callable[[], Awaitable[T]], cancelled: threading.Event, grace: float = DEFAULT_GRACE_S
+) -> T:
     """Await ``fn()``; `Abandoned` when cancelled and still running ``grace`` s later.
 
     The scope is written out rather than taken from `_grace_scope`: this runs for every
@@ -133,6 +135,7 @@ async def run_async(fn: Callable[[], Awaitable[T]], cancelled: threading.Event,
     if not isinstance(cancelled, CancelEvent):
         return await fn()
     with anyio.CancelScope() as scope:
+
         def shorten() -> None:
             scope.deadline = min(scope.deadline, anyio.current_time() + grace)
 
@@ -144,8 +147,9 @@ async def run_async(fn: Callable[[], Awaitable[T]], cancelled: threading.Event,
     raise Abandoned(grace)  # the scope caught the cancellation it was shortened for
 
 
-async def run_sync(fn: Callable[[], T], cancelled: threading.Event,
-                   grace: float = DEFAULT_GRACE_S) -> T:
+async def run_sync(
+    fn: Callable[[], T], cancelled: threading.Event, grace: float = DEFAULT_GRACE_S
+) -> T:
     """Run ``fn()`` in a daemon worker thread; `Abandoned` as for `run_async`."""
     done = anyio.Event()
     token = _loop.current_token()
@@ -183,8 +187,9 @@ class _Pool:
             inbox = self._idle.pop() if self._idle else None
         if inbox is None:
             inbox = queue.SimpleQueue()
-            threading.Thread(target=self._serve, args=(inbox,), name="callgate-tool",
-                             daemon=True).start()
+            threading.Thread(
+                target=self._serve, args=(inbox,), name="callgate-tool", daemon=True
+            ).start()
         inbox.put(job)
 
     def _serve(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:

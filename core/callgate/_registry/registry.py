@@ -40,12 +40,15 @@ log = logging.getLogger("callgate")
 T = TypeVar("T")
 
 
-
 class Registry:
     """Every tool of one host, with the plugin each came from, and what plugins claimed."""
 
-    def __init__(self, os_name: str, plugin_manager: pluggy.PluginManager,
-                 config: _config.ConfigSource | LayeredSource | None = None) -> None:
+    def __init__(
+        self,
+        os_name: str,
+        plugin_manager: pluggy.PluginManager,
+        config: _config.ConfigSource | LayeredSource | None = None,
+    ) -> None:
         #: ``"posix"`` or ``"windows"``: the OS this host's surface is for.
         self.os = os_name
         self._pm = plugin_manager
@@ -81,18 +84,23 @@ class Registry:
                 f"{NAME_RULE.pattern} (the rule every provider accepts)"
             )
         if spec.visibility not in VISIBILITIES:
-            raise BootError(f"plugin {plugin}: tool {spec.name}: visibility must be one of "
-                            f"{', '.join(VISIBILITIES)}")
+            raise BootError(
+                f"plugin {plugin}: tool {spec.name}: visibility must be one of "
+                f"{', '.join(VISIBILITIES)}"
+            )
         if not spec.platforms or not spec.platforms <= PLATFORMS:
-            raise BootError(f"plugin {plugin}: tool {spec.name}: platforms must be a non-empty "
-                            "subset of posix, windows")
+            raise BootError(
+                f"plugin {plugin}: tool {spec.name}: platforms must be a non-empty "
+                "subset of posix, windows"
+            )
         if spec.visibility == "alias" and not spec.alias_of:
             raise BootError(f"plugin {plugin}: tool {spec.name}: an alias needs alias_of")
         if spec.execute is None and not spec.alias_of:
             raise BootError(f"plugin {plugin}: tool {spec.name} has no execute function")
         if not isinstance(spec.schema, dict) or spec.schema.get("type") != "object":
-            raise BootError(f"plugin {plugin}: tool {spec.name}: schema root must be "
-                            '{"type": "object", ...}')
+            raise BootError(
+                f'plugin {plugin}: tool {spec.name}: schema root must be {{"type": "object", ...}}'
+            )
         existing = self._tools.get(spec.name) or self._other_os.get(spec.name)
         if existing is not None:
             raise BootError(
@@ -107,8 +115,9 @@ class Registry:
         self._tools[spec.name] = spec
         return spec
 
-    def add_config(self, table: str, schema: Mapping[str, Any], *,
-                   extensible: bool = False) -> dict[str, Any]:
+    def add_config(
+        self, table: str, schema: Mapping[str, Any], *, extensible: bool = False
+    ) -> dict[str, Any]:
         """Claim a ``callgate.toml`` table; returns it validated against ``schema`` (JSON Schema,
         with ``default``s applied). A bad key fails boot naming file, key and line. The first
         table a plugin claims is its tools' ``ctx.config``.
@@ -119,8 +128,10 @@ class Registry:
         self._check_open()
         plugin = self.current_plugin or "<core>"
         if table in self._config_schemas and self._config_schemas[table][0] != plugin:
-            raise BootError(f"config table [{table}] is claimed by plugin "
-                            f"{self._config_schemas[table][0]} and by plugin {plugin}")
+            raise BootError(
+                f"config table [{table}] is claimed by plugin "
+                f"{self._config_schemas[table][0]} and by plugin {plugin}"
+            )
         self._config_schemas[table] = (plugin, dict(schema))
         if extensible:
             self._extensible[table] = []
@@ -137,19 +148,21 @@ class Registry:
         plugin = self.current_plugin or "<unknown>"
         if table not in self._extensible:
             open_tables = ", ".join(f"[{t}]" for t in sorted(self._extensible)) or "none"
-            raise BootError(f"plugin {plugin}: [{table}] takes no keys from plugins (tables "
-                            f"that do: {open_tables}); claim a table of your own")
+            raise BootError(
+                f"plugin {plugin}: [{table}] takes no keys from plugins (tables "
+                f"that do: {open_tables}); claim a table of your own"
+            )
         owner, schema = self._config_schemas[table]
         declared = dict(schema.get("properties", {}))
         clash = sorted(set(properties) & set(declared))
         if clash:
             raise BootError(f"plugin {plugin}: [{table}] {clash[0]} is declared already")
         self._extensible[table].append((plugin, dict(properties)))
-        self._config_schemas[table] = (owner, {**schema, "properties": {**declared,
-                                                                       **properties}})
+        self._config_schemas[table] = (owner, {**schema, "properties": {**declared, **properties}})
 
-    def config_error(self, message: str, key: Sequence[str | int],
-                     value: str | None = None) -> ConfigError:
+    def config_error(
+        self, message: str, key: Sequence[str | int], value: str | None = None
+    ) -> ConfigError:
         """A `ConfigError` naming the config file, ``key`` (table first, e.g. ``("shell",
         "path")``) and its line: the line of the list item ``value`` when given. For the
         checks a schema cannot make (a path that must exist, a binary that must be there)."""
@@ -180,8 +193,10 @@ class Registry:
         on first use (`callgate.SessionKey`)."""
         self._check_open()
         if not isinstance(key, SessionKey):
-            raise BootError(f"plugin {self.current_plugin}: a session extension is named by a "
-                            f"callgate.SessionKey, not {key!r}")
+            raise BootError(
+                f"plugin {self.current_plugin}: a session extension is named by a "
+                f"callgate.SessionKey, not {key!r}"
+            )
         if key.name in self._session_extensions:
             raise BootError(f"session extension {key.name!r} is added twice")
         self._session_extensions[key.name] = factory
@@ -227,11 +242,15 @@ class Registry:
             if spec.alias_of:
                 primary = self._tools.get(spec.alias_of)
                 if primary is None:
-                    raise BootError(f"plugin {spec.plugin}: alias {spec.name} points to "
-                                    f"{spec.alias_of!r}, which is not registered")
+                    raise BootError(
+                        f"plugin {spec.plugin}: alias {spec.name} points to "
+                        f"{spec.alias_of!r}, which is not registered"
+                    )
                 if spec.execute is None and spec.alias_args is None:
-                    raise BootError(f"plugin {spec.plugin}: alias {spec.name} needs alias_args "
-                                    "or an execute of its own")
+                    raise BootError(
+                        f"plugin {spec.plugin}: alias {spec.name} needs alias_args "
+                        "or an execute of its own"
+                    )
             self._fingerprints[spec.name] = short_fingerprint(spec.schema)
         self._frozen = True
 
@@ -245,11 +264,15 @@ class Registry:
             try:
                 text = spec.describe(registered, shown)
             except Exception as exc:
-                raise BootError(f"plugin {spec.plugin}: tool {name}: describe() failed: "
-                                f"{type(exc).__name__}: {exc}") from exc
+                raise BootError(
+                    f"plugin {spec.plugin}: tool {name}: describe() failed: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             if not isinstance(text, str) or not text.strip():
-                raise BootError(f"plugin {spec.plugin}: tool {name}: describe() must return "
-                                "a non-empty description")
+                raise BootError(
+                    f"plugin {spec.plugin}: tool {name}: describe() must return "
+                    "a non-empty description"
+                )
             self._tools[name] = attrs.evolve(spec, description=text)
 
     def get(self, name: str) -> ToolSpec | None:
@@ -275,8 +298,12 @@ class Registry:
                     spec = self._tools[name]
                     found = compile_schema(spec.schema, self._fingerprints[name])
                     if found.error is not None:
-                        log.warning("tool %s (plugin %s) has a schema that does not compile: %s",
-                                    name, spec.plugin, found.error)
+                        log.warning(
+                            "tool %s (plugin %s) has a schema that does not compile: %s",
+                            name,
+                            spec.plugin,
+                            found.error,
+                        )
                     self._compiled[name] = found
         return found
 
@@ -305,8 +332,7 @@ class Registry:
         try:
             return self._session_extensions[key.name]
         except KeyError:
-            raise LookupError(f"no loaded plugin adds the session extension {key.name!r}"
-                              ) from None
+            raise LookupError(f"no loaded plugin adds the session extension {key.name!r}") from None
 
     def _extensible_table(self, table: str, extended: bool) -> dict[str, Any]:
         """An extensible table, validated against its keys and the plugins' additions. With
@@ -316,8 +342,9 @@ class Registry:
         if extended:
             return _config.validate_table(self._source, table, schema)
         declared = set(schema.get("properties", {}))
-        found = _config.validate_table(self._source, table, {**schema,
-                                                             "additionalProperties": True})
+        found = _config.validate_table(
+            self._source, table, {**schema, "additionalProperties": True}
+        )
         for key in sorted(set(found) - declared):
             file, line = self._source.locate((table, key))
             where = f"{file}:{line}: " if file and line else ""

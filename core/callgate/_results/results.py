@@ -67,8 +67,7 @@ class StoredResult:
     _ref: str | None = attrs.field(default=None, alias="ref")
     _sha: str | None = attrs.field(default=None, alias="sha")
     _held: HeldDir | None = attrs.field(default=None, repr=False, alias="held")
-    _identity: tuple[int, int] | None = attrs.field(default=None, repr=False,
-                                                    alias="identity")
+    _identity: tuple[int, int] | None = attrs.field(default=None, repr=False, alias="identity")
     _store: Any = attrs.field(default=None, repr=False, alias="store")
 
     @property
@@ -101,8 +100,11 @@ class StoredResult:
     def _read(self, file: str) -> bytes:
         """The file's bytes, by name in the held directory, if it is still the one written."""
         held = self._held
-        fd = held.open(os.path.basename(file), READ_FLAGS) if held is not None else \
-            os.open(file, READ_FLAGS)
+        fd = (
+            held.open(os.path.basename(file), READ_FLAGS)
+            if held is not None
+            else os.open(file, READ_FLAGS)
+        )
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fd)
             if self._identity is not None and (st.st_dev, st.st_ino) != self._identity:
@@ -133,12 +135,18 @@ class ResultStore:
     exclusively, never through a symlink, and read back only if still the file written.
     """
 
-    def __init__(self, directory: str | None = None,
-                 max_bytes: int = DEFAULT_STORE_MAX_BYTES,
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET, *, store: Any = None,
-                 session: str | None = None, first_seq: int = 0,
-                 stored_bytes: int = 0,
-                 trim: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        directory: str | None = None,
+        max_bytes: int = DEFAULT_STORE_MAX_BYTES,
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+        *,
+        store: Any = None,
+        session: str | None = None,
+        first_seq: int = 0,
+        stored_bytes: int = 0,
+        trim: Callable[[int], None] | None = None,
+    ) -> None:
         self._directory = directory
         self._own_dir: tempfile.TemporaryDirectory[str] | None = None
         self._held: HeldDir | None = None
@@ -175,8 +183,12 @@ class ResultStore:
             try:
                 held = _hold_results_dir(self._directory)
             except OSError as exc:
-                log.warning("results: cannot use %s (%s); large results go to a private "
-                            "temporary directory instead", self._directory, exc)
+                log.warning(
+                    "results: cannot use %s (%s); large results go to a private "
+                    "temporary directory instead",
+                    self._directory,
+                    exc,
+                )
         if held is None:
             self._own_dir = tempfile.TemporaryDirectory(prefix="callgate-results-")
             self._directory = self._own_dir.name
@@ -201,7 +213,7 @@ class ResultStore:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             st = os.fstat(fd)
         except BaseException:
             os.close(fd)
@@ -223,8 +235,9 @@ class ResultStore:
                 item.data = data  # until the record is committed, then within the budget
                 self.memory_bytes += len(data)
                 (self._big if len(data) > _IN_MEMORY_MAX else self._small).append(item)
-            elif len(data) <= _IN_MEMORY_MAX and \
-                    self.memory_bytes + len(data) <= self.memory_budget:
+            elif (
+                len(data) <= _IN_MEMORY_MAX and self.memory_bytes + len(data) <= self.memory_budget
+            ):
                 item.data = data
                 self.memory_bytes += len(data)
             else:
@@ -243,8 +256,11 @@ class ResultStore:
         big, small = self._big, self._small
         while big and (big[0].data is None or big[0].durable):
             self._drop_data(big.popleft())
-        while small and self.memory_bytes > self.memory_budget and \
-                (small[0].data is None or small[0].durable):
+        while (
+            small
+            and self.memory_bytes > self.memory_budget
+            and (small[0].data is None or small[0].durable)
+        ):
             self._drop_data(small.popleft())
 
     def _drop_data(self, item: StoredResult) -> None:
@@ -269,25 +285,36 @@ class ResultStore:
             old.file = None
             old.end = None
             old.stored_row = None
-        if self._trim is not None and (evicted or
-                                       self._total + self._stored_bytes > self.max_bytes):
+        if self._trim is not None and (
+            evicted or self._total + self._stored_bytes > self.max_bytes
+        ):
             # the store keeps the newest complete texts up to the same bound (all processes)
             self._stored_bytes = 0
             self._trim(self.max_bytes)
 
-    def _from_store(self, rows: list[tuple[int, str, int, str, bool]], call_id: str,
-                    known: list[StoredResult]) -> list[StoredResult]:
+    def _from_store(
+        self, rows: list[tuple[int, str, int, str, bool]], call_id: str, known: list[StoredResult]
+    ) -> list[StoredResult]:
         """Rows of the store this process does not hold (earlier processes, other members)."""
-        held = {i.row for i in known} | {i.ref for i in known if i.row is None and
-                                         i.data is not None}
+        held = {i.row for i in known} | {
+            i.ref for i in known if i.row is None and i.data is not None
+        }
         out = []
         for row, ref, size, sha, retained in rows:
             if row in held or ref in held:
                 continue
             if ref in self._evicted:
                 retained = False  # dropped here; the store's copy is on its way out too
-            item = StoredResult(0, call_id, "", size, stored_row=row if retained else None,
-                                ref=ref, sha=sha, store=self._store)
+            item = StoredResult(
+                0,
+                call_id,
+                "",
+                size,
+                stored_row=row if retained else None,
+                ref=ref,
+                sha=sha,
+                store=self._store,
+            )
             out.append(item)
         return out
 
@@ -298,8 +325,9 @@ class ResultStore:
             evicted_ref = result_ref is not None and result_ref in self._evicted
             evicted_id = tool_call_id in self._evicted
         if self._store is not None:
-            items += self._from_store(self._store.call_results(self._session, tool_call_id),
-                                      tool_call_id, items)
+            items += self._from_store(
+                self._store.call_results(self._session, tool_call_id), tool_call_id, items
+            )
         gone = [i for i in items if i.data is None and i.file is None and i.row is None]
         items = [i for i in items if i not in gone]
         if result_ref is not None:
@@ -308,8 +336,11 @@ class ResultStore:
                     return item
             # the marker shows call ids cut to 128 bytes; with the ref, the cut id still works
             with self._lock:
-                longer = [i for i in self._items.values()
-                          if i.call_id != tool_call_id and _field(i.call_id) == tool_call_id]
+                longer = [
+                    i
+                    for i in self._items.values()
+                    if i.call_id != tool_call_id and _field(i.call_id) == tool_call_id
+                ]
             for item in longer:
                 if item.ref == result_ref:
                     return item
@@ -318,34 +349,59 @@ class ResultStore:
                 if found is not None and _field(found[1]) == tool_call_id:
                     if not found[4] or evicted_ref:  # dropped here: the store's copy follows
                         raise self._gone(result_ref)
-                    return StoredResult(0, found[1], "", found[2], stored_row=found[0],
-                                        ref=result_ref, sha=found[3], store=self._store)
+                    return StoredResult(
+                        0,
+                        found[1],
+                        "",
+                        found[2],
+                        stored_row=found[0],
+                        ref=result_ref,
+                        sha=found[3],
+                        store=self._store,
+                    )
             if evicted_ref or any(i._ref == result_ref for i in gone):
                 raise self._gone(result_ref)
             if items:
-                raise ToolError("not_found", f"result_ref {result_ref} does not belong to "
-                                f'tool_call_id "{tool_call_id}"; its results are: '
-                                + ", ".join(i.ref for i in items), "not_found")
-            raise ToolError("not_found", f"no stored result {result_ref} for tool_call_id "
-                            f'"{tool_call_id}"', "not_found")
+                raise ToolError(
+                    "not_found",
+                    f"result_ref {result_ref} does not belong to "
+                    f'tool_call_id "{tool_call_id}"; its results are: '
+                    + ", ".join(i.ref for i in items),
+                    "not_found",
+                )
+            raise ToolError(
+                "not_found",
+                f'no stored result {result_ref} for tool_call_id "{tool_call_id}"',
+                "not_found",
+            )
         if not items:
             if evicted_id or gone:
                 raise self._gone(f'of tool_call_id "{tool_call_id}"')
-            raise ToolError("not_found", f'no stored result for tool_call_id "{tool_call_id}"',
-                            "not_found")
+            raise ToolError(
+                "not_found", f'no stored result for tool_call_id "{tool_call_id}"', "not_found"
+            )
         if len(items) > 1:
             refs = ", ".join(i.ref for i in items)
-            raise ToolError("tool_error", f'ambiguous tool_call_id "{tool_call_id}"; pass '
-                            f"result_ref: {refs}", "ambiguous_tool_call_id")
+            raise ToolError(
+                "tool_error",
+                f'ambiguous tool_call_id "{tool_call_id}"; pass result_ref: {refs}',
+                "ambiguous_tool_call_id",
+            )
         return items[0]
 
     @staticmethod
     def _gone(what: str) -> ToolError:
-        return ToolError("not_found", f"result {what} is no longer retained; re-run the tool",
-                         "not_found")
+        return ToolError(
+            "not_found", f"result {what} is no longer retained; re-run the tool", "not_found"
+        )
 
-    def page(self, tool_call_id: str, result_ref: str | None = None, offset: int = 0,
-             limit: int = DEFAULT_PAGE) -> str:
+    def page(
+        self,
+        tool_call_id: str,
+        result_ref: str | None = None,
+        offset: int = 0,
+        limit: int = DEFAULT_PAGE,
+    ) -> str:
         """A JSON header line and the raw page (host.md §7)."""
         item = self.find(tool_call_id, result_ref)
         data = item.load()
@@ -356,8 +412,7 @@ class ResultStore:
         them, e.g. as MCP resources); each one's ``ref`` names it for `by_ref`."""
         with self._lock:
             items = list(self._items.values())
-        return [i for i in items if i.data is not None or i.file is not None or
-                i.row is not None]
+        return [i for i in items if i.data is not None or i.file is not None or i.row is not None]
 
     def by_ref(self, result_ref: str) -> StoredResult | None:
         """The stored result named ``result_ref`` (also one an earlier process of a joined
@@ -368,8 +423,16 @@ class ResultStore:
         if self._store is not None:
             found = self._store.result_by_ref(self._session, result_ref)
             if found is not None and found[4]:
-                return StoredResult(0, found[1], "", found[2], stored_row=found[0],
-                                    ref=result_ref, sha=found[3], store=self._store)
+                return StoredResult(
+                    0,
+                    found[1],
+                    "",
+                    found[2],
+                    stored_row=found[0],
+                    ref=result_ref,
+                    sha=found[3],
+                    store=self._store,
+                )
         return None
 
     def __len__(self) -> int:
@@ -424,18 +487,27 @@ def _char_start(data: bytes, pos: int) -> int:
 def page_text(ref: str, data: bytes, offset: int, limit: int, sha: str | None = None) -> str:
     total = len(data)
     if offset < 0:
-        raise ToolError("tool_error", f"offset {offset} is negative; use a byte offset from 0 "
-                        f"to total_bytes {total}", "offset_out_of_range")
+        raise ToolError(
+            "tool_error",
+            f"offset {offset} is negative; use a byte offset from 0 to total_bytes {total}",
+            "offset_out_of_range",
+        )
     if offset > total:
-        raise ToolError("tool_error", f"offset {offset} is past the end of result {ref} "
-                        f"(total_bytes {total})", "offset_out_of_range")
+        raise ToolError(
+            "tool_error",
+            f"offset {offset} is past the end of result {ref} (total_bytes {total})",
+            "offset_out_of_range",
+        )
     start = _char_start(data, offset)
     end = min(total, start + limit)
     if end < total:
         end = _char_start(data, end)
     if end <= start and start < total:
-        raise ToolError("tool_error", f"limit {limit} is too small for the character at offset "
-                        f"{start}; increase limit", "limit_too_small")
+        raise ToolError(
+            "tool_error",
+            f"limit {limit} is too small for the character at offset {start}; increase limit",
+            "limit_too_small",
+        )
     complete = end >= total
     header = {
         "result_ref": ref,
@@ -455,9 +527,16 @@ def _field(value: str) -> str:
     return raw[:_FIELD_MAX].decode("utf-8", "ignore")
 
 
-def truncate(text: str, *, max_chars: int, reserve: int, tool: str, call_id: str,
-             item: StoredResult, pager: Callable[[str, str, int], str] | None = None
-             ) -> tuple[str, dict[str, object]]:
+def truncate(
+    text: str,
+    *,
+    max_chars: int,
+    reserve: int,
+    tool: str,
+    call_id: str,
+    item: StoredResult,
+    pager: Callable[[str, str, int], str] | None = None,
+) -> tuple[str, dict[str, object]]:
     """Head + marker line + tail within ``max_chars - reserve`` characters; ``pager(call_id,
     result_ref, offset)`` says how to read the rest (a proxy's ``ProxyRoute.result_page``)."""
     raw_total = item.total_bytes
@@ -468,8 +547,10 @@ def truncate(text: str, *, max_chars: int, reserve: int, tool: str, call_id: str
             how = pager(_field(call_id), ref, a)
         else:
             how = "re-run the tool with narrower arguments"
-        return (f"…[truncated tool={_field(tool)} call_id={_field(call_id)} result_ref={ref} "
-                f"original_bytes={raw_total} kept_bytes={kept} missing_bytes={a}-{b} — {how}]…")
+        return (
+            f"…[truncated tool={_field(tool)} call_id={_field(call_id)} result_ref={ref} "
+            f"original_bytes={raw_total} kept_bytes={kept} missing_bytes={a}-{b} — {how}]…"
+        )
 
     digits = len(str(raw_total))
     est = len(marker(10**digits - 1, 10**digits - 1, 10**digits - 1)) + 2
@@ -477,11 +558,16 @@ def truncate(text: str, *, max_chars: int, reserve: int, tool: str, call_id: str
     head_n = budget // 2
     tail_n = budget - head_n
     head = text[:head_n]
-    tail = text[len(text) - tail_n:] if tail_n else ""
+    tail = text[len(text) - tail_n :] if tail_n else ""
     a = len(head.encode("utf-8", "surrogatepass"))
     b = raw_total - len(tail.encode("utf-8", "surrogatepass"))
     kept = a + (raw_total - b)
     shown = f"{head}\n{marker(kept, a, b)}\n{tail}"
-    meta = {"truncated": True, "result_ref": ref, "original_bytes": raw_total,
-            "kept_bytes": kept, "missing_bytes": [a, b]}
+    meta = {
+        "truncated": True,
+        "result_ref": ref,
+        "original_bytes": raw_total,
+        "kept_bytes": kept,
+        "missing_bytes": [a, b],
+    }
     return shown, meta

@@ -63,8 +63,9 @@ def arguments_fingerprint(arguments: Any) -> str | None:
     if value is None:
         value = {}
     try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                          default=repr)
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=repr
+        )
     except (ValueError, TypeError, RecursionError):
         return None
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
@@ -77,19 +78,26 @@ class StormBreaker:
         self._signature: tuple[tuple[Any, ...], ...] | None = None
         self.streak = 0
 
-    def observe(self, results: Sequence[ToolResult],
-                arguments: Sequence[Any] | None = None) -> str | None:
+    def observe(
+        self, results: Sequence[ToolResult], arguments: Sequence[Any] | None = None
+    ) -> str | None:
         """Record a batch outcome (its results and, in the same order, the arguments each
         call was sent with); return the hint to append to its first result, if due."""
         if not results or not all(r.is_error and r.error for r in results):
             self._signature, self.streak = None, 0
             return None
-        fingerprints: list[Any] = [arguments_fingerprint(a) for a in arguments] \
-            if arguments is not None else [""] * len(results)
+        fingerprints: list[Any] = (
+            [arguments_fingerprint(a) for a in arguments]
+            if arguments is not None
+            else [""] * len(results)
+        )
         # A call whose arguments have no fingerprint equals nothing, not even itself.
         fingerprints = [fp if fp is not None else object() for fp in fingerprints]
-        sig = tuple((r.name or "", r.error.signature, fp)
-                    for r, fp in zip(results, fingerprints, strict=True) if r.error)
+        sig = tuple(
+            (r.name or "", r.error.signature, fp)
+            for r, fp in zip(results, fingerprints, strict=True)
+            if r.error
+        )
         if sig == self._signature:
             self.streak += 1
         else:

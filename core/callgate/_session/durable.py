@@ -58,11 +58,13 @@ class Session(Protocol):
     @property
     def parent(self) -> Any: ...
 
+
 log = logging.getLogger("callgate.store")
 
 
-def attach(session: Session, *, resume: str | None, name: str | None
-           ) -> tuple[Journal, m.Restored | None]:
+def attach(
+    session: Session, *, resume: str | None, name: str | None
+) -> tuple[Journal, m.Restored | None]:
     """The session's journal, and what the store gave back if it continues a session."""
     host = session.host
     mode = host.config("sessions")["record"]
@@ -81,8 +83,14 @@ def attach(session: Session, *, resume: str | None, name: str | None
     return Journal(session.id, mode, recorder, run), restored
 
 
-def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
-              resume: str | None, name: str | None) -> m.Restored | None:
+def _continue(
+    session: Session,
+    store: Any,
+    recorder: Any,
+    run: m.RunStarted,
+    resume: str | None,
+    name: str | None,
+) -> m.Restored | None:
     info: m.SessionInfo | None = None
     principal = session.principal
     if resume is not None:
@@ -91,9 +99,11 @@ def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
         if info is not None and not visible_to(info.principal, principal):
             info = None  # another principal's: as unknown as a session that never was
         if info is None:
-            raise m.UnknownSession(f"session store {store.location} holds no session "
-                                   f"{resume!r} (callgate sessions list shows them)",
-                                   store.location)
+            raise m.UnknownSession(
+                f"session store {store.location} holds no session "
+                f"{resume!r} (callgate sessions list shows them)",
+                store.location,
+            )
     elif name is not None:
         recorder.flush()
         info = store.session(name, prefix=False)
@@ -115,39 +125,63 @@ def _continue(session: Session, store: Any, recorder: Any, run: m.RunStarted,
             return None
         _check_name_owner(info, principal, name, store)
     if info.workspace != session.workspace.root:
-        raise m.StoreError(f"session {info.id} of store {store.location} works in "
-                           f"{info.workspace}, not {session.workspace.root}; open it there",
-                           store.location)
+        raise m.StoreError(
+            f"session {info.id} of store {store.location} works in "
+            f"{info.workspace}, not {session.workspace.root}; open it there",
+            store.location,
+        )
     restored = store.restore(info.id)
     session.id = info.id
     session.name = info.name
-    recorder.submit(m.SessionOpened(run, info.id, info.name, info.workspace, info.parent,
-                                    info.directory, info.started, None, None, None,
-                                    info.record, resumed=True))
+    recorder.submit(
+        m.SessionOpened(
+            run,
+            info.id,
+            info.name,
+            info.workspace,
+            info.parent,
+            info.directory,
+            info.started,
+            None,
+            None,
+            None,
+            info.record,
+            resumed=True,
+        )
+    )
     recorder.kick()
     return restored
 
 
-def _check_name_owner(info: m.SessionInfo | None, principal: str, name: str,
-                      store: Any) -> None:
+def _check_name_owner(info: m.SessionInfo | None, principal: str, name: str, store: Any) -> None:
     """A session name another principal holds is taken: joining it is refused."""
     if info is not None and not visible_to(info.principal, principal):
-        raise m.StoreError(f"session name {name!r} is taken in store {store.location} by a "
-                           "session of another principal; choose another name",
-                           store.location)
+        raise m.StoreError(
+            f"session name {name!r} is taken in store {store.location} by a "
+            "session of another principal; choose another name",
+            store.location,
+        )
 
 
 def _opened(session: Session, run: m.RunStarted) -> m.SessionOpened:
     host = session.host
     return m.SessionOpened(
-        run, session.id, session.name, session.workspace.root,
-        session.parent.id if session.parent is not None else None, session.directory,
-        time.time(), host.surface_mode, host.os, sys.platform,
-        host.config("sessions")["record"], principal=session.principal)
+        run,
+        session.id,
+        session.name,
+        session.workspace.root,
+        session.parent.id if session.parent is not None else None,
+        session.directory,
+        time.time(),
+        host.surface_mode,
+        host.os,
+        sys.platform,
+        host.config("sessions")["record"],
+        principal=session.principal,
+    )
 
 
-def result_store(session: Session, max_bytes: int, restored: m.Restored | None
-                 ) -> ResultStore:
+def result_store(session: Session, max_bytes: int, restored: m.Restored | None) -> ResultStore:
     """The session's result store: backed by the session store when it records."""
     journal = session.journal
     if not journal.durable:
@@ -159,9 +193,15 @@ def result_store(session: Session, max_bytes: int, restored: m.Restored | None
     def trim(keep: int) -> None:
         recorder.submit(m.ResultsTrimmed(session_id, keep))
 
-    return ResultStore(None, max_bytes, store=journal.store, session=session.id,
-                       first_seq=restored.result_seq if restored else 0,
-                       stored_bytes=restored.result_bytes if restored else 0, trim=trim)
+    return ResultStore(
+        None,
+        max_bytes,
+        store=journal.store,
+        session=session.id,
+        first_seq=restored.result_seq if restored else 0,
+        stored_bytes=restored.result_bytes if restored else 0,
+        trim=trim,
+    )
 
 
 def detach(session: Session) -> None:
@@ -175,6 +215,6 @@ def detach(session: Session) -> None:
     try:
         recorder.release()
     except Exception:  # a store that stopped answering must not keep a session from closing
-        log.warning("the session store did not take session %s's last records", session.id,
-                    exc_info=True)
-
+        log.warning(
+            "the session store did not take session %s's last records", session.id, exc_info=True
+        )

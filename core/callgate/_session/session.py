@@ -80,13 +80,20 @@ class Session:
     arrival order.
     """
 
-    def __init__(self, host: HostView, workspace: str | os.PathLike[str],
-                 session_dir: str | os.PathLike[str] | None = None,
-                 origin: str | None = None, parent: Session | None = None, *,
-                 resume: str | None = None, name: str | None = None,
-                 profile: ChildProfile | None = None,
-                 shared: SharedResources | None = None,
-                 principal: str | None = None) -> None:
+    def __init__(
+        self,
+        host: HostView,
+        workspace: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        origin: str | None = None,
+        parent: Session | None = None,
+        *,
+        resume: str | None = None,
+        name: str | None = None,
+        profile: ChildProfile | None = None,
+        shared: SharedResources | None = None,
+        principal: str | None = None,
+    ) -> None:
         self._extensions: dict[str, Any] = {}
         self._extension_lock = threading.RLock()
         self.host: HostView = host
@@ -108,7 +115,8 @@ class Session:
         self.profile = profile
         #: this session's profiles and its ancestors' (every one is enforced on every call)
         self.profiles: tuple[ChildProfile, ...] = (
-            (parent.profiles if parent is not None else ()) + ((profile,) if profile else ()))
+            parent.profiles if parent is not None else ()
+        ) + ((profile,) if profile else ())
         #: how many parents this session has (0: opened by the integrator)
         self.depth: int = parent.depth + 1 if parent is not None else 0
         #: the connections this session shares with its family (children, a pair's sibling)
@@ -117,8 +125,9 @@ class Session:
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {', '.join(ORIGINS)}")
         ws_cfg = host.config("workspace")
-        self.workspace = Workspace(workspace, ws_cfg.get("extra_roots", ()),
-                                   ws_cfg.get("extra_read_roots", ()))
+        self.workspace = Workspace(
+            workspace, ws_cfg.get("extra_roots", ()), ws_cfg.get("extra_read_roots", ())
+        )
         self.directory: str | None = None
         if session_dir is not None:
             self.directory = os.path.abspath(os.fspath(session_dir))
@@ -136,15 +145,21 @@ class Session:
         self.ledger = ObservationLedger(self._ledger_changed if self.journal.durable else None)
         if restored is not None:
             self.ledger.restore(restored.ledger)
-        self.files = FileAccess(FileScope(
-            self.workspace, self.ledger, host.files_policy,
-            lambda root: _git_hooks_path(self, root)))
+        self.files = FileAccess(
+            FileScope(
+                self.workspace,
+                self.ledger,
+                host.files_policy,
+                lambda root: _git_hooks_path(self, root),
+            )
+        )
         results_cfg = host.config("results")
         self.max_chars: int = results_cfg["max_chars"]
         self.results = durable.result_store(self, results_cfg["store_max_bytes"], restored)
         #: what the session's plugins keep in the store (`SessionStorage`)
-        self.storage = SessionStorage(self.journal, restored.state if restored else None,
-                                      restored.jobs if restored else ())
+        self.storage = SessionStorage(
+            self.journal, restored.state if restored else None, restored.jobs if restored else ()
+        )
         self.notices = NoticeQueue()
         #: the OpenTelemetry tracer of this session's calls (``None``: not traced)
         self.tracer: Any = _telemetry.tracer()
@@ -154,22 +169,35 @@ class Session:
         self._closed = False
         tools = {spec.name: spec for spec in host.session_tools() if self._is_available(spec)}
         if self.profiles:
-            tools = _profiles.tools_of(self.profiles, host.registry.read_only_child_denials,
-                                       tools)
+            tools = _profiles.tools_of(self.profiles, host.registry.read_only_child_denials, tools)
         self._visible = [name for name in host.visible_names() if name in tools]
         if _profiles.listed(self.profiles):  # a named tool set is on the child's surface
-            self._visible += sorted(n for n, s in tools.items()
-                                    if s.visibility == "hidden" and n not in self._visible)
+            self._visible += sorted(
+                n for n, s in tools.items() if s.visibility == "hidden" and n not in self._visible
+            )
         #: how this session's proxy reaches hidden tools (``None`` without a proxy)
         self.route: ProxyRoute | None = next(
-            (s.route for s in host.routes() if s.name in tools), None)
+            (s.route for s in host.routes() if s.name in tools), None
+        )
         #: what the pipeline runs on (`SessionState`)
         self.state = SessionState(
-            view=self, host=host, tools=tools, visible=frozenset(self._visible),
-            route=self.route, files=self.files, results=self.results,
-            max_chars=self.max_chars, notices=self.notices, storm=self.storm,
-            journal=self.journal, tracer=self.tracer, profiles=self.profiles,
-            profile=profile, depth=self.depth, turn_origin=origin)
+            view=self,
+            host=host,
+            tools=tools,
+            visible=frozenset(self._visible),
+            route=self.route,
+            files=self.files,
+            results=self.results,
+            max_chars=self.max_chars,
+            notices=self.notices,
+            storm=self.storm,
+            journal=self.journal,
+            tracer=self.tracer,
+            profiles=self.profiles,
+            profile=profile,
+            depth=self.depth,
+            turn_origin=origin,
+        )
         self.shared.join()
         if parent is not None:
             parent._children.append(self)
@@ -273,8 +301,9 @@ class Session:
     def _ledger_changed(self, path: str, entry: Any) -> None:
         from .._store.records import LedgerPut  # imported by then (the journal needs it)
 
-        self.journal.submit(LedgerPut(self.id, path, None if entry is None
-                                      else entry_to_json(entry)))
+        self.journal.submit(
+            LedgerPut(self.id, path, None if entry is None else entry_to_json(entry))
+        )
 
     # --- the session store ---------------------------------------------------------------
 
@@ -289,8 +318,7 @@ class Session:
         session's timeline, for ``read_session`` and ``history``. System prompts are never
         recorded. Does nothing unless ``[sessions] record = "all"``."""
         if role not in MESSAGE_ROLES:
-            raise ValueError('role must be "user" or "assistant" (system prompts are not '
-                             "recorded)")
+            raise ValueError('role must be "user" or "assistant" (system prompts are not recorded)')
         if not isinstance(text, str):
             raise TypeError("text must be a string")
         self.journal.message(role, text)
@@ -344,23 +372,35 @@ class Session:
         """Whether a child may be opened here: this session's depth is below `max_depth`."""
         return self.depth < self.max_depth
 
-    def open_child(self, workspace: str | os.PathLike[str] | None = None,
-                   session_dir: str | os.PathLike[str] | None = None, *,
-                   profile: ChildProfile | None = None) -> Session:
+    def open_child(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        profile: ChildProfile | None = None,
+    ) -> Session:
         """A subagent's session: same host and workspace, an empty observation ledger, its
         own results and records, this session's MCP connections (`shared`). ``profile``
         limits what it may run on top of this session's own profiles; the pipeline enforces
         them on every call. Raises `ToolError` (``blocked``) when no depth remains."""
         if self._closed:
             raise RuntimeError("the session is closed")
-        limit = min(self.max_depth, profile.max_depth) if profile is not None and \
-            profile.max_depth is not None else self.max_depth
+        limit = (
+            min(self.max_depth, profile.max_depth)
+            if profile is not None and profile.max_depth is not None
+            else self.max_depth
+        )
         if self.depth >= limit:
-            raise ToolError("blocked", f"blocked: no subagent depth remains (this session is "
-                            f"at depth {self.depth} of at most {limit}); do the work here",
-                            "profile:max_depth", {"executed": False})
-        return Session(self.host, workspace or self.workspace.root, session_dir, None, self,
-                       profile=profile)
+            raise ToolError(
+                "blocked",
+                f"blocked: no subagent depth remains (this session is "
+                f"at depth {self.depth} of at most {limit}); do the work here",
+                "profile:max_depth",
+                {"executed": False},
+            )
+        return Session(
+            self.host, workspace or self.workspace.root, session_dir, None, self, profile=profile
+        )
 
     @property
     def closed(self) -> bool:
@@ -461,15 +501,15 @@ class Session:
                 else:
                     await back.wait()
 
-    def check_arguments(self, spec: ToolSpec, raw: Any, *, inside_capability: bool = False,
-                        call_id: str = "") -> tuple[dict[str, Any] | None, ToolResult | None]:
+    def check_arguments(
+        self, spec: ToolSpec, raw: Any, *, inside_capability: bool = False, call_id: str = ""
+    ) -> tuple[dict[str, Any] | None, ToolResult | None]:
         """Validate ``raw`` against ``spec`` as the pipeline does
         (`_pipeline.pipeline.check_arguments`): ``(arguments, None)`` when valid, else
         ``(None, error_result)``. For a proxy that validates a target itself
         (``inside_capability``: its feedback says the arguments sit inside the proxy's
         call)."""
-        return _pipeline.check_arguments(self.state, spec, raw, call_id,
-                                         inside=inside_capability)
+        return _pipeline.check_arguments(self.state, spec, raw, call_id, inside=inside_capability)
 
     def permission_decision(self, call: ToolCall, spec: ToolSpec) -> Decision | None:
         """What the permission step would hear about ``call`` of ``spec`` (every
@@ -486,9 +526,12 @@ def _git_hooks_path(session: Session, root: str) -> str | None:
     from .. import process
 
     try:
-        done = process.prepare(session, ["git", "-C", root, "config", "--get",
-                                         "core.hooksPath"], sandbox="off",
-                               purpose="git config").run(timeout=GIT_TIMEOUT_S, text=True)
+        done = process.prepare(
+            session,
+            ["git", "-C", root, "config", "--get", "core.hooksPath"],
+            sandbox="off",
+            purpose="git config",
+        ).run(timeout=GIT_TIMEOUT_S, text=True)
     except (OSError, subprocess.SubprocessError):
         return None
     value = done.stdout.strip() if done.returncode == 0 else ""

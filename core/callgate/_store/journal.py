@@ -34,8 +34,13 @@ class Journal:
     """One session's recording (a session with ``record = "off"`` gets one that writes
     nothing: ``durable`` is false)."""
 
-    def __init__(self, session_id: str, mode: str, recorder: Any | None = None,
-                 run: m.RunStarted | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        mode: str,
+        recorder: Any | None = None,
+        run: m.RunStarted | None = None,
+    ) -> None:
         self.session_id = session_id
         self.mode = mode
         self.recorder = recorder
@@ -66,21 +71,52 @@ class Journal:
         self.recorder.submit(op)  # type: ignore[union-attr]
         return op
 
-    def call_started(self, batch: m.BatchStarted, position: int, call: ToolCall,
-                     origin: str | None) -> m.CallStarted:
+    def call_started(
+        self, batch: m.BatchStarted, position: int, call: ToolCall, origin: str | None
+    ) -> m.CallStarted:
         assert self.run is not None
-        op = m.CallStarted(self.session_id, batch, position, call.id,
-                           call.name if isinstance(call.name, str) else repr(call.name),
-                           call.arguments, origin, time.time(), self.run)
+        op = m.CallStarted(
+            self.session_id,
+            batch,
+            position,
+            call.id,
+            call.name if isinstance(call.name, str) else repr(call.name),
+            call.arguments,
+            origin,
+            time.time(),
+            self.run,
+        )
         self.recorder.submit(op)  # type: ignore[union-attr]
         return op
 
-    def call_ended(self, start: m.CallStarted, *, tool: str | None, outcome: str,
-                   is_error: bool, signature: str | None, permission: str | None,
-                   decided_by: str | None, text: str, shown: str | None, ended: float,
-                   result_seq: int) -> m.CallEnded:
-        op = m.CallEnded(start, tool, outcome, is_error, signature, permission, decided_by,
-                         text, shown, ended, result_seq)
+    def call_ended(
+        self,
+        start: m.CallStarted,
+        *,
+        tool: str | None,
+        outcome: str,
+        is_error: bool,
+        signature: str | None,
+        permission: str | None,
+        decided_by: str | None,
+        text: str,
+        shown: str | None,
+        ended: float,
+        result_seq: int,
+    ) -> m.CallEnded:
+        op = m.CallEnded(
+            start,
+            tool,
+            outcome,
+            is_error,
+            signature,
+            permission,
+            decided_by,
+            text,
+            shown,
+            ended,
+            result_seq,
+        )
         start.end = op  # applied whole if the start is still queued
         self.recorder.submit(op)  # type: ignore[union-attr]
         return op
@@ -112,8 +148,12 @@ class SessionStorage:
     false) and end with the process.
     """
 
-    def __init__(self, journal: Journal, state: dict[tuple[str, str], Any] | None = None,
-                 jobs: Sequence[m.JobRecord] = ()) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        state: dict[tuple[str, str], Any] | None = None,
+        jobs: Sequence[m.JobRecord] = (),
+    ) -> None:
         self._journal = journal
         self._lock = threading.Lock()
         self._state: dict[tuple[str, str], Any] = dict(state or {})
@@ -148,8 +188,9 @@ class SessionStorage:
             if op.error is not None:
                 store = self._journal.store
                 where = store.location if store is not None else "the session store"
-                raise m.StoreError(f"session store {where} did not take {namespace}/{key}: "
-                                   f"{op.error}", where) from op.error
+                raise m.StoreError(
+                    f"session store {where} did not take {namespace}/{key}: {op.error}", where
+                ) from op.error
         with self._lock:
             if value is None:
                 self._state.pop((namespace, key), None)
@@ -173,14 +214,14 @@ class SessionStorage:
             return None
         return store.job_log(self._journal.session_id, job_id)
 
-    def put_job(self, job: m.JobRecord, log_data: bytes | None = None, *,
-                wait: bool = False) -> None:
+    def put_job(
+        self, job: m.JobRecord, log_data: bytes | None = None, *, wait: bool = False
+    ) -> None:
         """Record a job's state (and, with ``log_data``, its whole log)."""
         if not self._journal.durable:
             return
         assert self._journal.run is not None
-        self._journal.submit(m.JobPut(self._journal.session_id, job, self._journal.run,
-                                      log_data))
+        self._journal.submit(m.JobPut(self._journal.session_id, job, self._journal.run, log_data))
         if wait:
             self._journal.flush()
         else:

@@ -31,7 +31,7 @@ def proc_start(pid: int) -> str | None:
             raw = fh.read()
     except OSError:
         return None
-    fields = raw[raw.rfind(b")") + 2:].split()
+    fields = raw[raw.rfind(b")") + 2 :].split()
     return fields[19].decode() if len(fields) > 19 else None
 
 
@@ -69,8 +69,9 @@ def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
     return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
-def principal_filter(principal: str | None, column: str = "principal",
-                     placeholder: str = "?") -> tuple[str, tuple[str, ...]]:
+def principal_filter(
+    principal: str | None, column: str = "principal", placeholder: str = "?"
+) -> tuple[str, tuple[str, ...]]:
     """``(" AND <condition>", params)`` keeping the sessions of ``principal`` (those recorded
     before principals, NULL, count as the local users'); ``("", ())`` for ``None``.
     ``placeholder`` is the driver's parameter mark (``?``, ``%s``)."""
@@ -84,9 +85,15 @@ def principal_filter(principal: str | None, column: str = "principal",
 def result_facts(call_id: str, end: m.CallEnded) -> tuple[str, str, int]:
     """``(result_ref, sha256, bytes)`` of a finished call's whole result text."""
     data = end.text.encode("utf-8", "surrogatepass")
-    return m.result_ref(call_id, end.result_seq, data), hashlib.sha256(data).hexdigest(), \
-        len(data)
+    return m.result_ref(call_id, end.result_seq, data), hashlib.sha256(data).hexdigest(), len(data)
 
 
-__all__ = ["PREVIEW_CHARS", "json_value", "preview", "principal_filter", "proc_start",
-           "process_alive", "result_facts"]
+__all__ = [
+    "PREVIEW_CHARS",
+    "json_value",
+    "preview",
+    "principal_filter",
+    "proc_start",
+    "process_alive",
+    "result_facts",
+]

@@ -56,15 +56,18 @@ def _backend_for(location: str) -> Any:
     if found is None or found.group(1).lower() in ("file", "sqlite"):
         from .sqlite import SqliteStore
 
-        path = location if found is None else location[found.end():]
+        path = location if found is None else location[found.end() :]
         return SqliteStore.open(path)
     scheme = found.group(1).lower()
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == scheme:
             opener = ep.load()
             return opener(location)
-    raise StoreError(f"session store {location}: no installed backend serves {scheme}:// "
-                     f"(backends are entry points in the {ENTRY_POINT_GROUP} group)", location)
+    raise StoreError(
+        f"session store {location}: no installed backend serves {scheme}:// "
+        f"(backends are entry points in the {ENTRY_POINT_GROUP} group)",
+        location,
+    )
 
 
 def open_store(location: str | None = None) -> Any:
@@ -83,7 +86,7 @@ def open_reader(location: str | None = None) -> Any:
     if found is None or found.group(1).lower() in ("file", "sqlite"):
         from .sqlite import SqliteReader
 
-        return SqliteReader.open(where if found is None else where[found.end():])
+        return SqliteReader.open(where if found is None else where[found.end() :])
     scheme = found.group(1).lower()
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == scheme:
@@ -91,8 +94,11 @@ def open_reader(location: str | None = None) -> Any:
             if "read_only" in inspect.signature(opener).parameters:
                 return opener(where, read_only=True)
             return opener(where)
-    raise StoreError(f"session store {where}: no installed backend serves {scheme}:// "
-                     f"(backends are entry points in the {ENTRY_POINT_GROUP} group)", where)
+    raise StoreError(
+        f"session store {where}: no installed backend serves {scheme}:// "
+        f"(backends are entry points in the {ENTRY_POINT_GROUP} group)",
+        where,
+    )
 
 
 def opened(location: str | None = None) -> tuple[Any, Recorder]:

@@ -31,5 +31,13 @@ class UnknownSession(StoreError, LookupError):
     """``resume`` named a session the store does not hold."""
 
 
-__all__ = ["ENTRY_KINDS", "HOST_EXITED", "INTERRUPTED", "RECORD_MODES", "RUNNING",
-           "SEARCH_KINDS", "StoreError", "UnknownSession"]
+__all__ = [
+    "ENTRY_KINDS",
+    "HOST_EXITED",
+    "INTERRUPTED",
+    "RECORD_MODES",
+    "RUNNING",
+    "SEARCH_KINDS",
+    "StoreError",
+    "UnknownSession",
+]

@@ -56,8 +56,9 @@ def check_principal(principal: str) -> str:
     """``principal`` if it is a usable name (printable ASCII, no blanks, 1-200 characters),
     else `ValueError`."""
     if not isinstance(principal, str) or not _VALID.fullmatch(principal):
-        raise ValueError("a principal is 1-200 printable ASCII characters without blanks, "
-                         f"not {principal!r}")
+        raise ValueError(
+            f"a principal is 1-200 printable ASCII characters without blanks, not {principal!r}"
+        )
     return principal
 
 

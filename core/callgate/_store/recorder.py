@@ -76,8 +76,9 @@ class Recorder:
                 pid = os.getpid()
                 from .kit import proc_start
 
-                self.run = m.RunStarted(uuid.uuid4().hex, pid, socket.gethostname(),
-                                        proc_start(pid), time.time())
+                self.run = m.RunStarted(
+                    uuid.uuid4().hex, pid, socket.gethostname(), proc_start(pid), time.time()
+                )
                 self._run_queued = False  # written with the first op: a failed open writes none
             return self.run
 
@@ -125,8 +126,10 @@ class Recorder:
         self._hurry.set()
         self._wake.set()
         if not marker.done.wait(timeout):
-            raise m.StoreError(f"session store {self.store.location}: writing took longer "
-                               f"than {timeout} s", self.store.location)
+            raise m.StoreError(
+                f"session store {self.store.location}: writing took longer than {timeout} s",
+                self.store.location,
+            )
 
     # --- the writer thread ---------------------------------------------------------------
 
@@ -135,8 +138,7 @@ class Recorder:
             if self._thread is not None:
                 return
             self._stopping = False
-            thread = threading.Thread(target=self._loop, name="callgate-store-writer",
-                                      daemon=True)
+            thread = threading.Thread(target=self._loop, name="callgate-store-writer", daemon=True)
             self._thread = thread
         thread.start()
 
@@ -198,8 +200,9 @@ class Recorder:
                 op.error = exc
         if failures and not self._warned:
             self._warned = True
-            log.warning("the session store could not record %d change(s): %s", len(failures),
-                        failures[0][1])
+            log.warning(
+                "the session store could not record %d change(s): %s", len(failures), failures[0][1]
+            )
 
     def close_now(self) -> None:
         """At interpreter exit: commit what is queued (a host that never closed its sessions
@@ -208,8 +211,7 @@ class Recorder:
             try:
                 self.flush(timeout=10.0)
             except Exception:
-                log.warning("the session store could not record the last changes",
-                            exc_info=True)
+                log.warning("the session store could not record the last changes", exc_info=True)
 
 
 _LIVE: weakref.WeakSet[Recorder] = weakref.WeakSet()

@@ -335,7 +335,19 @@ class ResultsTrimmed:
     keep_bytes: int
 
 
-Op = (RunStarted | RunEnded | SessionOpened | SessionClosed | BatchStarted | CallStarted
-      | CallEnded | MessageRecorded | NoticeRecorded | StatePut | LedgerPut | JobPut | JobCursor
-      | ResultsTrimmed)
-
+Op = (
+    RunStarted
+    | RunEnded
+    | SessionOpened
+    | SessionClosed
+    | BatchStarted
+    | CallStarted
+    | CallEnded
+    | MessageRecorded
+    | NoticeRecorded
+    | StatePut
+    | LedgerPut
+    | JobPut
+    | JobCursor
+    | ResultsTrimmed
+)

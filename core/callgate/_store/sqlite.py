@@ -100,7 +100,7 @@ def path_key(path: str) -> str:
 
 
 def path_of(key: str) -> str:
-    return json.loads(key[len(_ESCAPED_PATH):]) if key.startswith(_ESCAPED_PATH) else key
+    return json.loads(key[len(_ESCAPED_PATH) :]) if key.startswith(_ESCAPED_PATH) else key
 
 
 def fts_query(text: str) -> str | None:
@@ -151,12 +151,16 @@ class SqliteStore:
     def _error(self, exc: BaseException, doing: str = "open") -> m.StoreError:
         text = str(exc)
         if isinstance(exc, sqlite3.DatabaseError) and (
-                "not a database" in text or "malformed" in text or "corrupt" in text):
+            "not a database" in text or "malformed" in text or "corrupt" in text
+        ):
             why = f"is not a readable callgate session store ({text})"
         else:
             why = f"cannot be used ({type(exc).__name__}: {text})"
-        return m.StoreError(f"session store {self.path} {why}; nothing was changed (move the "
-                            "file aside or set [sessions] store to use another)", self.path)
+        return m.StoreError(
+            f"session store {self.path} {why}; nothing was changed (move the "
+            "file aside or set [sessions] store to use another)",
+            self.path,
+        )
 
     def _prepare_file(self) -> None:
         """Make the directory (0700) and, for a new store, the file (0600): a ready database
@@ -173,17 +177,26 @@ class SqliteStore:
                 _create_from_template(self.path)
                 st = os.lstat(self.path)
         except OSError as exc:
-            raise m.StoreError(f"session store {self.path} cannot be created: "
-                               f"{exc.strerror or exc}", self.path) from None
+            raise m.StoreError(
+                f"session store {self.path} cannot be created: {exc.strerror or exc}", self.path
+            ) from None
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-            raise m.StoreError(f"session store {self.path} is not a regular file (a symlink "
-                               "or something else); nothing was changed", self.path)
+            raise m.StoreError(
+                f"session store {self.path} is not a regular file (a symlink "
+                "or something else); nothing was changed",
+                self.path,
+            )
         self._identity = (st.st_dev, st.st_ino)
 
     def _connect(self) -> sqlite3.Connection:
         # the file was made 0600 above; the URI's nofollow keeps SQLite off a swapped-in link
-        conn = sqlite3.connect(f"file:{self.path}?nofollow=1", uri=True, isolation_level=None,
-                               check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = sqlite3.connect(
+            f"file:{self.path}?nofollow=1",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+        )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
@@ -208,12 +221,18 @@ class SqliteStore:
         if version == LATEST:
             return
         if version > LATEST:
-            raise m.StoreError(f"session store {self.path} has schema version {version}; this "
-                               f"callgate reads versions up to {LATEST} (upgrade callgate); "
-                               "nothing was changed", self.path)
+            raise m.StoreError(
+                f"session store {self.path} has schema version {version}; this "
+                f"callgate reads versions up to {LATEST} (upgrade callgate); "
+                "nothing was changed",
+                self.path,
+            )
         if version == 0 and self._has_foreign_tables(conn):  # checked before anything changes
-            raise m.StoreError(f"session store {self.path} is an SQLite database but not "
-                               "a callgate session store; nothing was changed", self.path)
+            raise m.StoreError(
+                f"session store {self.path} is an SQLite database but not "
+                "a callgate session store; nothing was changed",
+                self.path,
+            )
         if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
             conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # only before the first table
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -222,17 +241,25 @@ class SqliteStore:
         with self._transaction(conn):
             version = self._version(conn)  # another process may have migrated meanwhile
             if version > LATEST:
-                raise m.StoreError(f"session store {self.path} has schema version {version}; "
-                                   f"this callgate reads versions up to {LATEST}", self.path)
+                raise m.StoreError(
+                    f"session store {self.path} has schema version {version}; "
+                    f"this callgate reads versions up to {LATEST}",
+                    self.path,
+                )
             if version == 0 and self._has_foreign_tables(conn):
-                raise m.StoreError(f"session store {self.path} is an SQLite database but not "
-                                   "a callgate session store; nothing was changed", self.path)
+                raise m.StoreError(
+                    f"session store {self.path} is an SQLite database but not "
+                    "a callgate session store; nothing was changed",
+                    self.path,
+                )
             for number, sql in migrations()[version:]:
                 for statement in _statements(sql):
                     conn.execute(statement)
-                conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                             (str(number),))
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (str(number),),
+                )
 
     @staticmethod
     def _version(conn: sqlite3.Connection) -> int:
@@ -318,20 +345,29 @@ class SqliteStore:
     def _recover(self) -> int:
         conn = self._writer_conn()
         here = socket.gethostname()
-        live = conn.execute("SELECT id, pid, hostname, proc_start FROM runs "
-                            "WHERE ended IS NULL").fetchall()
+        live = conn.execute(
+            "SELECT id, pid, hostname, proc_start FROM runs WHERE ended IS NULL"
+        ).fetchall()
         dead = [r[0] for r in live if r[2] == here and not process_alive(r[1], r[3])]
         if not dead:
             return 0
         now = time.time()
         with self._transaction(conn):
             for run in dead:
-                conn.execute("UPDATE entries SET outcome = ?, ended = ? WHERE run = ? AND "
-                             "outcome = ?", (m.INTERRUPTED, now, run, m.RUNNING))
-                conn.execute("UPDATE jobs SET status = 'killed', reason = ?, ended = ? "
-                             "WHERE run = ? AND status = 'running'", (m.HOST_EXITED, now, run))
-                conn.execute("UPDATE sessions SET status = ?, ended = COALESCE(ended, ?) "
-                             "WHERE run = ? AND status = 'open'", (m.INTERRUPTED, now, run))
+                conn.execute(
+                    "UPDATE entries SET outcome = ?, ended = ? WHERE run = ? AND outcome = ?",
+                    (m.INTERRUPTED, now, run, m.RUNNING),
+                )
+                conn.execute(
+                    "UPDATE jobs SET status = 'killed', reason = ?, ended = ? "
+                    "WHERE run = ? AND status = 'running'",
+                    (m.HOST_EXITED, now, run),
+                )
+                conn.execute(
+                    "UPDATE sessions SET status = ?, ended = COALESCE(ended, ?) "
+                    "WHERE run = ? AND status = 'open'",
+                    (m.INTERRUPTED, now, run),
+                )
                 conn.execute("UPDATE runs SET ended = ? WHERE id = ?", (now, run))
         return len(dead)
 
@@ -355,14 +391,19 @@ class SqliteStore:
                 op.end.committed = True
 
     def _next_seq(self, conn: sqlite3.Connection, session: str) -> int | None:
-        row = _x(conn, "UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? "
-                           "RETURNING last_seq", (session,)).fetchone()
+        row = _x(
+            conn,
+            "UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq",
+            (session,),
+        ).fetchone()
         return row[0] if row else None
 
     def _run_started(self, conn: sqlite3.Connection, op: m.RunStarted) -> None:
-        cur = _x(conn, "INSERT INTO runs (token, pid, hostname, proc_start, started) "
-                           "VALUES (?, ?, ?, ?, ?)",
-                           (op.token, op.pid, op.hostname, op.proc_start, op.at))
+        cur = _x(
+            conn,
+            "INSERT INTO runs (token, pid, hostname, proc_start, started) VALUES (?, ?, ?, ?, ?)",
+            (op.token, op.pid, op.hostname, op.proc_start, op.at),
+        )
         op.row = cur.lastrowid
 
     def _run_ended(self, conn: sqlite3.Connection, op: m.RunEnded) -> None:
@@ -370,23 +411,46 @@ class SqliteStore:
 
     def _session_opened(self, conn: sqlite3.Connection, op: m.SessionOpened) -> None:
         if op.resumed:
-            _x(conn, "UPDATE sessions SET status = 'open', ended = NULL, run = ? "
-                         "WHERE id = ?", (op.run.row, op.id))
+            _x(
+                conn,
+                "UPDATE sessions SET status = 'open', ended = NULL, run = ? WHERE id = ?",
+                (op.run.row, op.id),
+            )
             return
-        _x(conn,
+        _x(
+            conn,
             "INSERT INTO sessions (id, name, workspace, parent, directory, started, status, "
             "surface, os, platform, record, run, principal) VALUES (?, ?, ?, ?, ?, ?, 'open', "
             "?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            (op.id, op.name, op.workspace, op.parent, op.directory, op.started, op.surface,
-             op.os, op.platform, op.record, op.run.row, op.principal))
+            (
+                op.id,
+                op.name,
+                op.workspace,
+                op.parent,
+                op.directory,
+                op.started,
+                op.surface,
+                op.os,
+                op.platform,
+                op.record,
+                op.run.row,
+                op.principal,
+            ),
+        )
 
     def _session_closed(self, conn: sqlite3.Connection, op: m.SessionClosed) -> None:
-        _x(conn, "UPDATE sessions SET status = 'closed', ended = ? WHERE id = ?",
-                     (op.at, op.session))
+        _x(
+            conn,
+            "UPDATE sessions SET status = 'closed', ended = ? WHERE id = ?",
+            (op.at, op.session),
+        )
 
     def _batch_started(self, conn: sqlite3.Connection, op: m.BatchStarted) -> None:
-        row = _x(conn, "UPDATE sessions SET last_batch = last_batch + 1 WHERE id = ? "
-                           "RETURNING last_batch", (op.session,)).fetchone()
+        row = _x(
+            conn,
+            "UPDATE sessions SET last_batch = last_batch + 1 WHERE id = ? RETURNING last_batch",
+            (op.session,),
+        ).fetchone()
         op.number = row[0] if row else 0
 
     def _call_started(self, conn: sqlite3.Connection, op: m.CallStarted) -> None:
@@ -396,84 +460,170 @@ class SqliteStore:
         end = op.end
         arguments = _dumps(op.arguments)
         if end is None:
-            cur = _x(conn,
+            cur = _x(
+                conn,
                 "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, "
                 "origin, call_id, name, arguments, outcome) "
                 "VALUES (?, ?, 'call', 'tool', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (op.session, seq, op.started, op.run.row, op.batch.number, op.position,
-                 op.origin, op.call_id, op.name, arguments, m.RUNNING))
+                (
+                    op.session,
+                    seq,
+                    op.started,
+                    op.run.row,
+                    op.batch.number,
+                    op.position,
+                    op.origin,
+                    op.call_id,
+                    op.name,
+                    arguments,
+                    m.RUNNING,
+                ),
+            )
         else:
             ref, sha, size = result_facts(op.call_id, end)
-            cur = _x(conn,
+            cur = _x(
+                conn,
                 "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, "
                 "origin, call_id, name, tool, arguments, ended, outcome, is_error, signature, "
                 "permission, decided_by, text, shown, result_seq, result_ref, result_bytes, "
                 "result_sha256) VALUES (?, ?, 'call', 'tool', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                 "?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (op.session, seq, op.started, op.run.row, op.batch.number, op.position,
-                 op.origin, op.call_id, op.name, end.tool, arguments, end.ended, end.outcome,
-                 int(end.is_error), end.signature, end.permission, end.decided_by, end.text,
-                 end.shown, end.result_seq, ref, size, sha))
+                (
+                    op.session,
+                    seq,
+                    op.started,
+                    op.run.row,
+                    op.batch.number,
+                    op.position,
+                    op.origin,
+                    op.call_id,
+                    op.name,
+                    end.tool,
+                    arguments,
+                    end.ended,
+                    end.outcome,
+                    int(end.is_error),
+                    end.signature,
+                    end.permission,
+                    end.decided_by,
+                    end.text,
+                    end.shown,
+                    end.result_seq,
+                    ref,
+                    size,
+                    sha,
+                ),
+            )
             end.merged = True
         op.row = cur.lastrowid
-        _x(conn, "UPDATE sessions SET calls = calls + 1, preview = COALESCE(preview, ?), "
-                     "preview_from = COALESCE(preview_from, 'call') WHERE id = ?",
-                     (preview(f"{op.name} {arguments}"), op.session))
+        _x(
+            conn,
+            "UPDATE sessions SET calls = calls + 1, preview = COALESCE(preview, ?), "
+            "preview_from = COALESCE(preview_from, 'call') WHERE id = ?",
+            (preview(f"{op.name} {arguments}"), op.session),
+        )
 
     def _call_ended(self, conn: sqlite3.Connection, op: m.CallEnded) -> None:
         if op.merged or op.start.row is None:
             return
         ref, sha, size = result_facts(op.start.call_id, op)
-        _x(conn,
+        _x(
+            conn,
             "UPDATE entries SET tool = ?, ended = ?, outcome = ?, is_error = ?, signature = ?, "
             "permission = ?, decided_by = ?, text = ?, shown = ?, result_seq = ?, "
             "result_ref = ?, result_bytes = ?, result_sha256 = ? WHERE id = ?",
-            (op.tool, op.ended, op.outcome, int(op.is_error), op.signature, op.permission,
-             op.decided_by, op.text, op.shown, op.result_seq, ref, size, sha, op.start.row))
+            (
+                op.tool,
+                op.ended,
+                op.outcome,
+                int(op.is_error),
+                op.signature,
+                op.permission,
+                op.decided_by,
+                op.text,
+                op.shown,
+                op.result_seq,
+                ref,
+                size,
+                sha,
+                op.start.row,
+            ),
+        )
 
     def _message(self, conn: sqlite3.Connection, op: m.MessageRecorded) -> None:
         seq = self._next_seq(conn, op.session)
         if seq is None:
             return
-        _x(conn, "INSERT INTO entries (session, seq, kind, role, at, text) "
-                     "VALUES (?, ?, 'message', ?, ?, ?)", (op.session, seq, op.role, op.at,
-                                                          op.text))
+        _x(
+            conn,
+            "INSERT INTO entries (session, seq, kind, role, at, text) "
+            "VALUES (?, ?, 'message', ?, ?, ?)",
+            (op.session, seq, op.role, op.at, op.text),
+        )
         if op.role == "user":
-            _x(conn, "UPDATE sessions SET preview = ?, preview_from = 'user' WHERE id = ? "
-                         "AND (preview_from IS NULL OR preview_from <> 'user')",
-                         (preview(op.text), op.session))
+            _x(
+                conn,
+                "UPDATE sessions SET preview = ?, preview_from = 'user' WHERE id = ? "
+                "AND (preview_from IS NULL OR preview_from <> 'user')",
+                (preview(op.text), op.session),
+            )
 
     def _notice(self, conn: sqlite3.Connection, op: m.NoticeRecorded) -> None:
         seq = self._next_seq(conn, op.session)
         if seq is None:
             return
-        _x(conn, "INSERT INTO entries (session, seq, kind, role, at, text) "
-                     "VALUES (?, ?, 'notice', 'host', ?, ?)", (op.session, seq, op.at, op.text))
+        _x(
+            conn,
+            "INSERT INTO entries (session, seq, kind, role, at, text) "
+            "VALUES (?, ?, 'notice', 'host', ?, ?)",
+            (op.session, seq, op.at, op.text),
+        )
 
     def _state(self, conn: sqlite3.Connection, op: m.StatePut) -> None:
         if op.value is None:
-            _x(conn, "DELETE FROM state WHERE session = ? AND namespace = ? AND key = ?",
-                         (op.session, op.namespace, op.key))
+            _x(
+                conn,
+                "DELETE FROM state WHERE session = ? AND namespace = ? AND key = ?",
+                (op.session, op.namespace, op.key),
+            )
             return
-        _x(conn, "INSERT INTO state (session, namespace, key, value) VALUES (?, ?, ?, ?) "
-                     "ON CONFLICT (session, namespace, key) DO UPDATE SET value = excluded.value",
-                     (op.session, op.namespace, op.key, _dumps(op.value)))
+        _x(
+            conn,
+            "INSERT INTO state (session, namespace, key, value) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (session, namespace, key) DO UPDATE SET value = excluded.value",
+            (op.session, op.namespace, op.key, _dumps(op.value)),
+        )
 
     def _ledger(self, conn: sqlite3.Connection, op: m.LedgerPut) -> None:
         if op.entry is None:
-            _x(conn, "DELETE FROM ledger WHERE session = ? AND path = ?",
-               (op.session, path_key(op.path)))
+            _x(
+                conn,
+                "DELETE FROM ledger WHERE session = ? AND path = ?",
+                (op.session, path_key(op.path)),
+            )
             return
-        _x(conn, "INSERT INTO ledger (session, path, entry) VALUES (?, ?, ?) "
-                     "ON CONFLICT (session, path) DO UPDATE SET entry = excluded.entry",
-                     (op.session, path_key(op.path), _dumps(op.entry)))
+        _x(
+            conn,
+            "INSERT INTO ledger (session, path, entry) VALUES (?, ?, ?) "
+            "ON CONFLICT (session, path) DO UPDATE SET entry = excluded.entry",
+            (op.session, path_key(op.path), _dumps(op.entry)),
+        )
 
     def _job(self, conn: sqlite3.Connection, op: m.JobPut) -> None:
         job = op.job
-        values = (job.command, job.label, job.status, job.reason, job.exit_code, job.started,
-                  job.ended, job.cursor)
+        values = (
+            job.command,
+            job.label,
+            job.status,
+            job.reason,
+            job.exit_code,
+            job.started,
+            job.ended,
+            job.cursor,
+        )
         if op.log is not None:
-            _x(conn,
+            _x(
+                conn,
                 "INSERT INTO jobs (session, job_id, run, command, label, status, reason, "
                 "exit_code, started, ended, cursor, log, log_bytes, log_dropped) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -482,33 +632,58 @@ class SqliteStore:
                 "exit_code = excluded.exit_code, ended = excluded.ended, "
                 "cursor = excluded.cursor, log = excluded.log, log_bytes = excluded.log_bytes, "
                 "log_dropped = excluded.log_dropped",
-                (op.session, job.job_id, op.run.row, *values, op.log, job.log_bytes,
-                 job.log_dropped))
+                (
+                    op.session,
+                    job.job_id,
+                    op.run.row,
+                    *values,
+                    op.log,
+                    job.log_bytes,
+                    job.log_dropped,
+                ),
+            )
             return
-        _x(conn,
+        _x(
+            conn,
             "INSERT INTO jobs (session, job_id, run, command, label, status, reason, exit_code, "
             "started, ended, cursor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (session, job_id) DO UPDATE SET status = excluded.status, "
             "reason = excluded.reason, exit_code = excluded.exit_code, ended = excluded.ended, "
-            "cursor = excluded.cursor", (op.session, job.job_id, op.run.row, *values))
+            "cursor = excluded.cursor",
+            (op.session, job.job_id, op.run.row, *values),
+        )
 
     def _job_cursor(self, conn: sqlite3.Connection, op: m.JobCursor) -> None:
-        _x(conn, "UPDATE jobs SET cursor = MAX(cursor, ?) WHERE session = ? AND job_id = ?",
-                     (op.cursor, op.session, op.job_id))
+        _x(
+            conn,
+            "UPDATE jobs SET cursor = MAX(cursor, ?) WHERE session = ? AND job_id = ?",
+            (op.cursor, op.session, op.job_id),
+        )
 
     def _trim(self, conn: sqlite3.Connection, op: m.ResultsTrimmed) -> None:
-        _x(conn,
+        _x(
+            conn,
             "UPDATE entries SET text = NULL WHERE id IN (SELECT id FROM (SELECT id, "
             "SUM(result_bytes) OVER (ORDER BY seq DESC) AS kept FROM entries WHERE session = ? "
             "AND kind = 'call' AND shown IS NOT NULL AND text IS NOT NULL) WHERE kept > ?)",
-            (op.session, op.keep_bytes))
+            (op.session, op.keep_bytes),
+        )
 
     _appliers: ClassVar[dict[type, Callable[..., None]]] = {
-        m.RunStarted: _run_started, m.RunEnded: _run_ended, m.SessionOpened: _session_opened,
-        m.SessionClosed: _session_closed, m.BatchStarted: _batch_started,
-        m.CallStarted: _call_started, m.CallEnded: _call_ended, m.MessageRecorded: _message,
-        m.NoticeRecorded: _notice, m.StatePut: _state, m.LedgerPut: _ledger, m.JobPut: _job,
-        m.JobCursor: _job_cursor, m.ResultsTrimmed: _trim,
+        m.RunStarted: _run_started,
+        m.RunEnded: _run_ended,
+        m.SessionOpened: _session_opened,
+        m.SessionClosed: _session_closed,
+        m.BatchStarted: _batch_started,
+        m.CallStarted: _call_started,
+        m.CallEnded: _call_ended,
+        m.MessageRecorded: _message,
+        m.NoticeRecorded: _notice,
+        m.StatePut: _state,
+        m.LedgerPut: _ledger,
+        m.JobPut: _job,
+        m.JobCursor: _job_cursor,
+        m.ResultsTrimmed: _trim,
     }
 
     # --- reading ----------------------------------------------------------------------------
@@ -520,19 +695,25 @@ class SqliteStore:
             except sqlite3.DatabaseError as exc:
                 raise self._error(exc, "read") from exc
 
-    _SESSION = ("SELECT id, name, workspace, parent, directory, started, ended, status, surface, "
-                "os, platform, record, calls, preview, principal FROM sessions")
+    _SESSION = (
+        "SELECT id, name, workspace, parent, directory, started, ended, status, surface, "
+        "os, platform, record, calls, preview, principal FROM sessions"
+    )
 
-    def session(self, key: str, *, prefix: bool = True,
-                principal: str | None = None) -> m.SessionInfo | None:
+    def session(
+        self, key: str, *, prefix: bool = True, principal: str | None = None
+    ) -> m.SessionInfo | None:
         """The session with this id or name, or (``prefix``) whose id starts with ``key``
         (8 characters or more, if only one does); of ``principal`` only, when given."""
         owned, owner = principal_filter(principal)
-        rows = self._query(self._SESSION + f" WHERE (id = ? OR name = ?){owned}",
-                           (key, key, *owner))
+        rows = self._query(
+            self._SESSION + f" WHERE (id = ? OR name = ?){owned}", (key, key, *owner)
+        )
         if not rows and prefix and len(key) >= 8 and re.fullmatch(r"[0-9a-f]+", key):
-            rows = self._query(self._SESSION + f" WHERE id >= ? AND id < ?{owned} LIMIT 2",
-                               (key, key + "g", *owner))
+            rows = self._query(
+                self._SESSION + f" WHERE id >= ? AND id < ?{owned} LIMIT 2",
+                (key, key + "g", *owner),
+            )
             if len(rows) > 1:
                 return None
         byid = [r for r in rows if r[0] == key]
@@ -540,13 +721,21 @@ class SqliteStore:
         return m.SessionInfo(*row) if row else None
 
     def session_for_directory(self, directory: str, workspace: str) -> m.SessionInfo | None:
-        rows = self._query(self._SESSION + " WHERE directory = ? AND workspace = ? AND "
-                           "parent IS NULL ORDER BY started DESC LIMIT 1",
-                           (directory, workspace))
+        rows = self._query(
+            self._SESSION + " WHERE directory = ? AND workspace = ? AND "
+            "parent IS NULL ORDER BY started DESC LIMIT 1",
+            (directory, workspace),
+        )
         return m.SessionInfo(*rows[0]) if rows else None
 
-    def sessions(self, *, workspace: str | None = None, limit: int | None = None,
-                 children: bool = False, principal: str | None = None) -> list[m.SessionInfo]:
+    def sessions(
+        self,
+        *,
+        workspace: str | None = None,
+        limit: int | None = None,
+        children: bool = False,
+        principal: str | None = None,
+    ) -> list[m.SessionInfo]:
         """Sessions, newest first: of one workspace, top-level only unless ``children``,
         of ``principal`` only when given."""
         where: list[str] = []
@@ -568,16 +757,26 @@ class SqliteStore:
         return [m.SessionInfo(*r) for r in self._query(sql, params)]
 
     def children(self, session: str) -> list[m.SessionInfo]:
-        return [m.SessionInfo(*r) for r in self._query(
-            self._SESSION + " WHERE parent = ? ORDER BY started", (session,))]
+        return [
+            m.SessionInfo(*r)
+            for r in self._query(self._SESSION + " WHERE parent = ? ORDER BY started", (session,))
+        ]
 
-    _ENTRY = ("SELECT kind, session, seq, role, at, batch, position, origin, call_id, name, "
-              "tool, arguments, ended, outcome, is_error, signature, permission, decided_by, "
-              "text, shown, result_ref, result_bytes, result_sha256 FROM entries")
+    _ENTRY = (
+        "SELECT kind, session, seq, role, at, batch, position, origin, call_id, name, "
+        "tool, arguments, ended, outcome, is_error, signature, permission, decided_by, "
+        "text, shown, result_ref, result_bytes, result_sha256 FROM entries"
+    )
 
-    def entries(self, session: str, *, after: int = 0, before: int | None = None,
-                limit: int | None = None, kinds: Sequence[str] = m.ENTRY_KINDS
-                ) -> list[m.Entry]:
+    def entries(
+        self,
+        session: str,
+        *,
+        after: int = 0,
+        before: int | None = None,
+        limit: int | None = None,
+        kinds: Sequence[str] = m.ENTRY_KINDS,
+    ) -> list[m.Entry]:
         """The session's timeline from seq ``after + 1`` (and under ``before``), in order."""
         sql = self._ENTRY + " WHERE session = ? AND seq > ?"
         params: list[Any] = [session, after]
@@ -593,24 +792,29 @@ class SqliteStore:
             params.append(limit)
         return [_entry(r) for r in self._query(sql, params)]
 
-    def calls(self, session: str, *, after: int = 0, limit: int | None = None
-              ) -> list[m.CallRecord]:
+    def calls(
+        self, session: str, *, after: int = 0, limit: int | None = None
+    ) -> list[m.CallRecord]:
         return self.entries(session, after=after, limit=limit, kinds=("call",))  # type: ignore[return-value]
 
     def call_results(self, session: str, call_id: str) -> list[tuple[int, str, int, str, bool]]:
         """``(row, result_ref, result_bytes, sha256, retained)`` of the session's finished
         calls with this id, oldest first (what ``session:tool_result`` can page)."""
-        rows = self._query("SELECT id, result_ref, result_bytes, result_sha256, "
-                           "text IS NOT NULL FROM entries WHERE session = ? AND call_id = ? "
-                           "AND result_ref IS NOT NULL ORDER BY seq", (session, call_id))
+        rows = self._query(
+            "SELECT id, result_ref, result_bytes, result_sha256, "
+            "text IS NOT NULL FROM entries WHERE session = ? AND call_id = ? "
+            "AND result_ref IS NOT NULL ORDER BY seq",
+            (session, call_id),
+        )
         return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
     def result_by_ref(self, session: str, ref: str) -> tuple[int, str, int, str, bool] | None:
-        rows = self._query("SELECT id, call_id, result_bytes, result_sha256, text IS NOT NULL "
-                           "FROM entries WHERE session = ? AND result_ref = ? LIMIT 1",
-                           (session, ref))
-        return (rows[0][0], rows[0][1], rows[0][2], rows[0][3], bool(rows[0][4])) if rows \
-            else None
+        rows = self._query(
+            "SELECT id, call_id, result_bytes, result_sha256, text IS NOT NULL "
+            "FROM entries WHERE session = ? AND result_ref = ? LIMIT 1",
+            (session, ref),
+        )
+        return (rows[0][0], rows[0][1], rows[0][2], rows[0][3], bool(rows[0][4])) if rows else None
 
     def result_text(self, row: int) -> str | None:
         rows = self._query("SELECT text FROM entries WHERE id = ?", (row,))
@@ -625,20 +829,36 @@ class SqliteStore:
                 try:
                     row = conn.execute(self._SESSION + " WHERE id = ?", (session,)).fetchone()
                     if row is None:
-                        raise m.UnknownSession(f"session store {self.path} holds no session "
-                                               f"{session}", self.path)
-                    state = {(ns, key): json_value(value) for ns, key, value in conn.execute(
-                        "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
-                    ledger = {path_of(path): json_value(entry) for path, entry in conn.execute(
-                        "SELECT path, entry FROM ledger WHERE session = ?", (session,))}
-                    jobs = [m.JobRecord(session, *r) for r in conn.execute(
-                        "SELECT job_id, command, label, status, reason, exit_code, started, "
-                        "ended, cursor, log_bytes, log_dropped FROM jobs WHERE session = ? "
-                        "ORDER BY started, job_id", (session,))]
+                        raise m.UnknownSession(
+                            f"session store {self.path} holds no session {session}", self.path
+                        )
+                    state = {
+                        (ns, key): json_value(value)
+                        for ns, key, value in conn.execute(
+                            "SELECT namespace, key, value FROM state WHERE session = ?", (session,)
+                        )
+                    }
+                    ledger = {
+                        path_of(path): json_value(entry)
+                        for path, entry in conn.execute(
+                            "SELECT path, entry FROM ledger WHERE session = ?", (session,)
+                        )
+                    }
+                    jobs = [
+                        m.JobRecord(session, *r)
+                        for r in conn.execute(
+                            "SELECT job_id, command, label, status, reason, exit_code, started, "
+                            "ended, cursor, log_bytes, log_dropped FROM jobs WHERE session = ? "
+                            "ORDER BY started, job_id",
+                            (session,),
+                        )
+                    ]
                     seq, size = conn.execute(
                         "SELECT COALESCE(MAX(result_seq), 0), COALESCE(SUM(CASE WHEN shown IS "
                         "NOT NULL AND text IS NOT NULL THEN result_bytes ELSE 0 END), 0) FROM "
-                        "entries WHERE session = ? AND kind = 'call'", (session,)).fetchone()
+                        "entries WHERE session = ? AND kind = 'call'",
+                        (session,),
+                    ).fetchone()
                 finally:
                     conn.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
@@ -646,31 +866,48 @@ class SqliteStore:
         return m.Restored(m.SessionInfo(*row), state, ledger, jobs, seq, size)
 
     def state(self, session: str) -> dict[tuple[str, str], Any]:
-        return {(ns, key): json_value(v) for ns, key, v in self._query(
-            "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
+        return {
+            (ns, key): json_value(v)
+            for ns, key, v in self._query(
+                "SELECT namespace, key, value FROM state WHERE session = ?", (session,)
+            )
+        }
 
     def ledger(self, session: str) -> dict[str, Any]:
-        return {path_of(p): json_value(e) for p, e in self._query(
-            "SELECT path, entry FROM ledger WHERE session = ?", (session,))}
+        return {
+            path_of(p): json_value(e)
+            for p, e in self._query("SELECT path, entry FROM ledger WHERE session = ?", (session,))
+        }
 
     def jobs(self, session: str) -> list[m.JobRecord]:
-        return [m.JobRecord(session, *r) for r in self._query(
-            "SELECT job_id, command, label, status, reason, exit_code, started, ended, cursor, "
-            "log_bytes, log_dropped FROM jobs WHERE session = ? ORDER BY started, job_id",
-            (session,))]
+        return [
+            m.JobRecord(session, *r)
+            for r in self._query(
+                "SELECT job_id, command, label, status, reason, exit_code, started, ended, cursor, "
+                "log_bytes, log_dropped FROM jobs WHERE session = ? ORDER BY started, job_id",
+                (session,),
+            )
+        ]
 
     def job_log(self, session: str, job_id: str) -> bytes | None:
-        rows = self._query("SELECT log FROM jobs WHERE session = ? AND job_id = ?",
-                           (session, job_id))
+        rows = self._query(
+            "SELECT log FROM jobs WHERE session = ? AND job_id = ?", (session, job_id)
+        )
         return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
 
     # --- search -------------------------------------------------------------------------------
 
-    def search(self, query: str, *, workspaces: Sequence[str] | None = None,
-               kinds: Sequence[str] = ("user_text", "assistant_text", "tool_input",
-                                       "tool_error"),
-               tool: str | None = None, sessions: Sequence[str] | None = None,
-               limit: int = 8, principal: str | None = None) -> list[m.SearchHit]:
+    def search(
+        self,
+        query: str,
+        *,
+        workspaces: Sequence[str] | None = None,
+        kinds: Sequence[str] = ("user_text", "assistant_text", "tool_input", "tool_error"),
+        tool: str | None = None,
+        sessions: Sequence[str] | None = None,
+        limit: int = 8,
+        principal: str | None = None,
+    ) -> list[m.SearchHit]:
         """Ranked matches (bm25, best first) of ``query``'s words in the timelines of
         ``sessions`` or of the sessions of ``workspaces`` (``None``: every session), of
         ``principal``'s sessions only when given.
@@ -702,12 +939,20 @@ class SqliteStore:
         talk: list[str] = []
         if "tool_input" in kinds:
             talk.append("e.kind = 'call'")
-        talk += [{"user_text": "(e.kind = 'message' AND e.role = 'user')",
-                  "assistant_text": "(e.kind = 'message' AND e.role = 'assistant')",
-                  "tool_error": "(e.kind = 'call' AND e.is_error = 1)"}[k] for k in said]
+        talk += [
+            {
+                "user_text": "(e.kind = 'message' AND e.role = 'user')",
+                "assistant_text": "(e.kind = 'message' AND e.role = 'assistant')",
+                "tool_error": "(e.kind = 'call' AND e.is_error = 1)",
+            }[k]
+            for k in said
+        ]
         if talk:
-            columns = " ".join(c for c, wanted in (("arguments", "tool_input" in kinds),
-                                                   ("text", bool(said))) if wanted)
+            columns = " ".join(
+                c
+                for c, wanted in (("arguments", "tool_input" in kinds), ("text", bool(said)))
+                if wanted
+            )
             plans.append(("search_talk", columns, talk))
         if "tool_output" in kinds:
             plans.append(("search_output", "text", ["e.kind = 'call'"]))
@@ -723,7 +968,8 @@ class SqliteStore:
                     f"FROM {index} WHERE {index} MATCH ? ORDER BY rank LIMIT ?) c "
                     "JOIN entries e ON e.id = c.rowid JOIN sessions s ON s.id = e.session "
                     f"WHERE {where} ORDER BY c.rank LIMIT ?",
-                    [expression, want, *params, limit])
+                    [expression, want, *params, limit],
+                )
                 if len(rows) >= limit or want >= self._indexed(index):
                     break
                 want *= 4
@@ -734,8 +980,9 @@ class SqliteStore:
     def _indexed(self, index: str) -> int:
         return int(self._query(f"SELECT COUNT(*) FROM {index}_docsize")[0][0])
 
-    def _hit(self, index: str, row: tuple[Any, ...], match: str,
-             kinds: Sequence[str]) -> m.SearchHit:
+    def _hit(
+        self, index: str, row: tuple[Any, ...], match: str, kinds: Sequence[str]
+    ) -> m.SearchHit:
         """One match: its kind (for an error call found in the talk index: ``tool_error``
         when its text matches, else ``tool_input``) and a snippet of the matching column."""
         score, row_id, session, seq, kind, role, is_error, name, at, workspace = row
@@ -743,29 +990,35 @@ class SqliteStore:
             kind_name, number = "tool_output", 0
         elif kind == "message":
             kind_name, number = f"{role}_text", 1
-        elif is_error and "tool_error" in kinds and self._matches(index, "text", match,
-                                                                  row_id):
+        elif is_error and "tool_error" in kinds and self._matches(index, "text", match, row_id):
             kind_name, number = "tool_error", 1
         else:
             kind_name, number = "tool_input", 0
         column = ("arguments", "text")[number] if index == "search_talk" else "text"
         snippet = self._query(
             f"SELECT snippet({index}, {number}, '[', ']', '…', {SNIPPET_TOKENS}) FROM {index} "
-            f"WHERE {index} MATCH ? AND rowid = ?", (f"{{{column}}} : ({match})", row_id))
+            f"WHERE {index} MATCH ? AND rowid = ?",
+            (f"{{{column}}} : ({match})", row_id),
+        )
         text = " ".join((snippet[0][0] or "").split()) if snippet else ""
-        return m.SearchHit(session, seq, kind_name, role or "", name, score, text, at,
-                           workspace)
+        return m.SearchHit(session, seq, kind_name, role or "", name, score, text, at, workspace)
 
     def _matches(self, index: str, column: str, match: str, row_id: int) -> bool:
-        return bool(self._query(f"SELECT 1 FROM {index} WHERE {index} MATCH ? AND rowid = ?",
-                                (f"{{{column}}} : ({match})", row_id)))
+        return bool(
+            self._query(
+                f"SELECT 1 FROM {index} WHERE {index} MATCH ? AND rowid = ?",
+                (f"{{{column}}} : ({match})", row_id),
+            )
+        )
 
     # --- maintenance --------------------------------------------------------------------------
 
     def size_bytes(self) -> int:
         """Bytes in use (pages not on the free list), plus the WAL file."""
-        rows = self._query("SELECT (page_count - freelist_count) * page_size FROM "
-                           "pragma_page_count(), pragma_freelist_count(), pragma_page_size()")
+        rows = self._query(
+            "SELECT (page_count - freelist_count) * page_size FROM "
+            "pragma_page_count(), pragma_freelist_count(), pragma_page_size()"
+        )
         wal = 0
         with contextlib.suppress(OSError):
             wal = os.stat(self.path + "-wal").st_size
@@ -775,40 +1028,50 @@ class SqliteStore:
         return "; ".join(str(r[0]) for r in self._query("PRAGMA integrity_check"))
 
     def delete_session(self, conn: sqlite3.Connection, session: str) -> None:
-        for child in [r[0] for r in conn.execute("SELECT id FROM sessions WHERE parent = ?",
-                                                 (session,))]:
+        for child in [
+            r[0] for r in conn.execute("SELECT id FROM sessions WHERE parent = ?", (session,))
+        ]:
             self.delete_session(conn, child)
         for table in ("entries", "state", "ledger", "jobs"):
             conn.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
         conn.execute("DELETE FROM sessions WHERE id = ?", (session,))
 
-    def prune(self, *, keep_days: float | None, max_bytes: int | None,
-              now: float | None = None) -> m.PruneReport:
+    def prune(
+        self, *, keep_days: float | None, max_bytes: int | None, now: float | None = None
+    ) -> m.PruneReport:
         """Delete sessions that ended more than ``keep_days`` ago, then the oldest ended ones
         until the store is within ``max_bytes``; open sessions are never deleted."""
         now = time.time() if now is None else now
         with self._write_lock:
             return self._prune(keep_days, max_bytes, now)
 
-    def _prune(self, keep_days: float | None, max_bytes: int | None,
-               now: float) -> m.PruneReport:
+    def _prune(self, keep_days: float | None, max_bytes: int | None, now: float) -> m.PruneReport:
         before = self.size_bytes()
         conn = self._writer_conn()
         deleted = 0
         try:
             if keep_days is not None:
                 cutoff = now - keep_days * 86400
-                old = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE parent IS NULL AND status <> 'open' AND "
-                    "COALESCE(ended, started) < ?", (cutoff,))]
+                old = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT id FROM sessions WHERE parent IS NULL AND status <> 'open' AND "
+                        "COALESCE(ended, started) < ?",
+                        (cutoff,),
+                    )
+                ]
                 for session in old:
                     with self._transaction(conn):
                         self.delete_session(conn, session)
                     deleted += 1
             if max_bytes is not None:
-                oldest = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE parent IS NULL AND status <> 'open' "
-                    "ORDER BY COALESCE(ended, started)")]
+                oldest = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT id FROM sessions WHERE parent IS NULL AND status <> 'open' "
+                        "ORDER BY COALESCE(ended, started)"
+                    )
+                ]
                 for session in oldest:
                     if self._used(conn) <= max_bytes:
                         break
@@ -823,9 +1086,11 @@ class SqliteStore:
 
     @staticmethod
     def _used(conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT (page_count - freelist_count) * page_size FROM "
-                           "pragma_page_count(), pragma_freelist_count(), "
-                           "pragma_page_size()").fetchone()
+        row = conn.execute(
+            "SELECT (page_count - freelist_count) * page_size FROM "
+            "pragma_page_count(), pragma_freelist_count(), "
+            "pragma_page_size()"
+        ).fetchone()
         return int(row[0])
 
 
@@ -846,11 +1111,14 @@ class SqliteReader(SqliteStore):
         try:
             st = os.lstat(store.path)
         except OSError as exc:
-            raise m.StoreError(f"session store {store.path} cannot be read: "
-                               f"{exc.strerror or exc}", store.path) from None
+            raise m.StoreError(
+                f"session store {store.path} cannot be read: {exc.strerror or exc}", store.path
+            ) from None
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-            raise m.StoreError(f"session store {store.path} is not a regular file (a symlink "
-                               "or something else)", store.path)
+            raise m.StoreError(
+                f"session store {store.path} is not a regular file (a symlink or something else)",
+                store.path,
+            )
         store._identity = (st.st_dev, st.st_ino)
         try:
             with store._lock:
@@ -860,15 +1128,22 @@ class SqliteReader(SqliteStore):
             raise store._error(exc) from None
         if version != LATEST:
             store.close()
-            raise m.StoreError(f"session store {store.path} has schema version {version}; this "
-                               f"callgate reads version {LATEST} (open it once with callgate "
-                               "to migrate it)", store.path)
+            raise m.StoreError(
+                f"session store {store.path} has schema version {version}; this "
+                f"callgate reads version {LATEST} (open it once with callgate "
+                "to migrate it)",
+                store.path,
+            )
         return store
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro&nofollow=1", uri=True,
-                               isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = sqlite3.connect(
+            f"file:{self.path}?mode=ro&nofollow=1",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+        )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return conn
 
@@ -895,9 +1170,11 @@ def template() -> bytes:
                 for number, sql in migrations():
                     for statement in _statements(sql):
                         conn.execute(statement)
-                    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                 (str(number),))
+                    conn.execute(
+                        "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (str(number),),
+                    )
                 conn.execute("COMMIT")
                 data = bytearray(conn.serialize())
             finally:
@@ -911,15 +1188,21 @@ def _create_from_template(path: str) -> None:
     """Write the template to a private temp file beside ``path`` and link it into place
     (fails harmlessly when another process got there first)."""
     directory = os.path.dirname(path)
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}."
-                                   f"{os.urandom(4).hex()}.new")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | \
-        getattr(os, "O_CLOEXEC", 0)
+    temp = os.path.join(
+        directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.new"
+    )
+    flags = (
+        os.O_WRONLY
+        | os.O_CREAT
+        | os.O_EXCL
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
     fd = os.open(temp, flags, 0o600)
     try:
         data = memoryview(template())
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -953,10 +1236,52 @@ def _entry(row: tuple[Any, ...]) -> m.Entry:
         return m.MessageRecord(row[1], row[2], row[3] or "", row[18] or "", row[4])
     if kind == "notice":
         return m.NoticeRecord(row[1], row[2], row[18] or "", row[4])
-    (_, session, seq, _role, at, batch, position, origin, call_id, name, tool, arguments, ended,
-     outcome, is_error, signature, permission, decided_by, text, shown, ref, size, sha) = row
-    return m.CallRecord(session, seq, call_id or "", name or "", tool, json_value(arguments),
-                        batch or 0, position or 0, origin, at, ended,
-                        None if ended is None else round((ended - at) * 1000, 3),
-                        outcome or m.RUNNING, bool(is_error), signature, permission,
-                        decided_by, text, shown, ref, size, sha)
+    (
+        _,
+        session,
+        seq,
+        _role,
+        at,
+        batch,
+        position,
+        origin,
+        call_id,
+        name,
+        tool,
+        arguments,
+        ended,
+        outcome,
+        is_error,
+        signature,
+        permission,
+        decided_by,
+        text,
+        shown,
+        ref,
+        size,
+        sha,
+    ) = row
+    return m.CallRecord(
+        session,
+        seq,
+        call_id or "",
+        name or "",
+        tool,
+        json_value(arguments),
+        batch or 0,
+        position or 0,
+        origin,
+        at,
+        ended,
+        None if ended is None else round((ended - at) * 1000, 3),
+        outcome or m.RUNNING,
+        bool(is_error),
+        signature,
+        permission,
+        decided_by,
+        text,
+        shown,
+        ref,
+        size,
+        sha,
+    )

@@ -24,10 +24,34 @@ import re
 #: in. Narrower than charset-normalizer's default set on purpose: with every Mac and DOS
 #: variant in play, a cp1251 file comes out as mac_cyrillic and cp866 as cp1125.
 GUESS_CANDIDATES = (
-    "cp1252", "cp1251", "cp1250", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258",
-    "latin_1", "iso8859_2", "iso8859_5", "iso8859_7", "iso8859_9", "iso8859_15",
-    "koi8_r", "koi8_u", "cp866", "cp437", "cp850", "cp874",
-    "gb18030", "big5", "cp932", "shift_jis", "euc_jp", "cp949", "euc_kr",
+    "cp1252",
+    "cp1251",
+    "cp1250",
+    "cp1253",
+    "cp1254",
+    "cp1255",
+    "cp1256",
+    "cp1257",
+    "cp1258",
+    "latin_1",
+    "iso8859_2",
+    "iso8859_5",
+    "iso8859_7",
+    "iso8859_9",
+    "iso8859_15",
+    "koi8_r",
+    "koi8_u",
+    "cp866",
+    "cp437",
+    "cp850",
+    "cp874",
+    "gb18030",
+    "big5",
+    "cp932",
+    "shift_jis",
+    "euc_jp",
+    "cp949",
+    "euc_kr",
 )
 
 #: Fewer non-ASCII bytes than this is too little text to tell encodings apart.
@@ -87,8 +111,10 @@ def usable_codec(name: str) -> tuple[str | None, str]:
         return None, f'"{name}", a stateful encoding, which callgate cannot edit safely'
     ascii_bytes = bytes(range(128))
     try:
-        same = ascii_bytes.decode(canonical) == ascii_bytes.decode("ascii") and \
-            ascii_bytes.decode("ascii").encode(canonical) == ascii_bytes
+        same = (
+            ascii_bytes.decode(canonical) == ascii_bytes.decode("ascii")
+            and ascii_bytes.decode("ascii").encode(canonical) == ascii_bytes
+        )
     except (UnicodeError, LookupError):
         same = False
     if not same:
@@ -110,7 +136,7 @@ def looks_like_damaged_utf8(sample: bytes) -> bool:
     """True if ``sample`` is mostly UTF-8 with some bytes that are not: it holds valid
     multi-byte UTF-8 characters, at least as many as it holds undecodable bytes."""
     text = sample.decode("utf-8", "surrogateescape")
-    wide = len(text) - len(text.encode("ascii", "ignore"))         # non-ASCII characters
+    wide = len(text) - len(text.encode("ascii", "ignore"))  # non-ASCII characters
     bad = len(text) - len(text.encode("utf-8", "ignore").decode())  # escaped bytes
     good = wide - bad
     return good > 0 and good >= bad
@@ -147,8 +173,10 @@ def _guess(sample: bytes) -> str | None:
     for other in matches:
         if other is best:
             continue
-        tied = abs(other.chaos - best.chaos) < TIE_CHAOS and \
-            abs(other.coherence - best.coherence) < TIE_COHERENCE
+        tied = (
+            abs(other.chaos - best.chaos) < TIE_CHAOS
+            and abs(other.coherence - best.coherence) < TIE_COHERENCE
+        )
         if tied and str(other) != shown:
             return None
     codec, _ = usable_codec(best.encoding)

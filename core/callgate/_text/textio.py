@@ -24,8 +24,16 @@ import attrs
 from . import charset as _charset
 
 #: The encoding kinds, in the order detection tries them (files.md §3).
-ENCODINGS = ("utf-8-bom", "utf-16-le-bom", "utf-16-be-bom", "utf-16-le", "utf-16-be",
-             "utf-8", "gb18030", "utf-8-lossy")
+ENCODINGS = (
+    "utf-8-bom",
+    "utf-16-le-bom",
+    "utf-16-be-bom",
+    "utf-16-le",
+    "utf-16-be",
+    "utf-8",
+    "gb18030",
+    "utf-8-lossy",
+)
 
 BOMS: dict[str, bytes] = {
     "utf-8-bom": codecs.BOM_UTF8,
@@ -179,8 +187,9 @@ def _reproduces(sample: bytes, encoding: str, complete: bool) -> bool:
         return False
 
 
-def _use_declaration(name: str, origin: str, sample: bytes, complete: bool, *,
-                     own: bool = False) -> tuple[Detection | None, str | None]:
+def _use_declaration(
+    name: str, origin: str, sample: bytes, complete: bool, *, own: bool = False
+) -> tuple[Detection | None, str | None]:
     """The detection a declaration gives, or ``(None, why it is passed over)``. An
     ``own`` declaration (in the file, readable as ASCII) cannot be UTF-16."""
     codec, why = _charset.usable_codec(name)
@@ -190,13 +199,13 @@ def _use_declaration(name: str, origin: str, sample: bytes, complete: bool, *,
         return None, f"{origin} names {name}, which a file readable as ASCII is not; ignored"
     kind = _declared_kind(codec, sample, complete)
     if not _reproduces(sample, kind, complete):
-        return None, f"{origin} names {name}, which does not reproduce this file's bytes; " \
-            "ignored"
+        return None, f"{origin} names {name}, which does not reproduce this file's bytes; ignored"
     return Detection(kind, "declared", origin), None
 
 
-def detect(sample: bytes, *, complete: bool = True,
-           declared: Declaration | None = None) -> Detection:
+def detect(
+    sample: bytes, *, complete: bool = True, declared: Declaration | None = None
+) -> Detection:
     """The encoding of a file whose first bytes are ``sample`` (at most `DETECT_BYTES`
     matter), and how sure that is.
 
@@ -240,8 +249,9 @@ def detect(sample: bytes, *, complete: bool = True,
     return Detection("utf-8-lossy", "unknown", note=note)
 
 
-def detect_encoding(sample: bytes, *, complete: bool = True,
-                    declared: Declaration | None = None) -> str:
+def detect_encoding(
+    sample: bytes, *, complete: bool = True, declared: Declaration | None = None
+) -> str:
     """The encoding kind `detect` finds (see there)."""
     return detect(sample, complete=complete, declared=declared).encoding
 
@@ -277,13 +287,14 @@ def decode_bytes(data: bytes, encoding: str, *, strip_bom: bool = True) -> str:
     """
     bom = bom_of(encoding)
     if strip_bom and bom and data.startswith(bom):
-        data = data[len(bom):]
+        data = data[len(bom) :]
     return data.decode(codec_of(encoding), "surrogateescape")
 
 
 #: Kinds whose text never holds escapes of the file's own bytes (they decode strictly).
-_STRICT = frozenset({"utf-8", "utf-8-bom", "utf-16-le-bom", "utf-16-be-bom", "utf-16-le",
-                     "utf-16-be"})
+_STRICT = frozenset(
+    {"utf-8", "utf-8-bom", "utf-16-le-bom", "utf-16-be-bom", "utf-16-le", "utf-16-be"}
+)
 
 
 def encode_text(text: str, encoding: str, *, bom: bool = True) -> bytes:
@@ -427,18 +438,26 @@ def decode_text(data: bytes, declared: Declaration | None = None) -> DecodedText
     yields the text. A declared or guessed codec must reproduce the whole file when
     it encodes the text back, or the file is read as lossy UTF-8 instead.
     """
-    if declared is None and not data.startswith(tuple(BOMS.values())) and \
-            _utf16_guess(data) is None and _charset.declaration(data) is None:
+    if (
+        declared is None
+        and not data.startswith(tuple(BOMS.values()))
+        and _utf16_guess(data) is None
+        and _charset.declaration(data) is None
+    ):
         try:
             return DecodedText(data.decode("utf-8"), "utf-8")
         except UnicodeDecodeError:
             pass
     found = detect(data, complete=True, declared=declared)
     text = decode_bytes(data, found.encoding)
-    if len(data) > DETECT_BYTES and found.encoding not in _BUILTIN and \
-            text.encode(codec_of(found.encoding), "surrogateescape") != data:
-        note = f"{found.encoding} does not reproduce this file's bytes past its first " \
+    if (
+        len(data) > DETECT_BYTES
+        and found.encoding not in _BUILTIN
+        and text.encode(codec_of(found.encoding), "surrogateescape") != data
+    ):
+        note = (
+            f"{found.encoding} does not reproduce this file's bytes past its first "
             f"{DETECT_BYTES >> 10} KiB; read as UTF-8 instead"
-        return DecodedText(decode_bytes(data, "utf-8-lossy"), "utf-8-lossy", "unknown",
-                           note=note)
+        )
+        return DecodedText(decode_bytes(data, "utf-8-lossy"), "utf-8-lossy", "unknown", note=note)
     return DecodedText(text, found.encoding, found.basis, found.origin, found.note)

@@ -36,8 +36,19 @@ MAX_POINTER_CHARS = 200
 MAX_EXPECTED_CHARS = 600
 MAX_NAMES_LISTED = 24
 log = logging.getLogger("callgate")
-COMPOSITION = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas",
-               "$ref", "$dynamicRef", "unevaluatedProperties")
+COMPOSITION = (
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "$ref",
+    "$dynamicRef",
+    "unevaluatedProperties",
+)
 _RANK = {"json": 0, "type@root": 1, "required": 2, "additionalProperties": 3}
 
 
@@ -75,8 +86,7 @@ def _decode_text(raw: str | bytes) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else \
-            f"column {exc.colno}"
+        where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
         raise NotAnObject(f"text that is not valid JSON: {exc.msg} at {where}") from None
     except RecursionError:
         raise NotAnObject(f"JSON text nested deeper than {MAX_DEPTH} levels") from None
@@ -103,8 +113,10 @@ def shape_problem(value: Any) -> str | None:
                 return f"a property name that is not Unicode text at {_shown_pointer(where)}"
             if isinstance(item, str):
                 if lone_surrogate(item):
-                    return ("a string holding a lone surrogate (not Unicode text) at "
-                            f"{_shown_pointer((*where, key))}")
+                    return (
+                        "a string holding a lone surrogate (not Unicode text) at "
+                        f"{_shown_pointer((*where, key))}"
+                    )
             elif isinstance(item, dict | list | tuple):
                 stack.append((item, depth + 1, (*where, key)))
     return None
@@ -157,7 +169,7 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     keep = max(limit - 1, 2)
-    return text[: keep - keep // 2] + "…" + text[len(text) - keep // 2:]
+    return text[: keep - keep // 2] + "…" + text[len(text) - keep // 2 :]
 
 
 def _names(values: Iterable[str]) -> str:
@@ -175,9 +187,11 @@ def _expected(err: jsonschema.ValidationError) -> str:
     kw: Any = err.validator
     val: Any = err.validator_value
     if isinstance(err, PatternBudgetError):
-        return (f"a value the schema's pattern can be checked against within "
-                f"{PATTERN_BUDGET_S:g} s (matching ran out of time; send a shorter or simpler "
-                "value)")
+        return (
+            f"a value the schema's pattern can be checked against within "
+            f"{PATTERN_BUDGET_S:g} s (matching ran out of time; send a shorter or simpler "
+            "value)"
+        )
     if kw == "type":
         types = val if isinstance(val, list) else [val]
         return "type " + " or ".join(str(t) for t in types)
@@ -228,8 +242,9 @@ def _schema_order(err: jsonschema.ValidationError) -> tuple[Any, ...]:
     return tuple((0, p) if isinstance(p, int) else (1, str(p)) for p in err.absolute_schema_path)
 
 
-def schema_violations(validator: jsonschema.protocols.Validator,
-                      arguments: dict[str, Any]) -> list[Violation]:
+def schema_violations(
+    validator: jsonschema.protocols.Validator, arguments: dict[str, Any]
+) -> list[Violation]:
     """Every schema violation, merged per (path, keyword) and in host.md §4's order."""
     errors = list(validator.iter_errors(arguments))
     ranked: list[tuple[tuple[Any, ...], Violation]] = []
@@ -284,8 +299,10 @@ def hints(
         and validator.is_valid(arguments["arguments"])
         and (inner_valid is None or inner_valid(arguments["arguments"]))
     ):
-        out.append('hint: the input is wrapped in one "arguments" object that this tool does not '
-                   "declare; remove that wrapper and send its contents as the input itself")
+        out.append(
+            'hint: the input is wrapped in one "arguments" object that this tool does not '
+            "declare; remove that wrapper and send its contents as the input itself"
+        )
     for name, value in arguments.items():
         want = _json_kinds(props.get(name))
         if not want or not isinstance(value, str):
@@ -296,15 +313,19 @@ def hints(
             continue
         kind = "array" if isinstance(parsed, list) else "object" if isinstance(parsed, dict) else ""
         if kind in want:
-            out.append(f"hint: /{_clip(name, MAX_NAME_CHARS)} is a string holding JSON; send "
-                       f"the {kind} itself, not a string")
+            out.append(
+                f"hint: /{_clip(name, MAX_NAME_CHARS)} is a string holding JSON; send "
+                f"the {kind} itself, not a string"
+            )
     unknown = [k for k in arguments if props and k not in props]
     if any(v.keyword == "additionalProperties" for v in violations):
         for key in unknown[:MAX_NAMES_LISTED]:
             near = _near_miss(key, list(props)) if len(key) <= MAX_POINTER_CHARS else None
             if near:
-                out.append(f'hint: there is no property "{_clip(key, MAX_NAME_CHARS)}"; did you '
-                           f'mean "{_clip(near, MAX_NAME_CHARS)}"?')
+                out.append(
+                    f'hint: there is no property "{_clip(key, MAX_NAME_CHARS)}"; did you '
+                    f'mean "{_clip(near, MAX_NAME_CHARS)}"?'
+                )
     return out
 
 
@@ -351,16 +372,25 @@ def placement_line(tool: str, inside: str | None, json_problem: bool) -> str:
     ``inside use_capability.arguments``); ``None``: at the root of the tool's input."""
     if json_problem:
         where = f"{inside} (the input of {tool})" if inside else f"{tool}'s input"
-        return (f"Send {where} as one JSON object whose keys are the parameters; fix it and "
-                "call again.")
+        return (
+            f"Send {where} as one JSON object whose keys are the parameters; fix it and call again."
+        )
     if inside:
-        return (f"These parameters belong {inside} (the input of {tool}); fix them there and "
-                "call again.")
+        return (
+            f"These parameters belong {inside} (the input of {tool}); fix them there and "
+            "call again."
+        )
     return f"These parameters belong at the root of {tool}'s input; fix them and call again."
 
 
-def feedback_text(head: str, body: list[str], placement: str, hint_lines: list[str],
-                  sig_line: str, limit: int = FEEDBACK_LIMIT) -> str:
+def feedback_text(
+    head: str,
+    body: list[str],
+    placement: str,
+    hint_lines: list[str],
+    sig_line: str,
+    limit: int = FEEDBACK_LIMIT,
+) -> str:
     """The feedback lines within ``limit`` UTF-8 bytes. The first line, the placement line
     and the signature always stay; violation and hint lines are dropped from the end (and
     the last one kept cut on a character boundary) with a ``[truncated]`` marker."""
@@ -399,14 +429,17 @@ def invalid_result(
     category = violations[0].keyword if violations else "schema"
     sig = signature(tool, short_fp, category)
     head = f"argument validation failed for {tool} (schema {short_fp}): not executed"
-    body = [f"- {v.path}: {v.keyword}; expected {_clip(v.expected, MAX_EXPECTED_CHARS)}"
-            for v in violations[:MAX_LISTED]]
+    body = [
+        f"- {v.path}: {v.keyword}; expected {_clip(v.expected, MAX_EXPECTED_CHARS)}"
+        for v in violations[:MAX_LISTED]
+    ]
     if len(violations) > MAX_LISTED:
         body.append(f"- ... and {len(violations) - MAX_LISTED} more")
     if placement is None:
         placement = placement_line(tool, inside, category == "json")
-    text = feedback_text(head, body, placement, [_clip(h, 800) for h in hint_lines],
-                         f"signature: {sig}")
+    text = feedback_text(
+        head, body, placement, [_clip(h, 800) for h in hint_lines], f"signature: {sig}"
+    )
     meta = {
         "signature": sig,
         "schema_fingerprint": short_fp,
@@ -422,7 +455,12 @@ def config_error_result(tool: str, short_fp: str, reason: str) -> ToolResult:
     text = feedback_text(
         f"tool {tool} (schema {short_fp}) has an input schema that does not compile "
         f"({_clip(reason, 1000)}); this is a host configuration problem, not the arguments: "
-        "not executed", [], "", [], f"signature: {sig}")
+        "not executed",
+        [],
+        "",
+        [],
+        f"signature: {sig}",
+    )
     return ToolResult.failure("config_error", text, sig, {"signature": sig, "executed": False})
 
 
@@ -524,8 +562,7 @@ def check_call(
         args = decode_arguments(raw)
     except NotAnObject as exc:
         count("argument_failures")
-        return None, invalid_result(spec.name, fp, [json_violation(exc.what)], [],
-                                    inside=inside)
+        return None, invalid_result(spec.name, fp, [json_violation(exc.what)], [], inside=inside)
     violations: list[Violation] = []
     with pattern_budget():
         try:
@@ -538,8 +575,9 @@ def check_call(
             violations = [_too_complex("validating them exceeded the recursion limit")]
         except Exception as exc:  # the validator itself broke: the schema's fault, not the call's
             count("skipped")
-            return None, config_error_result(spec.name, fp,
-                                             f"validating against it failed: {exc!r:.200}")
+            return None, config_error_result(
+                spec.name, fp, f"validating against it failed: {exc!r:.200}"
+            )
     if not violations:
         try:
             violations = plugin_violations(args)
@@ -551,8 +589,13 @@ def check_call(
     placement = None
     with pattern_budget():
         try:
-            hint_lines = hints(spec.schema, compiled.validator, args, violations,
-                               lambda inner: not plugin_violations(inner))
+            hint_lines = hints(
+                spec.schema,
+                compiled.validator,
+                args,
+                violations,
+                lambda inner: not plugin_violations(inner),
+            )
         except RecursionError:
             pass
         if misplaced is not None:
@@ -561,8 +604,9 @@ def check_call(
             except Exception:  # advice only: a broken advisor must not sink the result
                 log.exception("misplaced() of tool %s raised", spec.name)
     count("argument_failures")
-    return None, invalid_result(spec.name, fp, violations, hint_lines,
-                                inside=inside, placement=placement)
+    return None, invalid_result(
+        spec.name, fp, violations, hint_lines, inside=inside, placement=placement
+    )
 
 
 def canonical_of(compiled: Compiled) -> Any:

@@ -43,16 +43,21 @@ def compile_schema(schema: Any, short_fp: str) -> Compiled:
         canonical = canonical_schema(schema)
         outside = _dialects.outside_reference(canonical, cls)
         if outside is not None:
-            return Compiled(None, f"$ref {outside[:200]!r} points outside the schema; "
-                            "callgate never fetches a schema, so every reference must resolve "
-                            "within it", short_fp)
+            return Compiled(
+                None,
+                f"$ref {outside[:200]!r} points outside the schema; "
+                "callgate never fetches a schema, so every reference must resolve "
+                "within it",
+                short_fp,
+            )
         problem = _dialects.bad_pattern(canonical)
         if problem is not None:
             return Compiled(None, problem, short_fp)
         validator = cls(canonical, registry=_dialects.empty_registry())
         # The fast check speaks 2020-12; other dialects always take the full validator.
-        fast = compile_fast(canonical) if _dialects.dialect_uri(schema) == _dialects.LATEST \
-            else None
+        fast = (
+            compile_fast(canonical) if _dialects.dialect_uri(schema) == _dialects.LATEST else None
+        )
         return Compiled(validator, None, short_fp, fast)
     except jsonschema.SchemaError as exc:
         where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"

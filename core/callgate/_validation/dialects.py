@@ -57,12 +57,17 @@ def validator_class(schema: Any) -> Any:
 def _bounded(uri: str) -> Any:
     import jsonschema.validators
 
-    base = jsonschema.validators.validator_for({"$schema": uri},
-                                               default=jsonschema.Draft202012Validator)
-    keywords = {"pattern": _pattern, "patternProperties": _pattern_properties,
-                "additionalProperties": _additional_properties}
-    return jsonschema.validators.extend(base, {k: v for k, v in keywords.items()
-                                               if k in base.VALIDATORS})
+    base = jsonschema.validators.validator_for(
+        {"$schema": uri}, default=jsonschema.Draft202012Validator
+    )
+    keywords = {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    }
+    return jsonschema.validators.extend(
+        base, {k: v for k, v in keywords.items() if k in base.VALIDATORS}
+    )
 
 
 def empty_registry() -> Any:
@@ -83,7 +88,8 @@ def outside_reference(schema: Any, cls: Any) -> str | None:
     from jsonschema_specifications import REGISTRY
 
     specification = referencing.jsonschema.specification_with(
-        cls.ID_OF(cls.META_SCHEMA) or "", default=referencing.jsonschema.DRAFT202012)
+        cls.ID_OF(cls.META_SCHEMA) or "", default=referencing.jsonschema.DRAFT202012
+    )
     root = specification.create_resource(schema)
     registry = REGISTRY.combine(referencing.Registry())
     stack = [(root, registry.resolver_with_root(root))]
@@ -175,8 +181,7 @@ def _matching(patterns: Any, key: str) -> Iterator[str]:
             yield pattern
 
 
-def _pattern_properties(validator: Any, patterns: Any, instance: Any,
-                        schema: Any) -> Iterator[Any]:
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
     if not validator.is_type(instance, "object"):
         return
     for key, value in instance.items():
@@ -186,12 +191,12 @@ def _pattern_properties(validator: Any, patterns: Any, instance: Any,
             yield _budget_error(str(exc))
             return
         for pattern in matched:
-            yield from validator.descend(value, patterns[pattern], path=key,
-                                         schema_path=pattern)
+            yield from validator.descend(value, patterns[pattern], path=key, schema_path=pattern)
 
 
-def _additional_properties(validator: Any, extra_schema: Any, instance: Any,
-                           schema: Any) -> Iterator[Any]:
+def _additional_properties(
+    validator: Any, extra_schema: Any, instance: Any, schema: Any
+) -> Iterator[Any]:
     from jsonschema import ValidationError
 
     if not validator.is_type(instance, "object"):
@@ -216,5 +221,13 @@ def _additional_properties(validator: Any, extra_schema: Any, instance: Any,
         yield ValidationError(f"{len(extras)} additional properties are not allowed")
 
 
-__all__ = ["LATEST", "PatternBudgetError", "bad_pattern", "dialect_uri", "empty_registry",
-           "outside_reference", "patterns_in", "validator_class"]
+__all__ = [
+    "LATEST",
+    "PatternBudgetError",
+    "bad_pattern",
+    "dialect_uri",
+    "empty_registry",
+    "outside_reference",
+    "patterns_in",
+    "validator_class",
+]

@@ -18,9 +18,23 @@ from .patterns import PatternTimeout, search
 
 Check = Callable[[Any], bool]
 
-_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment",
-                          "deprecated", "readOnly", "writeOnly", "format", "$schema",
-                          "x-workspace", "x-layers", "x-kind"})  # the last three: config layering
+_ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+        "$schema",
+        "x-workspace",
+        "x-layers",
+        "x-kind",
+    }
+)  # the last three: config layering
 _TYPES: dict[str, Check] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -79,8 +93,9 @@ def _all(checks: list[Check]) -> Check:
     return every
 
 
-def _object(props: dict[str, Check] | None, required: tuple[str, ...],
-            extra: Check | None, closed: bool) -> Check:
+def _object(
+    props: dict[str, Check] | None, required: tuple[str, ...], extra: Check | None, closed: bool
+) -> Check:
     """``properties``, ``required`` and ``additionalProperties`` of one object, in one pass
     over the value's keys (a value that is not an object passes: ``type`` judges it)."""
 
@@ -124,8 +139,9 @@ def _node(schema: Any) -> Check:
             if not all(isinstance(n, str) and n in _TYPES for n in names):
                 raise _Unsupported
             preds = [_TYPES[n] for n in names]
-            checks.append(preds[0] if len(preds) == 1 else
-                          (lambda v, preds=preds: any(p(v) for p in preds)))
+            checks.append(
+                preds[0] if len(preds) == 1 else (lambda v, preds=preds: any(p(v) for p in preds))
+            )
         elif key == "properties":
             props = {name: _node(sub) for name, sub in value.items()}
             shaped = True
@@ -142,12 +158,12 @@ def _node(schema: Any) -> Check:
             shaped = True
         elif key == "propertyNames":
             names_check = _node(value)
-            checks.append(lambda v, names=names_check: not isinstance(v, dict) or all(
-                names(k) for k in v))
+            checks.append(
+                lambda v, names=names_check: not isinstance(v, dict) or all(names(k) for k in v)
+            )
         elif key == "items":
             item = _node(value)
-            checks.append(lambda v, item=item: not isinstance(v, list) or all(
-                item(x) for x in v))
+            checks.append(lambda v, item=item: not isinstance(v, list) or all(item(x) for x in v))
         elif key in ("minLength", "maxLength"):
             n = int(value)
             if key == "minLength":
@@ -163,9 +179,12 @@ def _node(schema: Any) -> Check:
         elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             if not _is_number(value):
                 raise _Unsupported
-            op = {"minimum": lambda a, b: a >= b, "maximum": lambda a, b: a <= b,
-                  "exclusiveMinimum": lambda a, b: a > b,
-                  "exclusiveMaximum": lambda a, b: a < b}[key]
+            op = {
+                "minimum": lambda a, b: a >= b,
+                "maximum": lambda a, b: a <= b,
+                "exclusiveMinimum": lambda a, b: a > b,
+                "exclusiveMaximum": lambda a, b: a < b,
+            }[key]
             checks.append(lambda v, b=value, op=op: not _is_number(v) or op(v, b))
         elif key == "pattern":
             if not isinstance(value, str):
