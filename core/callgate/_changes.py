@@ -89,11 +89,11 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     k, step = 0, 4096
     while k < limit:
         m = min(limit, k + step)
-        if a[la - m : la - k] != b[lb - m : lb - k]:
+        if a[la - m:la - k] != b[lb - m:lb - k]:
             lo, hi = k, m
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+                if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
                     lo = mid
                 else:
                     hi = mid
@@ -112,14 +112,8 @@ def _range(start: int, length: int) -> str:
     return f"{begin},{length}"
 
 
-def change_diff(
-    old: str | None,
-    new: str,
-    path: str,
-    *,
-    span: tuple[int, int, int] | None = None,
-    first_line: int = 0,
-) -> ChangeDiff:
+def change_diff(old: str | None, new: str, path: str, *,
+                span: tuple[int, int, int] | None = None, first_line: int = 0) -> ChangeDiff:
     """The change from ``old`` to ``new`` (``None``: a create) as a unified diff.
 
     Display-text lines, shown as read_file shows them (undecodable bytes as U+FFFD,
@@ -179,10 +173,8 @@ def change_diff(
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for group in matcher.get_grouped_opcodes(CONTEXT):
         first, last = group[0], group[-1]
-        out.append(
-            f"@@ -{_range(first[1] + shift, last[2] - first[1])} "
-            f"+{_range(first[3] + shift, last[4] - first[3])} @@"
-        )
+        out.append(f"@@ -{_range(first[1] + shift, last[2] - first[1])} "
+                   f"+{_range(first[3] + shift, last[4] - first[3])} @@")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 out.extend(" " + line for line in a[i1:i2])
@@ -199,6 +191,5 @@ def change_diff(
 
 
 def _omitted(added: int, removed: int) -> ChangeDiff:
-    return ChangeDiff(
-        f"(diff omitted: change too large to show; +{added}/-{removed} lines)", added, removed
-    )
+    return ChangeDiff(f"(diff omitted: change too large to show; +{added}/-{removed} lines)",
+                      added, removed)

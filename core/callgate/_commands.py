@@ -135,11 +135,9 @@ class CommandLine:
     @property
     def undecidable(self) -> tuple[str, ...]:
         """Why parts of the line cannot be judged statically (empty: everything is decided)."""
-        return tuple(c.undecidable for c in self.commands if c.undecidable is not None) + tuple(
-            f"a redirection to a computed target ({r.text})"
-            for r in self.redirections
-            if r.target is None
-        )
+        return tuple(c.undecidable for c in self.commands if c.undecidable is not None) + \
+            tuple(f"a redirection to a computed target ({r.text})" for r in self.redirections
+                  if r.target is None)
 
     @property
     def writes(self) -> tuple[Redirection, ...]:
@@ -156,7 +154,6 @@ def analyze_command(text: str, flavor: str = "posix") -> CommandLine:
 def _analyze_cached(text: str, flavor: str) -> CommandLine:
     if flavor == "pwsh":
         from ._commands_pwsh import analyze_pwsh
-
         return analyze_pwsh(text)
     out = _Collector()
     _analyze_bash(text, out, depth=0)
@@ -212,37 +209,21 @@ _RUNS_TEXT = {
     "parallel": "parallel builds its commands at run time",
 }
 #: Variables whose value changes which program or code a later command runs.
-_DANGEROUS_VARIABLES = frozenset(
-    {
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "PS4",
-        "LD_PRELOAD",
-        "LD_LIBRARY_PATH",
-        "LD_AUDIT",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PROMPT_COMMAND",
-        "GLOBIGNORE",
-        "CDPATH",
-        "EXECIGNORE",
-        "DYLD_INSERT_LIBRARIES",
-        "DYLD_LIBRARY_PATH",
-        "PYTHONSTARTUP",
-        "NODE_OPTIONS",
-    }
-)
+_DANGEROUS_VARIABLES = frozenset({
+    "PATH", "BASH_ENV", "ENV", "PS4", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+    "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "GLOBIGNORE", "CDPATH", "EXECIGNORE",
+    "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "PYTHONSTARTUP", "NODE_OPTIONS",
+})
 
 
 def _dangerous(name: str) -> bool:
     """Whether setting variable ``name`` changes which program or code a command runs."""
-    return name in _DANGEROUS_VARIABLES or name.startswith("BASH_FUNC_") or changes_what_runs(name)
+    return name in _DANGEROUS_VARIABLES or name.startswith("BASH_FUNC_") or \
+        changes_what_runs(name)
 
 
-_SHELLS = frozenset(
-    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "lksh", "pdksh", "fish"}
-)
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash",
+                     "lksh", "pdksh", "fish"})
 _WRITE_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>"})
 #: Targets that are not files in any useful sense.
 _HARMLESS_TARGETS = re.compile(r"^/dev/(null|zero|full|stdout|stderr|stdin|tty|fd/\d+)$")
@@ -273,33 +254,9 @@ def _analyze_bash(text: str, out: _Collector, depth: int) -> None:
 #: redirections or grouping, so splitting it needs no grammar.
 _PLAIN_LINE = re.compile(r"^[A-Za-z0-9_\-./=:,@%+^ \t\n;|&]*$")
 _PLAIN_SEPARATOR = re.compile(r"\|&|&&|\|\||[;&|\n]")
-_RESERVED = frozenset(
-    {
-        "if",
-        "then",
-        "else",
-        "elif",
-        "fi",
-        "for",
-        "while",
-        "until",
-        "do",
-        "done",
-        "case",
-        "esac",
-        "in",
-        "function",
-        "select",
-        "time",
-        "coproc",
-        "export",
-        "declare",
-        "typeset",
-        "local",
-        "readonly",
-        "unset",
-    }
-)
+_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do",
+                       "done", "case", "esac", "in", "function", "select", "time", "coproc",
+                       "export", "declare", "typeset", "local", "readonly", "unset"})
 
 
 def _analyze_plain(text: str, out: _Collector, depth: int) -> bool:
@@ -310,7 +267,8 @@ def _analyze_plain(text: str, out: _Collector, depth: int) -> bool:
     separators = ["\n", *_PLAIN_SEPARATOR.findall(text), "\n"]
     for k, piece in enumerate(pieces):  # an empty command only after ; & or a newline
         names = piece.split()
-        if not names and not (separators[k] in (";", "&", "\n") and separators[k + 1] == "\n"):
+        if not names and not (separators[k] in (";", "&", "\n")
+                              and separators[k + 1] == "\n"):
             return False  # "a | | b", "a;;b": let the grammar judge it
         first = next((n for n in names if not _ASSIGNMENT.match(n)), None)
         if first in _RESERVED:
@@ -335,9 +293,8 @@ def _analyze_plain(text: str, out: _Collector, depth: int) -> bool:
             continue
         piped = separators[k] in ("|", "|&")
         words = [_Word(n, n) for n in names]
-        assigned = tuple(
-            (a.partition("=")[0], _Word(a.partition("=")[2], a.partition("=")[2])) for a in prefix
-        )
+        assigned = tuple((a.partition("=")[0], _Word(a.partition("=")[2], a.partition("=")[2]))
+                         for a in prefix)
         walker._judge(words, normalize(piece), prefix, False, piped, assigned=assigned)
     return True
 
@@ -378,17 +335,15 @@ def _word(node: Any) -> _Word:
         for child in node.named_children:
             if child.type != "string_content":
                 return _Word(None, raw)
-            parts.append(
-                _DQ_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), _text(child))
-            )
+            parts.append(_DQ_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1),
+                                        _text(child)))
         return _Word("".join(parts), raw)
     if kind == "ansi_c_string":
         return _Word(None, raw, escaped=True)
     if kind == "concatenation":
         words = [_word(c) for c in node.named_children]
-        value = (
-            None if any(w.value is None for w in words) else "".join(w.value or "" for w in words)
-        )
+        value = None if any(w.value is None for w in words) else "".join(
+            w.value or "" for w in words)
         return _Word(value, raw, any(w.escaped for w in words), any(w.pattern for w in words))
     return _Word(None, raw)
 
@@ -400,9 +355,8 @@ _OPTIONS_WITH_VALUE: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
     "nice": frozenset({"-n", "--adjustment"}),
     "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "ionice": frozenset(
-        {"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}
-    ),
+    "ionice": frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid",
+                         "-u", "--uid"}),
     "time": frozenset({"-f", "--format", "-o", "--output"}),
     "exec": frozenset({"-a"}),
     "command": frozenset(),
@@ -414,169 +368,55 @@ _OPTIONS_WITH_VALUE: dict[str, frozenset[str]] = {
     "taskset": frozenset(),
     "busybox": frozenset(),
     "env": frozenset({"-u", "--unset", "-C", "--chdir", "-P", "-a", "--argv0"}),
-    "sudo": frozenset(
-        {
-            "-u",
-            "--user",
-            "-g",
-            "--group",
-            "-h",
-            "--host",
-            "-p",
-            "--prompt",
-            "-C",
-            "--close-from",
-            "-D",
-            "--chdir",
-            "-r",
-            "--role",
-            "-t",
-            "--type",
-            "-T",
-            "--command-timeout",
-            "-U",
-            "--other-user",
-            "-R",
-            "--chroot",
-        }
-    ),
+    "sudo": frozenset({"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt",
+                       "-C", "--close-from", "-D", "--chdir", "-r", "--role", "-t", "--type",
+                       "-T", "--command-timeout", "-U", "--other-user", "-R", "--chroot"}),
     "doas": frozenset({"-C", "-u"}),
-    "xargs": frozenset(
-        {
-            "-a",
-            "--arg-file",
-            "-d",
-            "--delimiter",
-            "-E",
-            "-I",
-            "-L",
-            "--max-lines",
-            "-n",
-            "--max-args",
-            "-P",
-            "--max-procs",
-            "-s",
-            "--max-chars",
-            "--process-slot-var",
-        }
-    ),
+    "xargs": frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L",
+                        "--max-lines", "-n", "--max-args", "-P", "--max-procs", "-s",
+                        "--max-chars", "--process-slot-var"}),
     "watch": frozenset({"-n", "--interval", "-q", "--equexit", "--differences"}),
     "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
-    "uv run": frozenset(
-        {
-            "--with",
-            "--with-editable",
-            "--with-requirements",
-            "--python",
-            "-p",
-            "--package",
-            "--extra",
-            "--group",
-            "--only-group",
-            "--no-group",
-            "--env-file",
-            "--directory",
-            "--project",
-            "--index",
-            "--default-index",
-            "--index-url",
-            "--extra-index-url",
-            "--config-file",
-            "--cache-dir",
-            "--exclude-newer",
-            "--resolution",
-            "--prerelease",
-        }
-    ),
+    "uv run": frozenset({"--with", "--with-editable", "--with-requirements", "--python",
+                         "-p", "--package", "--extra", "--group", "--only-group",
+                         "--no-group", "--env-file", "--directory", "--project", "--index",
+                         "--default-index", "--index-url", "--extra-index-url",
+                         "--config-file", "--cache-dir", "--exclude-newer", "--resolution",
+                         "--prerelease"}),
     "conda run": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
     "mamba run": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
     "micromamba run": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
     "npx": frozenset({"-p", "--package"}),
     "npm exec": frozenset({"-p", "--package", "-w", "--workspace"}),
     "npm x": frozenset({"-p", "--package", "-w", "--workspace"}),
-    "strace": frozenset(
-        {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"}
-    ),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P",
+                         "-S", "-X"}),
     "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-w", "-l"}),
 }
 #: Wrappers that run their arguments as the same command: rules judge the inner command.
-_TRANSPARENT = frozenset(
-    {
-        "timeout",
-        "nice",
-        "nohup",
-        "time",
-        "stdbuf",
-        "ionice",
-        "command",
-        "builtin",
-        "exec",
-        "coproc",
-        "setsid",
-        "busybox",
-        "chrt",
-        "taskset",
-    }
-)
+_TRANSPARENT = frozenset({"timeout", "nice", "nohup", "time", "stdbuf", "ionice", "command",
+                          "builtin", "exec", "coproc", "setsid", "busybox", "chrt", "taskset"})
 #: Wrappers whose written line is what an allow rule must name (they change who or
 #: what environment runs the command); deny and ask rules see the inner command too.
 _GOVERNING = frozenset({"sudo", "doas", "env"})
 #: Positional arguments a wrapper takes before the command.
-_LEADING_POSITIONALS = {
-    "timeout": 1,
-    "chrt": 1,
-    "taskset": 1,
-    "flock": 1,
-    "chroot": 1,
-    "faketime": 1,
-    "direnv exec": 1,
-}
+_LEADING_POSITIONALS = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1, "chroot": 1,
+                        "faketime": 1, "direnv exec": 1}
 #: Launchers: programs (or ``program subcommand``) that run the command after their
 #: options, in an environment of their own. Like ``sudo`` and ``env``, their written line
 #: is what an allow rule must name, and deny and ask rules see the command they run too.
 #: Options not listed in `_OPTIONS_WITH_VALUE`/`_FLAGS` leave where the command starts
 #: uncertain, so deny and ask rules then see every later start.
 _LAUNCHERS: dict[str, tuple[str, ...]] = {
-    "uv": ("run",),
-    "poetry": ("run",),
-    "pipenv": ("run",),
-    "pdm": ("run",),
-    "hatch": ("run",),
-    "rye": ("run",),
-    "conda": ("run",),
-    "mamba": ("run",),
-    "micromamba": ("run",),
-    "pixi": ("run", "exec"),
-    "npm": ("exec", "x"),
-    "pnpm": ("exec",),
-    "yarn": ("exec",),
-    "bundle": ("exec",),
-    "mise": ("exec", "x"),
-    "direnv": ("exec",),
-    "npx": (),
-    "bunx": (),
-    "unbuffer": (),
-    "chronic": (),
-    "eatmydata": (),
-    "fakeroot": (),
-    "torsocks": (),
-    "proxychains": (),
-    "proxychains4": (),
-    "catchsegv": (),
-    "dbus-run-session": (),
-    "xvfb-run": (),
-    "rlwrap": (),
-    "chroot": (),
-    "nsenter": (),
-    "unshare": (),
-    "setpriv": (),
-    "prlimit": (),
-    "systemd-run": (),
-    "firejail": (),
-    "strace": (),
-    "ltrace": (),
-    "valgrind": (),
-    "numactl": (),
+    "uv": ("run",), "poetry": ("run",), "pipenv": ("run",), "pdm": ("run",),
+    "hatch": ("run",), "rye": ("run",), "conda": ("run",), "mamba": ("run",),
+    "micromamba": ("run",), "pixi": ("run", "exec"), "npm": ("exec", "x"),
+    "pnpm": ("exec",), "yarn": ("exec",), "bundle": ("exec",), "mise": ("exec", "x"),
+    "direnv": ("exec",), "npx": (), "bunx": (), "unbuffer": (), "chronic": (),
+    "eatmydata": (), "fakeroot": (), "torsocks": (), "proxychains": (), "proxychains4": (),
+    "catchsegv": (), "dbus-run-session": (), "xvfb-run": (), "rlwrap": (), "chroot": (),
+    "nsenter": (), "unshare": (), "setpriv": (), "prlimit": (), "systemd-run": (),
+    "firejail": (), "strace": (), "ltrace": (), "valgrind": (), "numactl": (),
     "faketime": (),
 }
 #: Programs that run a script given to an option (``script -c``, ``npx -c``).
@@ -599,188 +439,46 @@ _FLAGS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
     "stdbuf": frozenset(),
     "ionice": frozenset({"-t", "--ignore"}),
-    "time": frozenset(
-        {"-p", "-a", "--append", "-v", "--verbose", "-q", "--quiet", "--portability"}
-    ),
+    "time": frozenset({"-p", "-a", "--append", "-v", "--verbose", "-q", "--quiet",
+                       "--portability"}),
     "exec": frozenset({"-c", "-l"}),
     "command": frozenset({"-p", "-v", "-V"}),
-    "env": frozenset(
-        {
-            "-i",
-            "--ignore-environment",
-            "-0",
-            "--null",
-            "-v",
-            "--debug",
-            "--default-signal",
-            "--ignore-signal",
-            "--block-signal",
-            "--list-signal-handling",
-        }
-    ),
-    "sudo": frozenset(
-        {
-            "-E",
-            "--preserve-env",
-            "-H",
-            "--set-home",
-            "-n",
-            "--non-interactive",
-            "-S",
-            "--stdin",
-            "-b",
-            "--background",
-            "-i",
-            "--login",
-            "-s",
-            "--shell",
-            "-k",
-            "--reset-timestamp",
-            "-A",
-            "--askpass",
-            "-P",
-            "--preserve-groups",
-            "-B",
-            "--bell",
-            "-N",
-            "--no-update",
-        }
-    ),
+    "env": frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug",
+                      "--default-signal", "--ignore-signal", "--block-signal",
+                      "--list-signal-handling"}),
+    "sudo": frozenset({"-E", "--preserve-env", "-H", "--set-home", "-n", "--non-interactive",
+                       "-S", "--stdin", "-b", "--background", "-i", "--login", "-s", "--shell",
+                       "-k", "--reset-timestamp", "-A", "--askpass", "-P",
+                       "--preserve-groups", "-B", "--bell", "-N", "--no-update"}),
     "doas": frozenset({"-n", "-s"}),
-    "xargs": frozenset(
-        {
-            "-0",
-            "--null",
-            "-r",
-            "--no-run-if-empty",
-            "-t",
-            "--verbose",
-            "-p",
-            "--interactive",
-            "-x",
-            "--exit",
-            "-o",
-            "--open-tty",
-            "-e",
-            "-i",
-            "-l",
-        }
-    ),
-    "watch": frozenset(
-        {
-            "-d",
-            "-t",
-            "--no-title",
-            "-b",
-            "--beep",
-            "-e",
-            "--errexit",
-            "-g",
-            "--chgexit",
-            "-c",
-            "--color",
-            "-x",
-            "--exec",
-            "-p",
-            "--precise",
-            "-w",
-            "--no-wrap",
-            "-C",
-            "--no-color",
-            "-r",
-            "--no-rerun",
-        }
-    ),
-    "flock": frozenset(
-        {
-            "-s",
-            "--shared",
-            "-x",
-            "--exclusive",
-            "-u",
-            "--unlock",
-            "-n",
-            "--nonblock",
-            "-o",
-            "--close",
-            "-F",
-            "--no-fork",
-            "--verbose",
-        }
-    ),
+    "xargs": frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p",
+                        "--interactive", "-x", "--exit", "-o", "--open-tty", "-e", "-i", "-l"}),
+    "watch": frozenset({"-d", "-t", "--no-title", "-b", "--beep", "-e", "--errexit", "-g",
+                        "--chgexit", "-c", "--color", "-x", "--exec", "-p", "--precise",
+                        "-w", "--no-wrap", "-C", "--no-color", "-r", "--no-rerun"}),
+    "flock": frozenset({"-s", "--shared", "-x", "--exclusive", "-u", "--unlock", "-n",
+                        "--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"}),
     "setsid": frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"}),
-    "uv run": frozenset(
-        {
-            "--no-project",
-            "--frozen",
-            "--locked",
-            "--isolated",
-            "--no-sync",
-            "--all-extras",
-            "--no-dev",
-            "--dev",
-            "--quiet",
-            "-q",
-            "--verbose",
-            "-v",
-            "--offline",
-            "--no-cache",
-            "--active",
-            "--exact",
-            "--all-packages",
-            "--no-editable",
-            "--inexact",
-            "--all-groups",
-            "--no-config",
-            "--no-env-file",
-            "--native-tls",
-        }
-    ),
+    "uv run": frozenset({"--no-project", "--frozen", "--locked", "--isolated", "--no-sync",
+                         "--all-extras", "--no-dev", "--dev", "--quiet", "-q", "--verbose",
+                         "-v", "--offline", "--no-cache", "--active", "--exact",
+                         "--all-packages", "--no-editable", "--inexact", "--all-groups",
+                         "--no-config", "--no-env-file", "--native-tls"}),
     "conda run": frozenset({"--no-capture-output", "--live-stream", "-v", "--verbose"}),
     "mamba run": frozenset({"--no-capture-output", "--live-stream", "-v", "--verbose"}),
     "micromamba run": frozenset({"--attach", "-a", "--detach", "-d", "-v", "--verbose"}),
     "npx": frozenset({"-y", "--yes", "--no", "-q", "--quiet"}),
     "npm exec": frozenset({"-y", "--yes", "--no"}),
     "npm x": frozenset({"-y", "--yes", "--no"}),
-    "poetry run": frozenset(
-        {"-q", "--quiet", "-v", "-vv", "-vvv", "--verbose", "--no-interaction", "-n"}
-    ),
+    "poetry run": frozenset({"-q", "--quiet", "-v", "-vv", "-vvv", "--verbose",
+                             "--no-interaction", "-n"}),
     "pipenv run": frozenset(),
     "bundle exec": frozenset({"--keep-file-descriptors"}),
-    "strace": frozenset(
-        {
-            "-f",
-            "-ff",
-            "-q",
-            "-qq",
-            "-c",
-            "-C",
-            "-w",
-            "-T",
-            "-t",
-            "-tt",
-            "-ttt",
-            "-r",
-            "-x",
-            "-xx",
-            "-y",
-            "-yy",
-            "-v",
-            "-V",
-            "-k",
-            "-z",
-            "-Z",
-            "-n",
-            "-i",
-            "-A",
-            "-d",
-            "-D",
-            "-h",
-        }
-    ),
-    "ltrace": frozenset(
-        {"-f", "-c", "-C", "-i", "-r", "-S", "-t", "-tt", "-ttt", "-T", "-b", "-h"}
-    ),
+    "strace": frozenset({"-f", "-ff", "-q", "-qq", "-c", "-C", "-w", "-T", "-t", "-tt",
+                         "-ttt", "-r", "-x", "-xx", "-y", "-yy", "-v", "-V", "-k", "-z",
+                         "-Z", "-n", "-i", "-A", "-d", "-D", "-h"}),
+    "ltrace": frozenset({"-f", "-c", "-C", "-i", "-r", "-S", "-t", "-tt", "-ttt", "-T",
+                         "-b", "-h"}),
 }
 #: Options whose value may be attached only (``-e[eof]``, ``-i[replace]``, ``-l[n]``).
 _ATTACHED_ONLY = {"xargs": frozenset("eil")}
@@ -868,20 +566,14 @@ class _Walker:
         elif kind in ("file_redirect", "herestring_redirect"):
             self.redirect(node)
         elif kind == "heredoc_body":
-            start = next(
-                (
-                    c
-                    for c in (node.parent.children if node.parent else ())
-                    if c.type == "heredoc_start"
-                ),
-                None,
-            )
+            start = next((c for c in (node.parent.children if node.parent else ())
+                          if c.type == "heredoc_start"), None)
             quoted = start is not None and any(q in _text(start) for q in "'\"\\")
             if not quoted and "`" in _text(node):
                 self.out.undecided(_text(node), "a backtick substitution in a here-document")
         elif kind in ("arithmetic_expansion", "subscript", "c_style_for_statement") or (
-            kind == "compound_statement" and node.child_count and node.children[0].type == "(("
-        ):
+                kind == "compound_statement" and node.child_count
+                and node.children[0].type == "(("):
             self.arithmetic.append(node)
         elif kind in ("for_statement", "select_statement"):
             name = node.child_by_field_name("variable")
@@ -897,23 +589,21 @@ class _Walker:
             inner = name_node.child_by_field_name("name")
             name = _text(inner) if inner is not None else name
         if _dangerous(name):
-            self.out.undecided(
-                _text(node), f"it sets {name}, which changes what later commands run"
-            )
+            self.out.undecided(_text(node), f"it sets {name}, which changes what later "
+                               "commands run")
         value = node.child_by_field_name("value")
         if node.parent is None or node.parent.type != "command":
             # an exported variable keeps steering later commands (GIT_PAGER=...; git log)
-            self.script_variable(
-                name, _word(value) if value is not None else _Word("", ""), _text(node)
-            )
+            self.script_variable(name, _word(value) if value is not None else _Word("", ""),
+                                 _text(node))
         if value is None or value.type not in ("number", "arithmetic_expansion"):
             self.tainted.add(name)
 
     def _arithmetic_tests(self, node: Any) -> None:
         for child in _nodes(node):
             if child.type == "binary_expression" and any(
-                c.type == "test_operator" and _text(c) in _ARITHMETIC_TESTS for c in child.children
-            ):
+                    c.type == "test_operator" and _text(c) in _ARITHMETIC_TESTS
+                    for c in child.children):
                 self.arithmetic.append(child)
 
     def _judge_arithmetic(self) -> None:
@@ -922,11 +612,8 @@ class _Walker:
         for node in self.arithmetic:
             for child in _nodes(node):
                 if child.type == "variable_name" and _text(child) in self.tainted:
-                    self.out.undecided(
-                        _text(node),
-                        f"arithmetic evaluates ${_text(child)}, "
-                        "which the line sets from text (a[$(cmd)] would run)",
-                    )
+                    self.out.undecided(_text(node), f"arithmetic evaluates ${_text(child)}, "
+                                       "which the line sets from text (a[$(cmd)] would run)")
                     return
 
     # --- redirections ----------------------------------------------------------------
@@ -950,22 +637,20 @@ class _Walker:
         target = word.value if not word.pattern else None
         if target is not None and _HARMLESS_TARGETS.match(target):
             writes = False
-        self.out.redirections.append(Redirection(operator, target, normalize(_text(node)), writes))
+        self.out.redirections.append(Redirection(operator, target, normalize(_text(node)),
+                                                 writes))
 
     # --- commands ------------------------------------------------------------------------
 
     def declaration(self, node: Any) -> None:
         text = normalize(_text(node))
         keyword = _text(node.children[0]) if node.child_count else ""
-        argv = tuple(
-            _word(c).shown for c in node.named_children if c.type not in ("variable_assignment",)
-        )
+        argv = tuple(_word(c).shown for c in node.named_children
+                     if c.type not in ("variable_assignment",))
         self.out.commands.append(Command(text, (keyword, *argv), (text,), (text,)))
         if keyword in ("declare", "typeset", "local", "export", "readonly") and any(
-            _text(c).startswith("-") and "n" in _text(c)
-            for c in node.named_children
-            if c.type == "word"
-        ):
+                _text(c).startswith("-") and "n" in _text(c) for c in node.named_children
+                if c.type == "word"):
             self.out.undecided(text, f"{keyword} -n makes a name refer to another variable")
 
     def command(self, node: Any) -> None:
@@ -979,16 +664,11 @@ class _Walker:
                 prefix.append(_text(child))
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
-                assigned.append(
-                    (
-                        _text(name) if name is not None else "",
-                        _word(value) if value is not None else _Word("", ""),
-                    )
-                )
+                assigned.append((_text(name) if name is not None else "",
+                                 _word(value) if value is not None else _Word("", "")))
             elif kind == "command_name":
-                words.insert(
-                    0, _word(child.named_children[0] if child.named_child_count else child)
-                )
+                words.insert(0, _word(child.named_children[0] if child.named_child_count
+                                      else child))
             elif kind in ("herestring_redirect", "heredoc_redirect"):
                 stdin_text = True
             elif kind not in ("file_redirect", "comment"):
@@ -999,26 +679,15 @@ class _Walker:
         if parent is not None and parent.type == "redirected_statement":
             stdin_text = stdin_text or _feeds_stdin(parent)
         written = normalize(" ".join([*prefix, *(w.raw for w in words)]))
-        self._judge(
-            words, written, prefix, stdin_text, piped=_is_piped_into(node), assigned=tuple(assigned)
-        )
+        self._judge(words, written, prefix, stdin_text, piped=_is_piped_into(node),
+                    assigned=tuple(assigned))
 
-    def _judge(
-        self,
-        words: Sequence[_Word],
-        written: str,
-        prefix: list[str],
-        stdin_text: bool,
-        piped: bool,
-        outer: tuple[str, ...] = (),
-        governed: tuple[str, ...] | None = None,
-        *,
-        assigned: Sequence[tuple[str, _Word]] = (),
-        inherited: tuple[str, ...] = (),
-        launchers: tuple[str, ...] = (),
-        open_tail: bool = False,
-        hole: str | None = None,
-    ) -> None:
+    def _judge(self, words: Sequence[_Word], written: str, prefix: list[str],
+               stdin_text: bool, piped: bool, outer: tuple[str, ...] = (),
+               governed: tuple[str, ...] | None = None, *,
+               assigned: Sequence[tuple[str, _Word]] = (), inherited: tuple[str, ...] = (),
+               launchers: tuple[str, ...] = (), open_tail: bool = False,
+               hole: str | None = None) -> None:
         """Record the command ``words`` (written as ``written``) and what it runs.
 
         ``assigned``: the variables its prefix sets (name, value); ``inherited``: the names
@@ -1034,7 +703,8 @@ class _Walker:
             out.undecided(written, f"the command name {head.raw} contains an escape")
             return
         if head.pattern:
-            out.undecided(written, f"the command name {head.raw} is a glob, brace or tilde pattern")
+            out.undecided(written, f"the command name {head.raw} is a glob, brace or tilde "
+                          "pattern")
             return
         argv = tuple(w.shown for w in words)
         program = posixpath.basename(argv[0]) or argv[0]
@@ -1045,41 +715,30 @@ class _Walker:
         if program in _READERS:
             self.tainted.update(w.value for w in words[1:] if w.value and _NAME.match(w.value))
         if program == "let" and self.tainted:
-            out.undecided(written, "let evaluates arithmetic on variables the line sets from text")
+            out.undecided(written, "let evaluates arithmetic on variables the line sets from "
+                          "text")
         plain = " ".join(argv)
         based = " ".join((program, *argv[1:]))
         if governed is not None:
             written = governed[0]  # what an allow rule must name, and what the model is shown
-        forms = _unique(
-            written, " ".join([*prefix, plain]) if prefix else plain, plain, based, *outer
-        )
-        allow = (
-            governed
-            if governed is not None
-            else _unique(written, " ".join([*prefix, plain]) if prefix else plain)
-        )
+        forms = _unique(written, " ".join([*prefix, plain]) if prefix else plain, plain, based,
+                        *outer)
+        allow = governed if governed is not None else _unique(
+            written, " ".join([*prefix, plain]) if prefix else plain)
         for name, value in assigned:
             if _dangerous(name):
                 out.undecided(written, f"it sets {name}, which changes what the command runs")
                 return
             self.script_variable(name, value, written)
-        dynamic = tuple(
-            i
-            for i, w in enumerate(words)
-            if w.value is None or w.pattern or (hole is not None and hole in w.value)
-        )
+        dynamic = tuple(i for i, w in enumerate(words) if w.value is None or w.pattern
+                        or (hole is not None and hole in w.value))
         if dynamic and hole is not None:
             # filled in at run time: a rule the known words could grow into fires
             open_tail = True
-            forms = _unique(
-                *forms, " ".join(argv[: dynamic[0]]), " ".join((program, *argv[1 : dynamic[0]]))
-            )
-        context = {
-            "assignments": (*(n for n, _v in assigned), *inherited),
-            "launchers": launchers,
-            "dynamic": dynamic,
-            "open_tail": open_tail,
-        }
+            forms = _unique(*forms, " ".join(argv[:dynamic[0]]),
+                            " ".join((program, *argv[1:dynamic[0]])))
+        context = {"assignments": (*(n for n, _v in assigned), *inherited),
+                   "launchers": launchers, "dynamic": dynamic, "open_tail": open_tail}
         rest = words[1:]
         if program in _SHELLS:
             if dynamic and hole is not None:
@@ -1088,42 +747,22 @@ class _Walker:
             self._shell(program, rest, written, forms, allow, stdin_text, piped)
             return
         script_options = _SCRIPT_OPTIONS.get(program, ())
-        if any(w.value is not None and w.value.split("=", 1)[0] in script_options for w in rest):
+        if any(w.value is not None and w.value.split("=", 1)[0] in script_options
+               for w in rest):
             out.commands.append(Command(written, argv, forms, allow, **context))  # type: ignore[arg-type]
             self._su(rest, written, script_options)
             return
         launcher = _launcher(program, rest)
         if launcher is not None:
-            self._wrapper(
-                launcher,
-                rest[len(launcher.split()) - 1 :],
-                written,
-                forms,
-                allow,
-                stdin_text,
-                piped,
-                governing=True,
-                inherited=inherited,
-                launchers=launchers,
-                open_tail=open_tail,
-                hole=hole,
-            )
+            self._wrapper(launcher, rest[len(launcher.split()) - 1:], written, forms, allow,
+                          stdin_text, piped, governing=True, inherited=inherited,
+                          launchers=launchers, open_tail=open_tail, hole=hole)
             return
         if program in _TRANSPARENT or program in _GOVERNING:
-            self._wrapper(
-                program,
-                rest,
-                written,
-                forms,
-                allow,
-                stdin_text,
-                piped,
-                governing=governed is not None or program in _GOVERNING,
-                inherited=inherited,
-                launchers=launchers,
-                open_tail=open_tail,
-                hole=hole,
-            )
+            self._wrapper(program, rest, written, forms, allow, stdin_text, piped,
+                          governing=governed is not None or program in _GOVERNING,
+                          inherited=inherited, launchers=launchers, open_tail=open_tail,
+                          hole=hole)
             return
         if program == "git":
             forms = self._git(rest, written, forms)
@@ -1143,14 +782,8 @@ class _Walker:
             if not inner:
                 return
             if "-x" in flags or "--exec" in flags:
-                self._judge(
-                    inner,
-                    normalize(" ".join(w.raw for w in inner)),
-                    [],
-                    False,
-                    False,
-                    launchers=(*launchers, "watch"),
-                )
+                self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False, False,
+                            launchers=(*launchers, "watch"))
             else:
                 self._script(inner, written, "watch runs its arguments with sh -c")
             return
@@ -1174,7 +807,8 @@ class _Walker:
         elif value.value.strip():
             _analyze_bash(value.value, self.out, self.depth + 1)
 
-    def _git(self, rest: Sequence[_Word], written: str, forms: tuple[str, ...]) -> tuple[str, ...]:
+    def _git(self, rest: Sequence[_Word], written: str, forms: tuple[str, ...]
+             ) -> tuple[str, ...]:
         """``git``'s forms without its global options (and under a subcommand it is the
         same as); the programs its ``-c`` options name are judged; an alias or config
         pointer defined on the line makes it undecidable."""
@@ -1186,7 +820,7 @@ class _Walker:
             self.out.undecided(written, line.undecidable)
         if line.sub is None:
             return forms
-        tail = [w.shown for w in rest[line.sub :]]
+        tail = [w.shown for w in rest[line.sub:]]
         extra = ["git " + " ".join(tail)]
         same = SAME_AS.get(tail[0])
         if same is not None:
@@ -1217,46 +851,22 @@ class _Walker:
             elif value.startswith("-i") and len(value) > 2:
                 replace = value[2:]
         inner = list(rest[i:]) or [_Word("echo", "echo")]
-        self._judge(
-            inner,
-            normalize(" ".join(w.raw for w in inner)),
-            [],
-            False,
-            False,
-            launchers=(*launchers, "xargs"),
-            open_tail=replace is None,
-            hole=replace or None,
-        )
+        self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False, False,
+                    launchers=(*launchers, "xargs"), open_tail=replace is None,
+                    hole=replace or None)
 
-    def _wrapper(
-        self,
-        program: str,
-        rest: Sequence[_Word],
-        written: str,
-        forms: tuple[str, ...],
-        allow: tuple[str, ...],
-        stdin_text: bool,
-        piped: bool,
-        governing: bool,
-        inherited: tuple[str, ...] = (),
-        launchers: tuple[str, ...] = (),
-        open_tail: bool = False,
-        hole: str | None = None,
-    ) -> None:
+    def _wrapper(self, program: str, rest: Sequence[_Word], written: str,
+                 forms: tuple[str, ...], allow: tuple[str, ...], stdin_text: bool,
+                 piped: bool, governing: bool, inherited: tuple[str, ...] = (),
+                 launchers: tuple[str, ...] = (), open_tail: bool = False,
+                 hole: str | None = None) -> None:
         flags, i, ok = _split_options(program, rest)
         if program == "command" and any(f in ("-v", "-V") for f in flags):
-            self.out.commands.append(
-                Command(
-                    written,
-                    tuple(w.shown for w in (_Word("command", "command"), *rest)),
-                    forms,
-                    allow,
-                )
-            )
+            self.out.commands.append(Command(written, tuple(w.shown for w in (
+                _Word("command", "command"), *rest)), forms, allow))
             return
-        if program == "env" and any(
-            f in ("-S", "--split-string") or f.startswith(("--split-string=", "-S")) for f in flags
-        ):
+        if program == "env" and any(f in ("-S", "--split-string") or f.startswith(
+                ("--split-string=", "-S")) for f in flags):
             self.out.undecided(written, "env -S splits a string into a command at run time")
             return
         names: list[str] = []
@@ -1264,9 +874,8 @@ class _Walker:
             while i < len(rest) and rest[i].value and _ASSIGNMENT.match(rest[i].value):
                 name = _ASSIGNMENT.match(rest[i].value).group(1)  # type: ignore[union-attr]
                 if _dangerous(name):
-                    self.out.undecided(
-                        written, f"it sets {name}, which changes what the command runs"
-                    )
+                    self.out.undecided(written, f"it sets {name}, which changes what the "
+                                       "command runs")
                     return
                 value = (rest[i].value or "").split("=", 1)[1]
                 self.script_variable(name, _Word(value, value), written)
@@ -1275,42 +884,22 @@ class _Walker:
         i += _LEADING_POSITIONALS.get(program, 0)
         inner = list(rest[i:])
         if not inner:
-            self.out.commands.append(
-                Command(written, (program, *(w.shown for w in rest)), forms, allow)
-            )
+            self.out.commands.append(Command(written, (program, *(w.shown for w in rest)),
+                                             forms, allow))
             return
         if not ok:
             # an option we do not know may have taken the next word: deny and ask rules
             # also see every later start
-            forms = forms + tuple(
-                normalize(" ".join(w.shown for w in rest[start:]))
-                for start in range(i + 1, len(rest))
-            )
+            forms = forms + tuple(normalize(" ".join(w.shown for w in rest[start:]))
+                                  for start in range(i + 1, len(rest)))
         inner_written = normalize(" ".join(w.raw for w in inner))
-        self._judge(
-            inner,
-            inner_written,
-            [],
-            stdin_text,
-            piped,
-            outer=forms,
-            governed=allow if governing else None,
-            inherited=(*inherited, *names),
-            launchers=(*launchers, program),
-            open_tail=open_tail,
-            hole=hole,
-        )
+        self._judge(inner, inner_written, [], stdin_text, piped, outer=forms,
+                    governed=allow if governing else None, inherited=(*inherited, *names),
+                    launchers=(*launchers, program), open_tail=open_tail, hole=hole)
 
-    def _shell(
-        self,
-        program: str,
-        rest: Sequence[_Word],
-        written: str,
-        forms: tuple[str, ...],
-        allow: tuple[str, ...],
-        stdin_text: bool,
-        piped: bool,
-    ) -> None:
+    def _shell(self, program: str, rest: Sequence[_Word], written: str,
+               forms: tuple[str, ...], allow: tuple[str, ...], stdin_text: bool,
+               piped: bool) -> None:
         script: _Word | None = None
         reads_stdin = False
         command_mode = False
@@ -1335,15 +924,15 @@ class _Walker:
                 continue
             break
         operands = list(rest[i:])
-        self.out.commands.append(
-            Command(written, (program, *(w.shown for w in rest)), forms, allow)
-        )
+        self.out.commands.append(Command(written, (program, *(w.shown for w in rest)), forms,
+                                         allow))
         if command_mode:
             script = operands[0] if operands else None
             if script is None:
                 self.out.undecided(written, f"{program} -c without a script")
             elif script.value is None:
-                self.out.undecided(written, f"the script {program} -c runs is computed at run time")
+                self.out.undecided(written, f"the script {program} -c runs is computed at "
+                                   "run time")
             else:
                 _analyze_bash(script.value, self.out, self.depth + 1)
             return
@@ -1363,36 +952,29 @@ class _Walker:
                 j = i + 1
                 while j < len(rest) and rest[j].value not in (";", "+"):
                     j += 1
-                inner = list(rest[i + 1 : j])
+                inner = list(rest[i + 1:j])
                 if inner:
-                    self._judge(
-                        inner,
-                        normalize(" ".join(w.raw for w in inner)),
-                        [],
-                        False,
-                        False,
-                        launchers=(*launchers, "find"),
-                        hole="{}",
-                    )
+                    self._judge(inner, normalize(" ".join(w.raw for w in inner)), [], False,
+                                False, launchers=(*launchers, "find"), hole="{}")
                 i = j
             i += 1
 
     def _flock(self, rest: Sequence[_Word], written: str) -> None:
         _flags, i, _ok = _split_options("flock", rest)
-        operands = list(rest[i + 1 :])  # after the lock file or directory
+        operands = list(rest[i + 1:])  # after the lock file or directory
         if operands and operands[0].value in ("-c", "--command"):
             self._script(operands[1:2], written, "flock -c runs a script")
         elif operands:
-            self._judge(operands, normalize(" ".join(w.raw for w in operands)), [], False, False)
+            self._judge(operands, normalize(" ".join(w.raw for w in operands)), [], False,
+                        False)
 
-    def _su(
-        self, rest: Sequence[_Word], written: str, options: Sequence[str] = ("-c", "--command")
-    ) -> None:
+    def _su(self, rest: Sequence[_Word], written: str,
+            options: Sequence[str] = ("-c", "--command")) -> None:
         """The script of ``su -c`` (or ``script -c``, ``npx -c``: the ``options``)."""
         for k, word in enumerate(rest):
             value = word.value or ""
             if value in options:
-                self._script(rest[k + 1 : k + 2], written, f"{value} runs a script")
+                self._script(rest[k + 1:k + 2], written, f"{value} runs a script")
                 return
             name, eq, script = value.partition("=")
             if eq and name in options and name.startswith("--"):
@@ -1418,8 +1000,7 @@ def _feeds_stdin(statement: Any) -> bool:
         if child.type in ("herestring_redirect", "heredoc_redirect"):
             return True
         if child.type == "file_redirect" and any(
-            not c.is_named and _text(c) in ("<", "<&", "<>") for c in child.children
-        ):
+                not c.is_named and _text(c) in ("<", "<&", "<>") for c in child.children):
             return True
     return False
 
@@ -1440,41 +1021,11 @@ def _unique(*forms: str) -> tuple[str, ...]:
 
 
 #: Programs whose first argument names a subcommand (``git push``), for suggested rules.
-_SUBCOMMAND_PROGRAMS = frozenset(
-    {
-        "git",
-        "npm",
-        "pnpm",
-        "yarn",
-        "bun",
-        "cargo",
-        "go",
-        "docker",
-        "kubectl",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "make",
-        "gh",
-        "dotnet",
-        "mvn",
-        "gradle",
-        "terraform",
-        "helm",
-        "brew",
-        "apt",
-        "apt-get",
-        "systemctl",
-        "conda",
-        "rustup",
-        "deno",
-        "swift",
-        "hatch",
-        "tox",
-        "nox",
-    }
-)
+_SUBCOMMAND_PROGRAMS = frozenset({
+    "git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "pip", "pip3",
+    "uv", "poetry", "make", "gh", "dotnet", "mvn", "gradle", "terraform", "helm", "brew", "apt",
+    "apt-get", "systemctl", "conda", "rustup", "deno", "swift", "hatch", "tox", "nox",
+})
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -1486,11 +1037,5 @@ def suggested_prefix(segment: str) -> str:
     return words[0]
 
 
-__all__ = [
-    "Command",
-    "CommandLine",
-    "Redirection",
-    "analyze_command",
-    "normalize",
-    "suggested_prefix",
-]
+__all__ = ["Command", "CommandLine", "Redirection", "analyze_command", "normalize",
+           "suggested_prefix"]

@@ -59,9 +59,8 @@ def _redirections(segment: str) -> tuple[str, list[Redirection]]:
         if bare.lower() == "$null":
             return ""
         dynamic = "$" in bare or "(" in bare or "`" in bare
-        found.append(
-            Redirection(match.group(2), None if dynamic else bare, normalize(match.group(0)), True)
-        )
+        found.append(Redirection(match.group(2), None if dynamic else bare,
+                                 normalize(match.group(0)), True))
         return ""
 
     if ">" not in segment:
@@ -86,10 +85,8 @@ def _judge(segment: str) -> Command:
     program = re.split(r"[\\/]", bare)[-1].lower()
     if program in _RUNS_TEXT:
         return Command(segment, undecidable=_RUNS_TEXT[program])
-    if program in _SHELLS and any(
-        w.lower().lstrip("-/") in ("c", "command", "e", "ec", "encodedcommand", "k")
-        for w in words[1:]
-    ):
+    if program in _SHELLS and any(w.lower().lstrip("-/") in (
+            "c", "command", "e", "ec", "encodedcommand", "k") for w in words[1:]):
         return Command(segment, undecidable=f"{program} runs a script given as text")
     argv = tuple(w.strip("'\"") for w in (words[1:] if call else words))
     plain = " ".join(argv)
@@ -143,20 +140,20 @@ def _split(text: str, out: list[str], depth: int) -> None:
             i += 1
             continue
         if c == "`":
-            buf.append(text[i : i + 2])
+            buf.append(text[i:i + 2])
             i += 2
             continue
         if c in "$@" and text.startswith("(", i + 1) and depth < 8:
             end = _closing(text, i + 2)
-            _split(text[i + 2 : end], inner, depth + 1)
-            buf.append(text[i : end + 1])
+            _split(text[i + 2:end], inner, depth + 1)
+            buf.append(text[i:end + 1])
             i = end + 1
             continue
         if c == "{" and quote is None and depth < 8:  # a script block runs too
             end = text.find("}", i + 1)
             end = n if end < 0 else end
-            _split(text[i + 1 : end], inner, depth + 1)
-            buf.append(text[i : end + 1])
+            _split(text[i + 1:end], inner, depth + 1)
+            buf.append(text[i:end + 1])
             i = end + 1
             continue
         if quote == '"':

@@ -21,122 +21,44 @@ from collections.abc import Sequence
 import attrs
 
 #: global options that take no value
-FLAGS = frozenset(
-    {
-        "--no-pager",
-        "-P",
-        "-p",
-        "--paginate",
-        "--bare",
-        "--no-replace-objects",
-        "--literal-pathspecs",
-        "--glob-pathspecs",
-        "--noglob-pathspecs",
-        "--icase-pathspecs",
-        "--no-optional-locks",
-        "--no-lazy-fetch",
-        "--no-advice",
-        "--html-path",
-        "--man-path",
-        "--info-path",
-        "--version",
-        "-v",
-        "--help",
-        "-h",
-    }
-)
+FLAGS = frozenset({
+    "--no-pager", "-P", "-p", "--paginate", "--bare", "--no-replace-objects",
+    "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
+    "--no-optional-locks", "--no-lazy-fetch", "--no-advice", "--html-path", "--man-path",
+    "--info-path", "--version", "-v", "--help", "-h",
+})
 #: global options whose value is the next word (the long ones also take ``=value``)
-VALUED = frozenset(
-    {
-        "-C",
-        "-c",
-        "--git-dir",
-        "--work-tree",
-        "--namespace",
-        "--config-env",
-        "--super-prefix",
-        "--list-cmds",
-        "--attr-source",
-    }
-)
+VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                    "--super-prefix", "--list-cmds", "--attr-source"})
 #: subcommands that do what another one does, under a plumbing name (a rule for
 #: ``git push`` covers ``git send-pack``)
-SAME_AS = {
-    "send-pack": "push",
-    "http-push": "push",
-    "fetch-pack": "fetch",
+SAME_AS = {"send-pack": "push", "http-push": "push", "fetch-pack": "fetch",
 }
 
 #: config keys whose value git runs as a shell command (``*`` is one name component)
 _SCRIPT_KEYS = (
-    "core.pager",
-    "pager.*",
-    "core.editor",
-    "sequence.editor",
-    "core.sshcommand",
-    "diff.external",
-    "diff.*.command",
-    "diff.*.textconv",
-    "filter.*.clean",
-    "filter.*.smudge",
-    "filter.*.process",
-    "core.fsmonitor",
-    "merge.*.driver",
-    "core.askpass",
-    "core.gitproxy",
-    "gpg.program",
-    "gpg.*.program",
-    "credential.helper",
-    "credential.*.helper",
-    "uploadpack.packobjectshook",
-    "core.alternaterefscommand",
-    "remote.*.uploadpack",
-    "remote.*.receivepack",
-    "interactive.difffilter",
-    "browser.*.cmd",
-    "man.*.cmd",
-    "sendemail.*cmd",
-    "sendemail.*.*cmd",
+    "core.pager", "pager.*", "core.editor", "sequence.editor", "core.sshcommand",
+    "diff.external", "diff.*.command", "diff.*.textconv", "filter.*.clean", "filter.*.smudge",
+    "filter.*.process", "core.fsmonitor", "merge.*.driver", "core.askpass", "core.gitproxy",
+    "gpg.program", "gpg.*.program", "credential.helper", "credential.*.helper",
+    "uploadpack.packobjectshook", "core.alternaterefscommand", "remote.*.uploadpack",
+    "remote.*.receivepack", "interactive.difffilter", "browser.*.cmd", "man.*.cmd",
+    "sendemail.*cmd", "sendemail.*.*cmd",
 )
 #: config keys that define commands or point git at more config or programs
-_OPAQUE_KEYS = (
-    "alias.*",
-    "core.hookspath",
-    "include.path",
-    "includeif.*.path",
-    "core.worktree",
-    "safe.directory",
-)
+_OPAQUE_KEYS = ("alias.*", "core.hookspath", "include.path", "includeif.*.path",
+                "core.worktree", "safe.directory")
 #: environment variables whose value git (or another program) runs as a command
-SCRIPT_VARIABLES = frozenset(
-    {
-        "GIT_PAGER",
-        "PAGER",
-        "MANPAGER",
-        "GIT_EDITOR",
-        "EDITOR",
-        "VISUAL",
-        "GIT_SEQUENCE_EDITOR",
-        "GIT_EXTERNAL_DIFF",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_ASKPASS",
-        "SSH_ASKPASS",
-        "GIT_PROXY_COMMAND",
-    }
-)
+SCRIPT_VARIABLES = frozenset({
+    "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
+    "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS",
+    "SSH_ASKPASS", "GIT_PROXY_COMMAND",
+})
 #: environment variables that inject config or point git at other config or programs
-CONFIG_VARIABLES = frozenset(
-    {
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-        "GIT_CONFIG",
-        "GIT_CONFIG_GLOBAL",
-        "GIT_CONFIG_SYSTEM",
-        "GIT_EXEC_PATH",
-        "GIT_TEMPLATE_DIR",
-    }
-)
+CONFIG_VARIABLES = frozenset({
+    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR",
+})
 _CONFIG_VARIABLE = re.compile(r"^GIT_CONFIG_(KEY|VALUE)_\d+$")
 
 
@@ -146,9 +68,8 @@ def changes_what_runs(name: str) -> bool:
 
 
 def _key_pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(
-        "^" + r"\.".join(".+" if p == "*" else re.escape(p) for p in pattern.split(".")) + "$"
-    )
+    return re.compile("^" + r"\.".join(".+" if p == "*" else re.escape(p)
+                                        for p in pattern.split(".")) + "$")
 
 
 _SCRIPT = tuple(_key_pattern(p) for p in _SCRIPT_KEYS)
@@ -200,12 +121,8 @@ def parse_git(words: Sequence[str | None]) -> GitLine:
     while i < len(words):
         word = words[i]
         if word is None:
-            return GitLine(
-                tuple(options),
-                None,
-                tuple(scripts),
-                "a git option or subcommand is computed at run time",
-            )
+            return GitLine(tuple(options), None, tuple(scripts),
+                           "a git option or subcommand is computed at run time")
         if not word.startswith("-") or word == "-":
             return GitLine(tuple(options), i, tuple(scripts), undecidable)
         i += 1
@@ -228,12 +145,8 @@ def parse_git(words: Sequence[str | None]) -> GitLine:
             options.append(value if value is not None else "$?")
             i += 1
         else:
-            return GitLine(
-                tuple(options),
-                None,
-                tuple(scripts),
-                f"git {word} is not an option git is known to take",
-            )
+            return GitLine(tuple(options), None, tuple(scripts),
+                           f"git {word} is not an option git is known to take")
         if name in ("-c", "--config-env"):
             why = _config(name, value, scripts)
             undecidable = undecidable or why
@@ -249,10 +162,8 @@ def _config(option: str, value: str | None, scripts: list[str]) -> str | None:
     if kind == "data":
         return None
     if kind == "opaque":
-        return (
-            f"git {option} {key}=... defines a command or names more config or "
-            "programs, so what the line runs is decided at run time"
-        )
+        return (f"git {option} {key}=... defines a command or names more config or "
+                "programs, so what the line runs is decided at run time")
     if option == "--config-env" or not eq:
         return f"git {option} {key} names a program only the environment knows"
     if setting.lower() in ("", "false", "true", "no", "yes", "off", "on", "0", "1"):
@@ -261,14 +172,5 @@ def _config(option: str, value: str | None, scripts: list[str]) -> str | None:
     return None
 
 
-__all__ = [
-    "CONFIG_VARIABLES",
-    "FLAGS",
-    "SAME_AS",
-    "SCRIPT_VARIABLES",
-    "VALUED",
-    "GitLine",
-    "changes_what_runs",
-    "key_kind",
-    "parse_git",
-]
+__all__ = ["CONFIG_VARIABLES", "FLAGS", "SAME_AS", "SCRIPT_VARIABLES", "VALUED", "GitLine",
+           "changes_what_runs", "key_kind", "parse_git"]

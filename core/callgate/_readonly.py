@@ -66,10 +66,8 @@ def _command(command: Command) -> str | None:
     if program is None:
         return f"{command.text} cannot be classified"
     if command.assignments:
-        return (
-            f"{command.text} sets {', '.join(command.assignments)} for the command; a "
-            "read-only line runs commands in their own environment"
-        )
+        return (f"{command.text} sets {', '.join(command.assignments)} for the command; a "
+                "read-only line runs commands in their own environment")
     wrapper = next((w for w in command.launchers if w not in LAUNCHERS), None)
     if wrapper is not None:
         return f"{wrapper} is not a wrapper a read-only line may use"
@@ -83,16 +81,13 @@ def _command(command: Command) -> str | None:
     if options is None:
         return f"{program} is not a known read-only program"
     if (command.open_tail or dynamic) and not options.tail_safe:
-        return (
-            f"{program} is given arguments only known at run time, and one of them "
-            "could make it write or run something"
-        )
+        return (f"{program} is given arguments only known at run time, and one of them "
+                "could make it write or run something")
     return _arguments(program, options, argv, dynamic)
 
 
-def _arguments(
-    name: str, options: Options, argv: Sequence[str], dynamic: set[int], numeric: bool | None = None
-) -> str | None:
+def _arguments(name: str, options: Options, argv: Sequence[str], dynamic: set[int],
+               numeric: bool | None = None) -> str | None:
     """Why ``argv`` is not what ``options`` allows ``name`` (the option names exactly),
     else ``None``."""
     if options.any_words:
@@ -142,10 +137,8 @@ def _arguments(
     if i > len(argv):
         return f"{name} is missing an option's value"
     if options.operands is not None and len(operands) > options.operands:
-        return (
-            f"{name} takes at most {options.operands} operand"
-            f"{'' if options.operands == 1 else 's'} in a read-only line"
-        )
+        return (f"{name} takes at most {options.operands} operand"
+                f"{'' if options.operands == 1 else 's'} in a read-only line")
     if options.script is not None and (not operands or not options.script(operands[0])):
         return f"{name} runs only a script that prints lines in a read-only line"
     if options.operand is not None:
@@ -161,15 +154,13 @@ def _git(argv: list[str], dynamic: set[int], command: Command) -> str | None:
         return line.undecidable
     extra = [o for o in line.options if o != "--no-pager"]
     if extra:
-        return (
-            f"git {extra[0]} is not allowed in a read-only line (no global option but "
-            "--no-pager: the others point git at other repositories or config)"
-        )
+        return (f"git {extra[0]} is not allowed in a read-only line (no global option but "
+                "--no-pager: the others point git at other repositories or config)")
     if line.sub is None:
         return None if not argv else "git without a subcommand cannot be classified"
     if command.open_tail or any(i <= line.sub for i in dynamic):
         return "git is given arguments only known at run time"
-    sub, rest = argv[line.sub], argv[line.sub + 1 :]
+    sub, rest = argv[line.sub], argv[line.sub + 1:]
     shifted = {i - line.sub - 1 for i in dynamic}
     if any(i < _end_of_options(rest) for i in shifted):
         return f"git {sub} is given an argument computed at run time before --"

@@ -140,7 +140,7 @@ class IgnoreRules:
             return False
         suffix = "/" if is_dir else ""
         for base, spec in reversed(chain):
-            sub = rel[len(base) + 1 :] if base else rel
+            sub = rel[len(base) + 1:] if base else rel
             result = _judge(spec, sub + suffix)
             if result is not None:
                 return result
@@ -178,15 +178,9 @@ class FileEntry(NamedTuple):
     resolved: ResolvedPath | None = None
 
 
-def walk_files(
-    root: str | ResolvedPath,
-    top_rel: str,
-    *,
-    skip_hidden: bool,
-    ignore: IgnoreRules | None,
-    enter: Callable[[str, str], bool] | None = None,
-    stop: Callable[[], bool] | None = None,
-) -> Iterator[FileEntry]:
+def walk_files(root: str | ResolvedPath, top_rel: str, *, skip_hidden: bool,
+               ignore: IgnoreRules | None, enter: Callable[[str, str], bool] | None = None,
+               stop: Callable[[], bool] | None = None) -> Iterator[FileEntry]:
     """The regular files below ``<root>/<top_rel>``, in path order, depth first.
 
     - ``root``: a confined `callgate.ResolvedPath` (a directory), or a path string (held
@@ -204,9 +198,8 @@ def walk_files(
         top = (base.child(top_rel) if top_rel else base).opendir()
     except (OSError, ValueError):
         return
-    stack: list[tuple[Iterator[tuple[str, str, str]], HeldDir]] = [
-        (_listing(top, top_rel, ignore), top)
-    ]
+    stack: list[tuple[Iterator[tuple[str, str, str]], HeldDir]] = \
+        [(_listing(top, top_rel, ignore), top)]
     try:
         while stack:
             listing, held = stack[-1]
@@ -241,7 +234,8 @@ def walk_files(
             held.close()
 
 
-def _listing(held: HeldDir, rel: str, ignore: IgnoreRules | None) -> Iterator[tuple[str, str, str]]:
+def _listing(held: HeldDir, rel: str, ignore: IgnoreRules | None
+             ) -> Iterator[tuple[str, str, str]]:
     """``(rel, name, kind)`` of each entry, in name order; kind is ``dir``, ``file`` or
     ``other`` (symlinks included), taken while the directory is held."""
     try:
