@@ -448,12 +448,19 @@ def test_sync_facade_boot_and_close() -> None:
         assert r.text == "items ran"
 
 
-def test_the_enforcement_order_is_one_fixed_tuple_of_stages() -> None:
+def test_the_enforcement_order_is_one_fixed_tuple_of_stages(callgate_session) -> None:
     """The pipeline's order is data (issue 31): one tuple, run by one loop; plugins hook
-    into stages, never add or reorder them."""
+    into stages, never add or reorder them. A session without profiles skips the profile
+    stage, keeping the order of the rest."""
+    from callgate import ChildProfile
     from callgate._pipeline.pipeline import STAGES
 
     assert isinstance(STAGES, tuple)
-    assert [stage.__name__ for stage in STAGES] == [
-        "resolve", "validate", "target", "profile", "turn", "pre_tool_use", "permission",
-        "approval", "dispatch"]
+    names = ["resolve", "validate", "target", "profile", "turn", "pre_tool_use", "permission",
+             "approval", "dispatch"]
+    assert [stage.__name__ for stage in STAGES] == names
+    s = callgate_session([Recorder()])
+    assert [st.__name__ for st in s.session.state.stages] == \
+        [n for n in names if n != "profile"]
+    child = s.child(ChildProfile(name="c"))
+    assert child.session.state.stages == STAGES

@@ -71,33 +71,39 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
     if not calls:
         state.storm.observe([])  # an empty turn is no failure: it ends a failing streak
         return []
+    if len(calls) == 1:  # the usual turn: no task, no waiting, nothing to order
+        step = Step(calls[0], decoded(calls[0]))
+        if state.journal.calls:
+            record.batch_started(state, (step,))
+        try:
+            await run_call(state, step, ALONE)
+            assert step.result is not None
+            hint = state.storm.observe([step.result], [step.sent.arguments])
+            if hint:
+                state.counters.count("storm_hints")
+            return [shape(state, step, FIRST if hint is None else Tail(True, hint))]
+        finally:
+            if state.journal.calls:
+                record.batch_ended(state)
     steps = [Step(call, decoded(call)) for call in calls]
     record.batch_started(state, steps)
     try:
-        if len(steps) == 1:
-            await run_call(state, steps[0], ALONE)
-        else:
-            order = BatchOrder(len(steps))
-            async with anyio.create_task_group() as tg:
-                for index, step in enumerate(steps):
-                    tg.start_soon(run_call, state, step, order.slot(index))
+        order = BatchOrder(len(steps))
+        async with anyio.create_task_group() as tg:
+            for index, step in enumerate(steps):
+                tg.start_soon(run_call, state, step, order.slot(index))
         # the barrier: every call has its result; the storm breaker looks at all of them,
         # then each is shaped, in call order (the first carries the hint and the notices)
-        hint = _storm(state, steps)
+        done = [(s.result, s.sent.arguments) for s in steps if s.result is not None]
+        hint = state.storm.observe([r for r, _a in done], [a for _r, a in done])
+        if hint:
+            state.counters.count("storm_hints")
         first = FIRST if hint is None else Tail(True, hint)
         return [
             shape(state, step, first if index == 0 else LATER) for index, step in enumerate(steps)
         ]
     finally:
         record.batch_ended(state)
-
-
-def _storm(state: SessionState, steps: list[Step]) -> str | None:
-    results = [s.result for s in steps if s.result is not None]
-    hint = state.storm.observe(results, [s.sent.arguments for s in steps if s.result is not None])
-    if hint:
-        state.count("storm_hints")
-    return hint
 
 
 def decoded(call: ToolCall) -> ToolCall:
@@ -121,7 +127,7 @@ async def run_call(state: SessionState, step: Step, slot: Slot) -> None:
     if state.tracer is not None:
         record.call_started(state, step)
     try:
-        for stage in STAGES:  # the last one (dispatch) leaves the result in ``step.result``
+        for stage in state.stages:  # the last one (dispatch) leaves the result in ``step.result``
             try:
                 news = stage(state, step)
                 if news is not None:
@@ -144,7 +150,8 @@ async def run_call(state: SessionState, step: Step, slot: Slot) -> None:
         slot.finish()
         record.cancelled(state, step)
         raise
-    slot.finish()
+    if slot is not ALONE:
+        slot.finish()
     step.ended = time.time()
     result = step.result
     assert result is not None
@@ -202,7 +209,7 @@ def validate(state: SessionState, step: Step) -> None:
     effective call is the call with its decoded arguments."""
     tool = step.tool
     assert tool is not None
-    state.count("argument_validations")
+    state.counters.count("argument_validations")
     arguments, error = check_arguments(state, tool, step.call.arguments, step.sent.id)
     if error is not None:
         raise Answered(error)
@@ -700,6 +707,12 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
+def stages_for(profiled: bool) -> tuple[Stage, ...]:
+    """The stages a session runs, in `STAGES`' order: every one for a session with profiles,
+    every one but `profile` for a session without (it would have nothing to check)."""
+    return STAGES if profiled else tuple(s for s in STAGES if s is not profile)
+
+
 # --- shape: after the batch's barrier, in call order -----------------------------------------
 
 
@@ -773,4 +786,5 @@ __all__ = [
     "run_batch",
     "run_call",
     "shape",
+    "stages_for",
 ]

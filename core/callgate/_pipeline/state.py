@@ -87,6 +87,8 @@ class SessionState:
     turn_origin: str = "none"
     cancel_event: CancelEvent = attrs.field(factory=CancelEvent)
     cancel_grace_s: float = DEFAULT_GRACE_S
+    #: the pipeline's stages for this session, in their fixed order (`stages_for`)
+    stages: tuple[Any, ...] = attrs.field(kw_only=True)
 
     @property
     def id(self) -> str:

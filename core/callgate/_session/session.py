@@ -197,6 +197,7 @@ class Session:
             profile=profile,
             depth=self.depth,
             turn_origin=origin,
+            stages=_pipeline.stages_for(bool(self.profiles)),
         )
         self.shared.join()
         if parent is not None:
