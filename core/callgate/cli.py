@@ -24,7 +24,6 @@ import anyio
 
 from . import hookspecs
 from ._cli import contract as _contract
-from ._cli import replay as _replay
 from ._cli import sessions as _sessions_cli
 from ._config.state import HOME_VARIABLE
 from ._host.host import NO_TOOLS, Host
@@ -118,6 +117,8 @@ async def _replay_session(
     emit: Any,
     resume: str | None = None,
 ) -> None:
+    from ._cli import replay as _replay  # the replay machinery: only here
+
     async with host.open_session(workspace, session_dir=session_dir, resume=resume) as session:
         if mode != "default":
             session.set_mode(mode)
@@ -139,6 +140,8 @@ def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from ._cli import replay as _replay  # the replay machinery: only here
+
     try:
         lines = _read_lines(args.transcript)
     except OSError as exc:
@@ -278,6 +281,8 @@ def cmd_contract(args: argparse.Namespace) -> int:
 def cmd_call(args: argparse.Namespace) -> int:
     """One call through a fresh session; exit 0 when its result is a success, 1 when it is
     an error (invalid arguments, refused, failed), 2 when it cannot run at all."""
+    from ._cli import replay as _replay  # the replay machinery: only here
+
     line = json.dumps({"id": "c1", "name": args.name, "arguments": args.arguments})
     workspace = args.workspace or os.getcwd()
     if not os.path.isdir(workspace):
@@ -351,6 +356,8 @@ def _demo_state_dir(path: str) -> Iterator[None]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from ._cli import replay as _replay  # the replay machinery: only here
+
     examples = examples_dir()
     if examples is None:
         return _fail("cannot find examples/tour.jsonl (run the demo from a callgate checkout)")

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-import attrs
-
 from .._fs.observations import ObservationLedger
 from .._fs.workspace import ResolvedPath, Workspace
 from .._text.textio import Declaration
@@ -18,17 +16,25 @@ from .policy import FilesPolicy, ReadDenylist
 from .protected import Protection, check_write, find_hooks_dirs, protected_paths
 
 
-@attrs.define(eq=False)
 class FileScope:
     """One session's files. ``git_hooks_path(root)`` asks git for a repository's
     ``core.hooksPath`` (the session supplies it: through the spawn door)."""
 
-    workspace: Workspace
-    ledger: ObservationLedger
-    policy: FilesPolicy = attrs.field(factory=FilesPolicy)
-    git_hooks_path: Callable[[str], str | None] | None = None
-    _hooks: tuple[str, ...] | None = None
-    _denylist: ReadDenylist | None = None
+    __slots__ = ("_denylist", "_hooks", "git_hooks_path", "ledger", "policy", "workspace")
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        ledger: ObservationLedger,
+        policy: FilesPolicy | None = None,
+        git_hooks_path: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.ledger = ledger
+        self.policy = policy if policy is not None else FilesPolicy()
+        self.git_hooks_path = git_hooks_path
+        self._hooks: tuple[str, ...] | None = None
+        self._denylist: ReadDenylist | None = None
 
     @property
     def protection(self) -> Protection:

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -35,8 +35,10 @@ from .._permissions.rules import CONFIG_SCHEMA as PERMISSIONS_SCHEMA
 from .._permissions.rules import RuleEngine
 from .._pipeline.hooks import PipelineHooks, PluginManager
 from .._registry.registry import Registry
-from .._session.session import Session
 from .._validation.compiled import Compiled, compile_schema
+
+if TYPE_CHECKING:
+    from .._session.session import Session
 
 log = logging.getLogger("callgate")
 
@@ -553,6 +555,8 @@ class Host:
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
+        from .._session.session import Session  # with the pipeline: on first open, not at boot
+
         return Session(
             self, workspace, session_dir, origin, resume=resume, name=name, principal=principal
         )

@@ -19,18 +19,32 @@ plugin that adds it is not loaded).
 
 from __future__ import annotations
 
+import re
 from typing import Generic, TypeVar
 
-import attrs
-
 T = TypeVar("T")
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-@attrs.frozen
 class SessionKey(Generic[T]):
-    """The name of a per-session object of type ``T`` (see the module docstring)."""
+    """The name of a per-session object of type ``T`` (see the module docstring): equal to,
+    and hashed as, any key of the same name."""
 
-    name: str = attrs.field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_]*$"))
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ValueError(f"a session extension's name is a lower-case identifier, not {name!r}")
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionKey) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((SessionKey, self.name))
+
+    def __repr__(self) -> str:
+        return f"SessionKey({self.name!r})"
 
 
 __all__ = ["SessionKey"]

@@ -102,6 +102,10 @@ class Attributed:
             setattr(self, attribute, wrapped)  # an instance's plain function: pluggy calls it
             self.options[attribute] = options
 
+    def __dir__(self) -> list[str]:
+        """Only the implementations: pluggy looks at each name ``dir`` gives."""
+        return list(self.options)
+
 
 class PluginManager(pluggy.PluginManager):
     """pluggy's plugin manager, registering each plugin's `ATTRIBUTED` implementations
@@ -116,7 +120,7 @@ class PluginManager(pluggy.PluginManager):
         self._companions: dict[str, str] = {}
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if isinstance(plugin, Attributed):
+        if type(plugin) is Attributed:
             return plugin.options.get(name)
         options = super().parse_hookimpl_opts(plugin, name)
         if (

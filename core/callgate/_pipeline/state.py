@@ -12,8 +12,6 @@ import threading
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from .worker import DEFAULT_GRACE_S, CancelEvent
 
 if TYPE_CHECKING:
@@ -52,7 +50,6 @@ class Counters:
             return dict(self._counts)
 
 
-@attrs.define(eq=False)
 class SessionState:
     """One session as the pipeline runs it.
 
@@ -65,30 +62,81 @@ class SessionState:
     - ``profiles``/``profile``/``depth``: what a child may run.
     - ``mode``, ``turn_origin``, ``cancel_event``, ``cancel_grace_s``: what the session
       changes between batches (the session's own attributes read and write these).
+    - ``stages``: the pipeline's stages for this session, in their fixed order (`stages_for`).
+
+    A plain class (one per session; no generated code to build at import).
     """
 
-    view: SessionView
-    host: HostView
-    tools: dict[str, ToolSpec]
-    visible: frozenset[str]
-    route: ProxyRoute | None
-    files: FileAccess
-    results: ResultStore
-    max_chars: int
-    notices: NoticeQueue
-    storm: StormBreaker
-    journal: Journal
-    tracer: Any = None
-    counters: Counters = attrs.field(factory=Counters)
-    profiles: tuple[ChildProfile, ...] = ()
-    profile: ChildProfile | None = None
-    depth: int = 0
-    mode: str = "default"
-    turn_origin: str = "none"
-    cancel_event: CancelEvent = attrs.field(factory=CancelEvent)
-    cancel_grace_s: float = DEFAULT_GRACE_S
-    #: the pipeline's stages for this session, in their fixed order (`stages_for`)
-    stages: tuple[Any, ...] = attrs.field(kw_only=True)
+    __slots__ = (
+        "cancel_event",
+        "cancel_grace_s",
+        "counters",
+        "depth",
+        "files",
+        "host",
+        "journal",
+        "max_chars",
+        "mode",
+        "notices",
+        "profile",
+        "profiles",
+        "results",
+        "route",
+        "stages",
+        "storm",
+        "tools",
+        "tracer",
+        "turn_origin",
+        "view",
+        "visible",
+    )
+
+    def __init__(
+        self,
+        *,
+        view: SessionView,
+        host: HostView,
+        tools: dict[str, ToolSpec],
+        visible: frozenset[str],
+        route: ProxyRoute | None,
+        files: FileAccess,
+        results: ResultStore,
+        max_chars: int,
+        notices: NoticeQueue,
+        storm: StormBreaker,
+        journal: Journal,
+        stages: tuple[Any, ...],
+        tracer: Any = None,
+        counters: Counters | None = None,
+        profiles: tuple[ChildProfile, ...] = (),
+        profile: ChildProfile | None = None,
+        depth: int = 0,
+        mode: str = "default",
+        turn_origin: str = "none",
+        cancel_event: CancelEvent | None = None,
+        cancel_grace_s: float = DEFAULT_GRACE_S,
+    ) -> None:
+        self.view = view
+        self.host = host
+        self.tools = tools
+        self.visible = visible
+        self.route = route
+        self.files = files
+        self.results = results
+        self.max_chars = max_chars
+        self.notices = notices
+        self.storm = storm
+        self.journal = journal
+        self.stages = stages
+        self.tracer = tracer
+        self.counters = counters if counters is not None else Counters()
+        self.profiles = profiles
+        self.profile = profile
+        self.depth = depth
+        self.mode = mode
+        self.turn_origin = turn_origin
+        self.cancel_event = cancel_event if cancel_event is not None else CancelEvent()
+        self.cancel_grace_s = cancel_grace_s
 
     @property
     def id(self) -> str:
