@@ -29,7 +29,8 @@ errors), `callgate.text` (encodings and line endings), `callgate.paths`
 (confinement, walking with ignore rules, globs), `callgate.schema` (canonical
 schemas), `callgate.store` (the session store: its interface, records and read API),
 `callgate.hookspecs`, `callgate.sync` (the blocking facade) and `callgate.testing`
-(the pytest fixtures). `state_dir()` is where plugins keep state that
+(the pytest fixtures), `callgate.permissions` (subject kinds plugins supply to the rule
+engine). `state_dir()` is where plugins keep state that
 outlives a session (``$CALLGATE_HOME``, else the platform's user state directory).
 """
 

@@ -16,8 +16,8 @@ from callgate import Host
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "callgate"
-PUBLIC_SUBMODULES = ("files", "text", "paths", "schema", "store", "hookspecs", "sync",
-                     "testing")
+PUBLIC_SUBMODULES = ("files", "text", "paths", "permissions", "schema", "store", "hookspecs",
+                     "sync", "testing")
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +82,6 @@ def _identifiers(path: Path) -> set[str]:
     return {t.string for t in tokens if t.type == tokenize.NAME}
 
 
-#: The shell-language parsers: there ``bash`` and ``pwsh`` are programs a command line runs
-#: (``bash -c ...`` is unwrapped) and the names of the two dialects, not the shell tools;
-#: the read-only classifier and its tables list programs (``ls``, ``grep``, ``git grep``), not
-#: the tools of those names.
-SHELL_LANGUAGE = {"_commands.py", "_commands_pwsh.py", "_gitline.py", "_readonly.py",
-                  "_readonly_git.py", "_readonly_options.py"}
 #: The permission verdicts: ``"ask"`` there is the rule engine's word (allow / ask / deny),
 #: not the ``ask`` tool of callgate-ask that shares it.
 VERDICTS = {"allow", "ask", "deny"}
@@ -100,8 +94,6 @@ def test_the_core_names_no_builtin_tool(builtin_tools: set[str]) -> None:
     assert {"bash", "pwsh", "read_file", "use_capability", "delete_symbol"} <= builtin_tools
     found = []
     for path in sorted(CORE.glob("*.py")):
-        if path.name in SHELL_LANGUAGE:
-            continue
         for line, value in _code_strings(path):
             if value in builtin_tools - VERDICTS:
                 found.append(f"{path.name}:{line}: {value!r}")

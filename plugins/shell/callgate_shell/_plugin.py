@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from callgate import Host, Registry, hookimpl
+from callgate_commandline import COMMAND
 
 from ._jobs import JobTable
 from ._select import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
@@ -23,6 +24,8 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
     """``bash`` (POSIX) or ``pwsh`` (Windows or ``[shell] force``), ``job_output``,
     ``job_kill`` and the aliases ``bash_output``, ``kill_shell``, ``wait``."""
     config = registry.add_config(CONFIG_TABLE, CONFIG_SCHEMA)
+    # Bash(...) rules and the read-only verdict of strict children judge command lines
+    registry.add_subject_kind(COMMAND)
     registry.add_session_extension(EXTENSION, JobTable)
     try:
         choice = select_shell(host.os, real_os(), config)

@@ -20,7 +20,7 @@ What counts as a command:
   (`Command.open_tail`: a deny or ask rule it could grow into fires);
 - for ``git``, the command without its global options (``git -C dir push`` is
   also ``git push``; ``send-pack`` is also ``push``) and the programs its ``-c``
-  options and ``GIT_PAGER``-like variables make it run (`_gitline`).
+  options and ``GIT_PAGER``-like variables make it run (`_git`).
 
 What cannot be decided, and is reported in ``undecidable`` (the permission
 engine then counts the line as matching every deny and ask rule, and no
@@ -52,7 +52,7 @@ from typing import Any
 
 import attrs
 
-from ._gitline import SAME_AS, SCRIPT_VARIABLES, changes_what_runs, parse_git
+from ._git import SAME_AS, SCRIPT_VARIABLES, changes_what_runs, parse_git
 
 _WS = re.compile(r"\s+")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -153,7 +153,7 @@ def analyze_command(text: str, flavor: str = "posix") -> CommandLine:
 @functools.lru_cache(maxsize=4096)
 def _analyze_cached(text: str, flavor: str) -> CommandLine:
     if flavor == "pwsh":
-        from ._commands_pwsh import analyze_pwsh
+        from ._pwsh import analyze_pwsh
         return analyze_pwsh(text)
     out = _Collector()
     _analyze_bash(text, out, depth=0)

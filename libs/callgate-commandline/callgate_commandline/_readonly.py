@@ -1,7 +1,7 @@
 """Which shell command lines are read-only: the classifier strict read-only children use.
 
 `readonly_command` parses the line with the permission engine's bash grammar
-(`_commands.analyze_command`, tree-sitter-bash) and accepts it only when everything
+(`analyze_command`, tree-sitter-bash) and accepts it only when everything
 is decided, no redirection writes a file, and every command it would run is an
 allow-listed program given only allow-listed options (`_readonly_options`,
 `_readonly_git`): exact option names (an abbreviation such as ``--outp`` is refused),
@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ._commands import Command, analyze_command
-from ._gitline import parse_git
+from ._analyze import Command, analyze_command
+from ._git import parse_git
 from ._readonly_git import ACTIONS, LISTERS, SUBCOMMANDS
 from ._readonly_options import (
     FIND_EXEC,

@@ -5,7 +5,7 @@ some of them change what runs: ``-c alias.p=push`` makes ``git p`` a push, ``-c
 core.pager=<cmd>`` and a dozen other keys name programs git starts through the shell,
 ``--exec-path`` and ``core.hooksPath`` name directories of programs. `parse_git` splits
 a command's words into its global options, the subcommand and what the options set, so
-that permission rules see ``git push`` whatever precedes it (`_commands`) and the
+that permission rules see ``git push`` whatever precedes it (`_analyze`) and the
 read-only classifier can refuse every global option but ``--no-pager`` (`_readonly`).
 
 The environment steers git the same way: `SCRIPT_VARIABLES` are run as commands (their

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from callgate._commands import analyze_command
+from callgate_commandline._analyze import analyze_command
 
 
 def programs(text: str, flavor: str = "posix") -> list[str | None]:
@@ -88,7 +88,7 @@ def test_powershell_lines(text, decided) -> None:
     "sudo -u x make", "env -i A=1 rm x", "\nls\n\nls;\n",
 ])
 def test_the_plain_fast_path_agrees_with_the_grammar(text) -> None:
-    from callgate._commands import _analyze_plain, _Collector, _parse, _Walker
+    from callgate_commandline._analyze import _analyze_plain, _Collector, _parse, _Walker
 
     fast = _Collector()
     assert _analyze_plain(text, fast, 0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ._commands import Command, CommandLine, Redirection, normalize
+from ._analyze import Command, CommandLine, Redirection, normalize
 
 _RUNS_TEXT = {
     "invoke-expression": "Invoke-Expression runs text as a command",
