@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 from callgate import ToolContext, ToolError, ToolResult, Violation
-from callgate.paths import IgnoreRules, ResolvedPath, walk_files, within
+from callgate.paths import ResolvedPath, within
+from callgate_toolkit.walk import IgnoreRules, walk_files
 
 from ._languages import BY_EXTENSION, SUPPORTED, Grammar, extension_of, parser
 from ._source import max_file_bytes, read_source

@@ -11,7 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from callgate import ToolContext, ToolError
-from callgate.text import has_placeholders, split_arguments, substitute_arguments
+from callgate_toolkit.placeholders import (
+    has_placeholders,
+    split_arguments,
+    substitute_arguments,
+)
 
 from . import _mcp_prompts as mcp
 from ._sources import Command, discover

@@ -12,7 +12,8 @@ from typing import Any
 
 import attrs
 from callgate import ToolContext, ToolError
-from callgate.files import ChangeDiff, FilePreview, GatedPath, SourceFile, change_diff, version_of
+from callgate.files import GatedPath, SourceFile, version_of
+from callgate_toolkit.diffs import ChangeDiff, FilePreview, change_diff
 
 #: The files plugin's config table (files.md, "Config"). ``x-workspace`` (callgate's config
 #: layering): what a workspace config the user config does not trust may do with each key.

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation
-from callgate.files import change_diff
 from callgate.text import bom_of
+from callgate_toolkit.diffs import change_diff
 
 from ._common import Planned, fail, path_schema, preview, publish
 from ._encoding import DECLARATION_CHARS, check_declaration, check_inserted

@@ -7,7 +7,6 @@ from typing import Any
 
 from callgate import PathRole, PermissionSubject, ToolContext, ToolError, ToolSpec
 from callgate.files import (
-    FilePreview,
     GatedPath,
     changed_while_applying,
     copy_noreplace,
@@ -19,6 +18,7 @@ from callgate.files import (
     version_of,
 )
 from callgate.paths import ResolvedPath
+from callgate_toolkit.diffs import FilePreview
 
 from ._common import fail, path_schema
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from callgate import ToolContext, ToolError, ToolResult, Violation
 from callgate.paths import GLOB_META as META
-from callgate.paths import GlobError, compile_glob, join_rel, walk_files
+from callgate.paths import GlobError, compile_glob
+from callgate_toolkit.walk import join_rel, walk_files
 
 from ._locate import deadline, locate, not_a_directory, timed_out_line
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import attrs
 from callgate import ToolContext, ToolError, ToolResult, Violation
-from callgate.paths import READ_FLAGS, GlobError, IgnoreRules, ResolvedPath, compile_glob
+from callgate.paths import READ_FLAGS, GlobError, ResolvedPath, compile_glob
+from callgate_toolkit.walk import IgnoreRules
 
 from . import _engine_python, _engine_rg
 from ._grep_model import GrepRequest, render

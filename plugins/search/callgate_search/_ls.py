@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from callgate import ToolContext, ToolResult
-from callgate.paths import PRUNE, HeldDir, join_rel
+from callgate.paths import PRUNE, HeldDir
+from callgate_toolkit.walk import join_rel
 
 from ._locate import deadline, locate, not_a_directory, timed_out_line
 

@@ -11,7 +11,7 @@ system prompt; ``session.skills`` is the `SessionSkills` behind it.
 Entry point: ``[project.entry-points.callgate] skills = "callgate_skills"``.
 """
 
-from callgate.text import substitute_arguments as substitute
+from callgate_toolkit.placeholders import substitute_arguments as substitute
 
 from ._catalog import Catalog, Problem, clear_cache, discover
 from ._plugin import callgate_check_permission, callgate_register_tools

@@ -25,13 +25,13 @@ from typing import Any
 import anyio
 import attrs
 from callgate import ChildProfile, ToolContext, ToolError, ToolResult
+from callgate_toolkit.subagents import STATUSES, SubagentOutcome
 
 from ._read import ARGUMENTS_ARG, NAME_ARG, skill_name
 from ._session import skill_error
 
 log = logging.getLogger("callgate.skills")
 
-STATUSES = ("completed", "partial", "failed", "cancelled")
 SLACK = 512
 
 RUN_SCHEMA: dict[str, Any] = {
@@ -84,30 +84,15 @@ class SkillRequest:
     skill: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class Outcome:
-    """How a child ended (the fields the tasks plugin's book records)."""
-
-    status: str
-    answer: str | None = None
-    error_code: str | None = None
-    retryable: bool | None = None
-    state: Any = None
-
-    @property
-    def is_retryable(self) -> bool:
-        return self.status == "partial" if self.retryable is None else bool(self.retryable)
-
-
-def _outcome(value: Any) -> Outcome:
+def _outcome(value: Any) -> SubagentOutcome:
     """A runner's answer as an outcome: a string (completed), a mapping (``callgate replay
     --subagents`` answers those) or an object with the outcome's fields."""
     if isinstance(value, str):
-        return Outcome(status="completed", answer=value)
+        return SubagentOutcome(status="completed", answer=value)
     if isinstance(value, Mapping):
         if value.get("status") in STATUSES:
             answer = value.get("answer")
-            return Outcome(
+            return SubagentOutcome(
                 status=value["status"],
                 answer=answer if isinstance(answer, str) else None,
                 error_code=value.get("error_code"),
@@ -117,7 +102,7 @@ def _outcome(value: Any) -> Outcome:
         value = None
     status = getattr(value, "status", None)
     if status in STATUSES:
-        return Outcome(
+        return SubagentOutcome(
             status=status,
             answer=getattr(value, "answer", None),
             error_code=getattr(value, "error_code", None),
@@ -125,18 +110,18 @@ def _outcome(value: Any) -> Outcome:
             state=getattr(value, "state", None),
         )
     log.warning("a subagent runner returned %r, not an outcome", type(value).__name__)
-    return Outcome(status="failed", error_code="subagent_error", retryable=False)
+    return SubagentOutcome(status="failed", error_code="subagent_error", retryable=False)
 
 
-def _error_outcome(exc: Exception) -> Outcome:
+def _error_outcome(exc: Exception) -> SubagentOutcome:
     code = getattr(exc, "code", None)
     if isinstance(code, str):  # the tasks plugin's SubagentError
-        return Outcome(
+        return SubagentOutcome(
             status="failed", error_code=code, retryable=bool(getattr(exc, "retryable", False))
         )
     if isinstance(exc, TimeoutError):
-        return Outcome(status="cancelled", error_code="cancelled", retryable=False)
-    return Outcome(status="failed", error_code="subagent_error", retryable=False)
+        return SubagentOutcome(status="cancelled", error_code="cancelled", retryable=False)
+    return SubagentOutcome(status="failed", error_code="subagent_error", retryable=False)
 
 
 #: Claude Code's tool names, as ``allowed-tools`` often lists them, and callgate's
@@ -189,10 +174,10 @@ def _book(session: Any) -> Any:
 
 async def _run_child(
     ctx: ToolContext, runner: Any, request: SkillRequest, profile: ChildProfile
-) -> Outcome:
+) -> SubagentOutcome:
     child = ctx.session.open_child(profile=profile)
     request = attrs.evolve(request, session=child)
-    outcome = Outcome(status="cancelled", error_code="cancelled", retryable=False)
+    outcome = SubagentOutcome(status="cancelled", error_code="cancelled", retryable=False)
     try:
         async with anyio.create_task_group() as tg:
 
@@ -323,7 +308,7 @@ async def run_subagent(
     try:
         outcome = await _run_child(ctx, runner, request, profile)
     except ToolError as exc:  # no depth remains: the child never opened
-        outcome = Outcome(status="failed", error_code="max_depth", retryable=False)
+        outcome = SubagentOutcome(status="failed", error_code="max_depth", retryable=False)
         log.debug("skill %s could not open a child: %s", skill.name, exc.message)
     record = book.finish(record, outcome)
     return _result(record, ctx.session.max_chars)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import random
 
-from callgate.files import change_diff
+from callgate_toolkit.diffs import change_diff
 
 
 def _apply(old: str, diff: str) -> list[str]:

@@ -7,8 +7,7 @@ import difflib
 from typing import Any, Literal
 
 import attrs
-
-from ._textio import display, display_lines
+from callgate.text import display, display_lines
 
 #: A side of the trimmed change longer than this is not diffed (files.md §7).
 DIFF_MAX_LINES = 2000

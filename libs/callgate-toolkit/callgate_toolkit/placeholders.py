@@ -1,5 +1,5 @@
 """Argument substitution in prompt templates (skills, slash commands): ``$ARGUMENTS``,
-``$1``..``$9``, ``$$``, as Claude Code's custom commands use them. In the core because the
+``$1``..``$9``, ``$$``, as Claude Code's custom commands use them. A library because the
 skills and commands plugins both expand them and plugins never import each other.
 
 One pass, left to right, so a substituted value is never substituted again:

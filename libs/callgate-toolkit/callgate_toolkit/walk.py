@@ -1,8 +1,8 @@
-"""Walking a workspace the way every tool agrees on (search.md §1): public as `callgate.paths`.
+"""Walking a workspace the way every tool agrees on (search.md §1).
 
 One walk order (path order: component by component, each by code point, the
-order ``rg --sort path`` prints), one prune list (`PRUNE`, shared with the
-stale-temp sweep), one reading of ``.gitignore`` files. Symlinks are never
+order ``rg --sort path`` prints), one prune list (`callgate.paths.PRUNE`, shared
+with the core's stale-temp sweep), one reading of ``.gitignore`` files. Symlinks are never
 followed: a walk lists the real tree below its root. The search tools and the
 ``code`` plugin walk through this module, so they skip exactly the same files.
 
@@ -19,11 +19,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-# Directory names that tools never walk into unless the caller names them (one list for
-# every walk, the stale-temp sweep's included).
-from ._atomic import PRUNE
-from ._confine import READ_FLAGS, HeldDir, PathChanged
-from ._workspace import ResolvedPath, root_path
+# PRUNE: directory names that tools never walk into unless the caller names them (one list
+# for every walk, the core's stale-temp sweep included).
+from callgate.paths import PRUNE, READ_FLAGS, HeldDir, PathChanged, ResolvedPath, root_path
 
 #: One ``.gitignore`` file's rules in order: (ignores, compiled pathspec regex).
 Spec = tuple[tuple[bool, re.Pattern[str]], ...]
@@ -166,12 +164,12 @@ class IgnoreRules:
         return parent is not None and bool(self.chain(parent))
 
 
-__all__ = ["PRUNE", "FileEntry", "IgnoreRules", "join_rel", "walk_files"]
+__all__ = ["FileEntry", "IgnoreRules", "join_rel", "walk_files"]
 
 
 class FileEntry(NamedTuple):
     """A regular file a walk found: its path relative to the tree's root, on disk, and as a
-    `callgate.ResolvedPath` confined beneath the walk's root (open it with ``.open()``)."""
+    `callgate.paths.ResolvedPath` confined beneath the walk's root (open it with ``.open()``)."""
 
     rel: str
     path: str
