@@ -25,10 +25,8 @@ and ``postgres`` schemes under the ``callgate.stores`` entry-point group.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
 import re
 import socket
 import threading
@@ -43,7 +41,6 @@ log = logging.getLogger("callgate.store.postgres")
 
 BACKEND = "postgresql"
 SCHEMA_VERSION = 2
-PREVIEW_CHARS = 200
 SNIPPET_WORDS = 24
 POOL_MAX = 8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -134,16 +131,6 @@ TABLES = (
 # --- values PostgreSQL can hold -------------------------------------------------------------
 
 
-def _owned_by(principal: str | None, column: str = "principal") -> tuple[str, tuple[str, ...]]:
-    """``(" AND <condition>", params)`` keeping the sessions of ``principal`` (those recorded
-    before principals, NULL, count as the local users'); ``("", ())`` for ``None``."""
-    if principal is None:
-        return "", ()
-    if principal.startswith(st.LOCAL_PREFIX):
-        return f" AND ({column} = %s OR {column} IS NULL)", (principal,)
-    return f" AND {column} = %s", (principal,)
-
-
 def storable(value: Any) -> Any:
     """Text PostgreSQL can hold: each lone surrogate and NUL reads U+FFFD."""
     if isinstance(value, str):
@@ -168,15 +155,6 @@ def _dumps(value: Any) -> str:
     return text
 
 
-def _loads(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def path_key(path: str) -> bytes:
     """A ledger path as bytes that give back exactly the same string (surrogates too)."""
     return path.encode("utf-8", "surrogatepass")
@@ -191,11 +169,6 @@ def words(text: str | None) -> str | None:
     if text is None:
         return None
     return " ".join(w.lower() for w in _WORD.findall(storable(text)))
-
-
-def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def ts_query(text: str) -> tuple[str, list[str]] | None:
@@ -224,38 +197,6 @@ def snippet(text: str | None, wanted: Sequence[str]) -> str:
         pos = end
     body = "".join(out)
     return ("…" if lo > 0 else "") + " ".join(body.split()) + ("…" if hi < len(spans) else "")
-
-
-def proc_start(pid: int) -> str | None:
-    """When process ``pid`` started (Linux ``/proc/<pid>/stat`` field 22), else ``None``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return fields[19].decode() if len(fields) > 19 else None
-
-
-def process_alive(pid: int, started: str | None) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    if started is not None:
-        now = proc_start(pid)
-        if now is not None and now != started:
-            return False  # the pid was reused
-    return True
-
-
-def _result_facts(call_id: str, end: st.CallEnded) -> tuple[str, str, int]:
-    data = end.text.encode("utf-8", "surrogatepass")
-    return st.result_ref(call_id, end.result_seq, data), hashlib.sha256(data).hexdigest(), len(data)
 
 
 def _redact(location: str) -> str:
@@ -395,7 +336,7 @@ class PostgresStore:
             "SELECT id, pid, proc_start FROM callgate_runs WHERE ended IS NULL AND hostname = %s",
             (here,),
         )
-        dead = [r[0] for r in live if not process_alive(r[1], r[2])]
+        dead = [r[0] for r in live if not st.process_alive(r[1], r[2])]
         if not dead:
             return 0
         now = time.time()
@@ -541,7 +482,7 @@ class PostgresStore:
                 ),
             ).fetchone()
         else:
-            ref, sha, size = _result_facts(op.call_id, end)
+            ref, sha, size = st.result_facts(op.call_id, end)
             talk, out = _call_words("call", end.is_error, end.text)
             row = self._x(
                 cur,
@@ -587,13 +528,13 @@ class PostgresStore:
             "UPDATE callgate_sessions SET calls = calls + 1, preview = "
             "COALESCE(preview, %s), preview_from = COALESCE(preview_from, 'call') "
             "WHERE id = %s",
-            (_preview(f"{op.name} {arguments}"), op.session),
+            (st.preview_of(f"{op.name} {arguments}"), op.session),
         )
 
     def _call_ended(self, cur: Any, op: st.CallEnded, filled: list[Any]) -> None:
         if op.merged or op.start.row is None:
             return
-        ref, sha, size = _result_facts(op.start.call_id, op)
+        ref, sha, size = st.result_facts(op.start.call_id, op)
         talk, out = _call_words("call", op.is_error, op.text)
         self._x(
             cur,
@@ -636,7 +577,7 @@ class PostgresStore:
                 cur,
                 "UPDATE callgate_sessions SET preview = %s, preview_from = 'user' "
                 "WHERE id = %s AND (preview_from IS NULL OR preview_from <> 'user')",
-                (_preview(op.text), op.session),
+                (st.preview_of(op.text), op.session),
             )
 
     def _notice(self, cur: Any, op: st.NoticeRecorded, filled: list[Any]) -> None:
@@ -770,7 +711,7 @@ class PostgresStore:
     def session(
         self, key: str, *, prefix: bool = True, principal: str | None = None
     ) -> st.SessionInfo | None:
-        owned, owner = _owned_by(principal)
+        owned, owner = st.owned_by(principal, placeholder="%s")
         rows = self._query(
             self._SESSION + f" WHERE (id = %s OR name = %s){owned}", (key, key, *owner)
         )
@@ -807,7 +748,7 @@ class PostgresStore:
             where.append("workspace = %s")
             params.append(workspace)
         if principal is not None:
-            owned, owner = _owned_by(principal)
+            owned, owner = st.owned_by(principal, placeholder="%s")
             where.append(owned.removeprefix(" AND "))
             params.extend(owner)
         if not children:
@@ -825,11 +766,7 @@ class PostgresStore:
             for r in self._query(self._SESSION + " WHERE parent = %s ORDER BY started", (session,))
         ]
 
-    _ENTRY = (
-        "SELECT kind, session, seq, role, at, batch, position, origin, call_id, name, "
-        "tool, arguments, ended, outcome, is_error, signature, permission, decided_by, "
-        "text, shown, result_ref, result_bytes, result_sha256 FROM callgate_entries"
-    )
+    _ENTRY = f"SELECT {', '.join(st.ENTRY_COLUMNS)} FROM callgate_entries"
 
     def entries(
         self,
@@ -852,7 +789,7 @@ class PostgresStore:
         if limit is not None:
             sql += " LIMIT %s"
             params.append(limit)
-        return [_entry(r) for r in self._query(sql, params)]
+        return [st.entry_from_row(r) for r in self._query(sql, params)]
 
     def calls(
         self, session: str, *, after: int = 0, limit: int | None = None
@@ -894,14 +831,14 @@ class PostgresStore:
                     f"session store {self.location} holds no session {session}", self.location
                 )
             state = {
-                (ns, key): _loads(value)
+                (ns, key): st.json_or_text(value)
                 for ns, key, value in conn.execute(
                     "SELECT namespace, key, value FROM callgate_state WHERE session = %s",
                     (session,),
                 )
             }
             ledger = {
-                path_of(path): _loads(entry)
+                path_of(path): st.json_or_text(entry)
                 for path, entry in conn.execute(
                     "SELECT path, entry FROM callgate_ledger WHERE session = %s", (session,)
                 )
@@ -925,7 +862,7 @@ class PostgresStore:
 
     def state(self, session: str) -> dict[tuple[str, str], Any]:
         return {
-            (ns, key): _loads(v)
+            (ns, key): st.json_or_text(v)
             for ns, key, v in self._query(
                 "SELECT namespace, key, value FROM callgate_state WHERE session = %s", (session,)
             )
@@ -933,7 +870,7 @@ class PostgresStore:
 
     def ledger(self, session: str) -> dict[str, Any]:
         return {
-            path_of(p): _loads(e)
+            path_of(p): st.json_or_text(e)
             for p, e in self._query(
                 "SELECT path, entry FROM callgate_ledger WHERE session = %s", (session,)
             )
@@ -985,7 +922,7 @@ class PostgresStore:
             filters.append("e.session = ANY(%s)")
             params.append(list(sessions))
         if principal is not None:
-            owned, owner = _owned_by(principal, "s.principal")
+            owned, owner = st.owned_by(principal, "s.principal", "%s")
             filters.append(owned.removeprefix(" AND "))
             params.extend(owner)
         if tool is not None:
@@ -1152,63 +1089,6 @@ class PostgresStore:
             "COALESCE((SELECT SUM(pg_column_size(x.*)) FROM callgate_state x), 0)"
         ).fetchone()
         return int(row[0])
-
-
-def _entry(row: tuple[Any, ...]) -> st.Entry:
-    kind = row[0]
-    if kind == "message":
-        return st.MessageRecord(row[1], row[2], row[3] or "", row[18] or "", row[4])
-    if kind == "notice":
-        return st.NoticeRecord(row[1], row[2], row[18] or "", row[4])
-    (
-        _,
-        session,
-        seq,
-        _role,
-        at,
-        batch,
-        position,
-        origin,
-        call_id,
-        name,
-        tool,
-        arguments,
-        ended,
-        outcome,
-        is_error,
-        signature,
-        permission,
-        decided_by,
-        text,
-        shown,
-        ref,
-        size,
-        sha,
-    ) = row
-    return st.CallRecord(
-        session,
-        seq,
-        call_id or "",
-        name or "",
-        tool,
-        _loads(arguments),
-        batch or 0,
-        position or 0,
-        origin,
-        at,
-        ended,
-        None if ended is None else round((ended - at) * 1000, 3),
-        outcome or st.RUNNING,
-        bool(is_error),
-        signature,
-        permission,
-        decided_by,
-        text,
-        shown,
-        ref,
-        size,
-        sha,
-    )
 
 
 def open_store(location: str) -> PostgresStore:
