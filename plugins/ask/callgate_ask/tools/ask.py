@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from callgate import ToolContext, ToolResult, ToolSpec
 
-from . import _questions
+from .. import _questions
 
 log = logging.getLogger("callgate.ask")
 
