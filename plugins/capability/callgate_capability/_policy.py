@@ -26,7 +26,7 @@ from callgate import Decision, ToolSpec
 
 if TYPE_CHECKING:
     from ._cache import McpToolInfo
-    from ._config import ServerConfig
+    from .config import ServerConfig
 
 _PROBE_SCHEMA: dict[str, Any] = {"type": "object"}
 COMMAND_SHOWN = 4000  # characters of a workspace server's command line an approval shows

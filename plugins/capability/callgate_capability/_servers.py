@@ -27,7 +27,7 @@ import attrs
 from callgate import ImageBlock, TextBlock, ToolError, ToolResult, process
 
 from ._cache import CachedServer, McpToolInfo, SchemaCache
-from ._config import MissingVariable, ServerConfig, cache_dir, server_config
+from .config import MissingVariable, ServerConfig, cache_dir, server_config
 
 if TYPE_CHECKING:
     from ._mcp_client import Launch, McpRuntime

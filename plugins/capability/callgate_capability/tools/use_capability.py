@@ -14,10 +14,10 @@ from typing import Any
 
 from callgate import ProxyRoute, ToolContext, ToolResult, ToolSpec, Violation
 
-from ._ids import FORMS, TOOL_RESULT_ID, parse
-from ._inventory import PROXY_NAME, Inventory
-from ._misplaced import misplaced_advice
-from ._targets import resolve
+from .._ids import FORMS, TOOL_RESULT_ID, parse
+from .._inventory import PROXY_NAME, Inventory
+from .._misplaced import misplaced_advice
+from .._targets import resolve
 
 ACTIONS = ("list", "search", "inspect", "call", "decline")
 READ_ONLY_ACTIONS = frozenset({"list", "search", "inspect", "decline"})
@@ -102,7 +102,7 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             return inventory.inspect_mcp_tool(cap)
         if cap.text == "session:tool_result":
             return inventory.inspect_tool_result()
-        from ._inventory import unavailable
+        from .._inventory import unavailable
 
         return unavailable(cap.text, f'session capability "{cap.name}" does not exist; '
                            "did you mean session:tool_result?")
