@@ -7,14 +7,15 @@ import stat as stat_mod
 import time
 from typing import Any
 
-from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
 from callgate.paths import ResolvedPath, within
 from callgate_toolkit.walk import IgnoreRules, walk_files
 
-from ._languages import BY_EXTENSION, SUPPORTED, Grammar, extension_of, parser
-from ._source import max_file_bytes, read_source
-from ._symbols import parse
-from ._syntax import Symbol
+from .._languages import BY_EXTENSION, SUPPORTED, Grammar, extension_of, parser
+from .._source import read_source
+from .._symbols import parse
+from .._syntax import Symbol
+from ..config import max_file_bytes
 
 KINDS = ("func", "method", "class", "struct", "interface", "type", "enum", "trait", "const",
          "var")
@@ -213,3 +214,9 @@ def _answer(args: dict[str, Any], symbols: list[tuple[str, Symbol]],
     lines.extend(notes)
     return ToolResult.ok("\n".join(lines), {"symbols": min(len(symbols), limit),
                                             "truncated": truncated})
+
+
+SPEC = ToolSpec(
+    name="code_index", description=DESCRIPTION, describe=describe, schema=SCHEMA,
+    execute=execute, read_only=True, visibility="hidden", validate=validate,
+    permission_subject=PermissionSubject("path", ("path",)))

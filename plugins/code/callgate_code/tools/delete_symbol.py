@@ -15,7 +15,7 @@ import difflib
 from typing import Any
 
 import attrs
-from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
 from callgate.files import (
     FileChanged,
     GatedPath,
@@ -27,11 +27,12 @@ from callgate.files import (
     version_of,
 )
 
-from ._languages import BY_EXTENSION, extension_of, parser
-from ._ranges import Lines, SharedLine, preamble_start, symbol_rows, with_seam
-from ._source import max_file_bytes, read_source
-from ._symbols import BOM, Parsed, parse
-from ._syntax import Symbol
+from .._languages import BY_EXTENSION, extension_of, parser
+from .._ranges import Lines, SharedLine, preamble_start, symbol_rows, with_seam
+from .._source import read_source
+from .._symbols import BOM, Parsed, parse
+from .._syntax import Symbol
+from ..config import max_file_bytes
 
 EXTENSIONS = (".go", ".py", ".pyi")
 KIND_NAMES = ("func", "function", "method", "class", "type", "struct", "interface", "const",
@@ -231,3 +232,10 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.files.record(gated.resolved, result.data)
     return ToolResult.ok(f"{result.summary}\n{result.diff}",
                          {"path": gated.display, "bytes": len(result.data)})
+
+
+SPEC = ToolSpec(
+    name="delete_symbol", description=DESCRIPTION, schema=SCHEMA,
+    execute=execute, read_only=False, visibility="hidden",
+    mutates_paths=("path",), validate=validate, preview=preview,
+    permission_subject=PermissionSubject("path", ("path",)), groups=("Edit",))
