@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import ToolContext, ToolError
+from callgate import ToolContext, ToolError, ToolSpec
 from callgate_toolkit.placeholders import (
     has_placeholders,
     split_arguments,
     substitute_arguments,
 )
 
-from . import _mcp_prompts as mcp
-from ._sources import Command, discover
+from .. import _mcp_prompts as mcp
+from .._sources import Command, discover
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -243,3 +243,14 @@ def run_slash_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         "with their arguments)",
         "COMMAND_NOT_FOUND",
     )
+
+
+SLASH_COMMAND = ToolSpec(
+    name="slash_command",
+    description=DESCRIPTION,
+    schema=SCHEMA,
+    execute=run_slash_command,
+    read_only=is_read_only,
+    destructive=False,
+    groups=("commands",),
+)
