@@ -6,10 +6,10 @@ from typing import Any
 
 from callgate import ToolContext, ToolError, ToolSpec
 
-from ._catalogue import Catalogue, build_catalogue, resolve_doc
-from ._host_docs import host_docs_dir
-from ._index import DocIndex, Hit, index_for
-from ._sections import Section
+from .._catalogue import Catalogue, build_catalogue, resolve_doc
+from .._host_docs import host_docs_dir
+from .._index import DocIndex, Hit, index_for
+from .._sections import Section
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 10

@@ -1,12 +1,8 @@
-"""The docs plugin's hook implementation: its config table and the ``docs`` tool."""
+"""The ``[docs]`` table: which documentation folders the ``docs`` tool reads."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from callgate import hookimpl
-
-from ._tools import TOOLS
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -19,10 +15,3 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "host_docs": {"type": "boolean", "default": True, "x-workspace": [True, False]},
     },
 }
-
-
-@hookimpl
-def callgate_register_tools(registry: Any) -> None:
-    registry.add_config("docs", CONFIG_SCHEMA)
-    for spec in TOOLS:
-        registry.add(spec)
