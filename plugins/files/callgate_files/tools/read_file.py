@@ -31,9 +31,9 @@ from callgate.text import (
     is_binary,
 )
 
-from ._common import fail, path_schema
-from ._encoding import read_note
-from ._window import (
+from .._common import fail, path_schema
+from .._encoding import read_note
+from .._window import (
     SAMPLE_BYTES,
     SMALL_FILE,
     LineTooLong,

@@ -7,10 +7,10 @@ from typing import Any
 from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec
 from callgate.text import display_line, split_lines
 
-from ._braces import cut_block, guarded
-from ._common import Planned, fail, path_schema, preview, publish
-from ._encoding import DECLARATION_CHARS, check_declaration
-from ._matching import line_hint
+from .._braces import cut_block, guarded
+from .._common import Planned, fail, path_schema, preview, publish
+from .._encoding import DECLARATION_CHARS, check_declaration
+from .._matching import line_hint
 
 ANCHOR = {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"}
 

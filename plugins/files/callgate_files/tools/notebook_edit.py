@@ -10,8 +10,8 @@ from typing import Any
 from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation
 from callgate.text import to_crlf
 
-from ._common import Planned, fail, path_schema, preview, publish
-from ._encoding import check_inserted
+from .._common import Planned, fail, path_schema, preview, publish
+from .._encoding import check_inserted
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

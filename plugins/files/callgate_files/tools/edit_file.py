@@ -9,9 +9,9 @@ from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violati
 from callgate.text import bom_of
 from callgate_toolkit.diffs import change_diff
 
-from ._common import Planned, fail, path_schema, preview, publish
-from ._encoding import DECLARATION_CHARS, check_declaration, check_inserted
-from ._matching import MatchFailure, apply_edit
+from .._common import Planned, fail, path_schema, preview, publish
+from .._encoding import DECLARATION_CHARS, check_declaration, check_inserted
+from .._matching import MatchFailure, apply_edit
 
 SNAPSHOT_BYTES = 1 << 20
 

@@ -20,7 +20,7 @@ from callgate.files import (
 from callgate.paths import ResolvedPath
 from callgate_toolkit.diffs import FilePreview
 
-from ._common import fail, path_schema
+from .._common import fail, path_schema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -9,8 +9,8 @@ from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec
 from callgate.files import too_large
 from callgate.text import encode_text
 
-from ._common import Planned, path_schema, preview, publish
-from ._encoding import create_encoding, write_encoding
+from .._common import Planned, path_schema, preview, publish
+from .._encoding import create_encoding, write_encoding
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
