@@ -11,7 +11,7 @@ from typing import Any
 
 from callgate import ToolContext, ToolSpec, Violation
 
-from ._book import Outcome
+from .._book import Outcome
 
 CREATE_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -8,18 +8,8 @@ from callgate import ToolResult, hookimpl
 
 from ._book import GoalBook
 from ._hints import with_retired_protocol_hints
-from ._tools import TOOLS
-
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        # how long a goal runs before the model may give up: neither way is "tighter",
-        # so only the user sets it (x-workspace, callgate's config layering)
-        "min_rounds_before_block": {"type": "integer", "minimum": 0, "default": 1,
-                                    "x-workspace": "user", "x-kind": "limit"},
-    },
-}
+from .config import CONFIG_SCHEMA
+from .tools.goals import TOOLS
 
 
 @hookimpl
