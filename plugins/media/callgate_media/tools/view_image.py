@@ -18,19 +18,16 @@ import attrs
 from callgate import (
     ImageBlock,
     PermissionSubject,
-    Registry,
     TextBlock,
     ToolContext,
     ToolError,
     ToolResult,
     ToolSpec,
-    hookimpl,
 )
 from callgate.paths import READ_FLAGS, ResolvedPath, Workspace
 
-from . import hookspecs
-from ._probe import Corrupt, HeaderMismatch, TooManyPixels, probe
-from ._sniff import ImageType, detect_other, extension_note, sniff
+from .._probe import Corrupt, HeaderMismatch, TooManyPixels, probe
+from .._sniff import ImageType, detect_other, extension_note, sniff
 
 #: Fixed by the contract (not configurable).
 MAX_BYTES = 3 * 1024 * 1024
@@ -60,20 +57,10 @@ DESCRIPTION = (
     "content, not its extension. Limits: 3 MiB per file and 40 million pixels."
 )
 
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    # without vision an image goes to the integrator's describer: the user's choice
-    # (x-workspace, callgate's config layering)
-    "properties": {"vision": {"type": "boolean", "default": True, "x-workspace": "user"}},
-}
-
-
-@hookimpl
-def callgate_register_tools(registry: Registry) -> None:
-    registry.add_hookspecs(hookspecs)
-    config = registry.add_config("media", CONFIG_SCHEMA)
-    registry.add(ToolSpec(
+def spec(vision: bool) -> ToolSpec:
+    """The tool; without ``[media] vision`` it exists only where the integrator can
+    describe images (``callgate_image_describer``)."""
+    return ToolSpec(
         name="view_image",
         description=DESCRIPTION,
         schema=SCHEMA,
@@ -82,10 +69,9 @@ def callgate_register_tools(registry: Registry) -> None:
         visibility="surface",
         surface_order=60,
         available=available,
-        # without vision the tool exists only where the integrator can describe images
-        requires_hooks=() if config["vision"] else ("callgate_image_describer",),
+        requires_hooks=() if vision else ("callgate_image_describer",),
         permission_subject=PermissionSubject("path", ("path",)),
-    ))
+    )
 
 
 # --- availability ---------------------------------------------------------------------
