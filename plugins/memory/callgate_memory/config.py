@@ -1,13 +1,8 @@
-"""The memory plugin's hook implementation: config, tools and session extensions."""
+"""The ``[memory]`` table: where facts are kept and how large one may be."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from callgate import hookimpl
-
-from ._session import SessionMemory
-from ._tools import TOOLS
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -23,13 +18,3 @@ CONFIG_SCHEMA: dict[str, Any] = {
                            "default": 8192, "x-workspace": "min", "x-kind": "limit"},
     },
 }
-
-
-@hookimpl
-def callgate_register_tools(registry: Any) -> None:
-    registry.add_config("memory", CONFIG_SCHEMA)
-    registry.add_session_extension("memory", SessionMemory)
-    registry.add_session_extension("memory_prompt", lambda session: session.memory.prompt)
-    registry.add_session_extension("recall", lambda session: session.memory.recall)
-    for spec in TOOLS:
-        registry.add(spec)

@@ -7,8 +7,8 @@ from typing import Any
 
 from callgate import ToolContext, ToolError, ToolSpec
 
-from ._fact import ACTIVATIONS, ID_PATTERN, SCOPES, SLUG_PATTERN, TYPES
-from ._render import render_list, render_read, render_search
+from .._fact import ACTIVATIONS, ID_PATTERN, SCOPES, SLUG_PATTERN, TYPES
+from .._render import render_list, render_read, render_search
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 20
