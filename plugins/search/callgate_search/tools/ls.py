@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from callgate import ToolContext, ToolResult
+from callgate import PermissionSubject, ToolContext, ToolResult, ToolSpec
 from callgate.paths import PRUNE, HeldDir
 from callgate_toolkit.walk import join_rel
 
-from ._locate import deadline, locate, not_a_directory, timed_out_line
+from .._locate import deadline, locate, not_a_directory, timed_out_line
 
 MAX_ENTRIES = 5000
 MAX_DEPTH = 50
@@ -160,3 +160,9 @@ def _tree(top: HeldDir, rel: str, until: float, ctx: ToolContext,
         for _, _, _, held in stack:
             if held is not top:
                 held.close()
+
+
+SPEC = ToolSpec(
+    name="ls", description=DESCRIPTION, schema=SCHEMA, execute=execute,
+    read_only=True, visibility="hidden",
+    permission_subject=PermissionSubject("path", ("path",)))

@@ -6,12 +6,12 @@ import os
 import time
 from typing import Any
 
-from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
 from callgate.paths import GLOB_META as META
 from callgate.paths import GlobError, compile_glob
 from callgate_toolkit.walk import join_rel, walk_files
 
-from ._locate import deadline, locate, not_a_directory, timed_out_line
+from .._locate import deadline, locate, not_a_directory, timed_out_line
 
 MAX_FILES = 1000
 
@@ -120,3 +120,9 @@ def _relative_pattern(ctx: ToolContext, pattern: str, base: str) -> str:
                         f"{ctx.workspace.display(base)}; use a pattern relative to path",
                         "SEARCH_PATTERN_OUTSIDE_BASE")
     return rest if rel == "." else rel.replace(os.sep, "/") + "/" + rest
+
+
+SPEC = ToolSpec(
+    name="glob", description=DESCRIPTION, schema=SCHEMA, execute=execute,
+    read_only=True, visibility="hidden", validate=validate,
+    permission_subject=PermissionSubject("pattern", ("pattern",)))

@@ -6,14 +6,14 @@ import os
 from typing import Any
 
 import attrs
-from callgate import ToolContext, ToolError, ToolResult, Violation
+from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
 from callgate.paths import READ_FLAGS, GlobError, ResolvedPath, compile_glob
 from callgate_toolkit.walk import IgnoreRules
 
-from . import _engine_python, _engine_rg
-from ._grep_model import GrepRequest, render
-from ._locate import deadline, locate, timed_out_line
-from ._patterns import pattern_problem
+from .. import _engine_python, _engine_rg
+from .._grep_model import GrepRequest, render
+from .._locate import deadline, locate, timed_out_line
+from .._patterns import pattern_problem
 
 MAX_MATCHES = 200
 MAX_CONTEXT = 10
@@ -157,3 +157,11 @@ def _is_readable(path: ResolvedPath) -> bool:
     except OSError:
         return False
     return True
+
+
+def spec(rg: str | None) -> ToolSpec:
+    """``grep``, run by ``rg`` when one was found at boot, else by the Python engine."""
+    return ToolSpec(
+        name="grep", description=DESCRIPTION, schema=SCHEMA, execute=Grep(rg).execute,
+        read_only=True, visibility="hidden", validate=validate,
+        permission_subject=PermissionSubject("pattern", ("pattern",)))
