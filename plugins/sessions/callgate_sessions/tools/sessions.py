@@ -8,8 +8,8 @@ from typing import Any
 from callgate import ToolContext, ToolResult, ToolSpec, Violation
 from callgate.store import SEARCH_KINDS
 
-from . import _render
-from ._scope import allow_global, find_session, principal, store_of, workspaces
+from .. import _render
+from .._scope import allow_global, find_session, principal, store_of, workspaces
 
 GROUPS = ("sessions",)
 DEFAULT_KINDS = ("user_text", "assistant_text", "tool_input", "tool_error")

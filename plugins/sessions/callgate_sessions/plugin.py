@@ -6,7 +6,7 @@ from typing import Any
 
 from callgate import hookimpl
 
-from ._tools import TOOLS
+from .tools.sessions import TOOLS
 
 
 @hookimpl
