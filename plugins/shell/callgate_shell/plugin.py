@@ -9,10 +9,10 @@ from callgate import Host, Registry, hookimpl
 from callgate_commandline import COMMAND
 
 from ._jobs import JobTable
-from ._select import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
-from .bash import bash_tool
-from .job_tools import job_tools
-from .pwsh import pwsh_tool
+from .config import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
+from .tools.bash import bash_tool
+from .tools.job_tools import job_tools
+from .tools.pwsh import pwsh_tool
 
 CONFIG_TABLE = "shell"
 EXTENSION = "jobs"

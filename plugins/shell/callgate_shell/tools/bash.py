@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from callgate import PermissionSubject, ToolSpec
 
-from ._command import Shell, blank_command, command_schema, make_execute
-from ._describe import file_tools_advice, symbols_advice
+from .._describe import file_tools_advice, symbols_advice
+from .command import Shell, blank_command, command_schema, make_execute
 
 _LEAD = (
     "Run one command with bash and get back its stdout and stderr combined, in the order "

@@ -16,11 +16,11 @@ from typing import Any
 import attrs
 from callgate import ErrorInfo, TextBlock, ToolContext, ToolError, ToolResult, Violation, process
 
-from ._capture import Capture
-from ._env import command_environment
-from ._exemption import keeps_background_processes
-from ._jobs import PIPE_NOTE, Job, JobTable, job_label, os_error_text
-from ._process import start_group
+from .._capture import Capture
+from .._env import command_environment
+from .._exemption import keeps_background_processes
+from .._jobs import PIPE_NOTE, Job, JobTable, job_label, os_error_text
+from .._process import start_group
 
 log = logging.getLogger("callgate.shell")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from callgate import ToolContext, ToolError, ToolResult, ToolSpec, Violation
 
-from ._jobs import Job, JobTable
+from .._jobs import Job, JobTable
 
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000

@@ -7,15 +7,15 @@ from typing import Any
 
 from callgate import PermissionSubject, ToolContext, ToolSpec, Violation
 
-from ._command import Shell, blank_command, command_schema, make_execute
-from ._describe import file_tools_advice
-from .pwsh_dialect import (
+from .._describe import file_tools_advice
+from ..pwsh_dialect import (
     CHAIN_MESSAGE,
     build_argv,
     build_script,
     find_chain_operator,
     is_windows_powershell,
 )
+from .command import Shell, blank_command, command_schema, make_execute
 
 _LEAD = (
     "Windows shell: run one PowerShell command in a fresh, isolated process and get back its "
