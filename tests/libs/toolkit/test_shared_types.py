@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def test_tasks_and_skills_speak_one_subagent_outcome() -> None:
-    import callgate_skills._run as skills_run
+    import callgate_skills.tools.run_skill as skills_run
     import callgate_tasks
     from callgate_toolkit.subagents import SubagentError, SubagentOutcome
 

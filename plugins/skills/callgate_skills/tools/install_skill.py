@@ -13,12 +13,12 @@ import json
 import os
 from typing import Any
 
-from callgate import ToolContext, ToolError
+from callgate import ToolContext, ToolError, ToolSpec
 from callgate.files import create_file
 
-from ._roots import PROJECT_INSTALL_DIR, install_dir
-from ._session import skill_error
-from ._skill import MAX_DESCRIPTION, MAX_SKILL_BYTES, NAME_PATTERN, RUN_AS, render_skill_file
+from .._roots import PROJECT_INSTALL_DIR, install_dir
+from .._session import skill_error
+from .._skill import MAX_DESCRIPTION, MAX_SKILL_BYTES, NAME_PATTERN, RUN_AS, render_skill_file
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -143,3 +143,12 @@ def run_install_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
             else "run it with run_skill",
         }
     )
+
+
+SPEC = ToolSpec(
+    name="install_skill",
+    description=DESCRIPTION,
+    schema=SCHEMA,
+    execute=run_install_skill,
+    groups=("skills",),
+)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from callgate import ToolContext
+from callgate import ToolContext, ToolSpec
 
-from ._session import skill_error
+from .._session import skill_error
 
 NAME_ARG = {
     "type": "string",
@@ -52,3 +52,13 @@ def run_read_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
             "invalid_arguments",
         )
     return skills.render(skill, args.get("arguments", "") or "")
+
+
+SPEC = ToolSpec(
+    name="read_skill",
+    description=DESCRIPTION,
+    schema=SCHEMA,
+    execute=run_read_skill,
+    read_only=True,
+    groups=("skills",),
+)

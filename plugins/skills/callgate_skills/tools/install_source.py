@@ -23,12 +23,12 @@ import shutil
 import stat
 from typing import Any
 
-from callgate import Decision, ToolContext, ToolError
+from callgate import Decision, ToolContext, ToolError, ToolSpec
 from callgate.files import create_file, rename_noreplace, replace_file
 
-from ._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan, read_config
-from ._install_skill import taken_names
-from ._install_tree import source_error
+from .._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan, read_config
+from .._install_tree import source_error
+from .install_skill import taken_names
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -381,3 +381,14 @@ def run_install_source(ctx: ToolContext, args: dict[str, Any]) -> str:
             "the MCP servers are configured for the next session (callgate.toml is read at boot)"
         )
     return json.dumps(out, ensure_ascii=False)
+
+
+SPEC = ToolSpec(
+    name="install_source",
+    description=DESCRIPTION,
+    schema=SCHEMA,
+    execute=run_install_source,
+    read_only=is_read_only,
+    destructive=False,
+    groups=("skills",),
+)

@@ -24,11 +24,11 @@ from typing import Any
 
 import anyio
 import attrs
-from callgate import ChildProfile, ToolContext, ToolError, ToolResult
+from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 from callgate_toolkit.subagents import STATUSES, SubagentOutcome
 
-from ._read import ARGUMENTS_ARG, NAME_ARG, skill_name
-from ._session import skill_error
+from .._session import skill_error
+from .read_skill import ARGUMENTS_ARG, NAME_ARG, skill_name
 
 log = logging.getLogger("callgate.skills")
 
@@ -337,3 +337,20 @@ async def run_read_only_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
     if not skill.is_subagent:
         return ctx.session.skills.render(skill, arguments)
     return await run_subagent(ctx, skill, arguments, read_only=True, tool="read_only_skill")
+
+
+RUN_SPEC = ToolSpec(
+    name="run_skill",
+    description=RUN_DESCRIPTION,
+    schema=RUN_SCHEMA,
+    execute=run_run_skill,
+    groups=("skills",),
+)
+READ_ONLY_SPEC = ToolSpec(
+    name="read_only_skill",
+    description=READ_ONLY_DESCRIPTION,
+    schema=READ_ONLY_SCHEMA,
+    execute=run_read_only_skill,
+    read_only=True,
+    groups=("skills",),
+)
