@@ -13,10 +13,10 @@ from typing import Any
 import attrs
 from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 
-from . import _text
-from ._book import subagent_error
-from ._model import SubagentRecord
-from ._run import ChildRunner, Job
+from .. import _text
+from .._book import subagent_error
+from .._model import SubagentRecord
+from .._run import ChildRunner, Job
 
 REF = {"type": "string", "pattern": "^sa_[0-9a-f]{16}$"}
 DESCRIPTION_FIELD = {"type": "string", "minLength": 1, "maxLength": 120,

@@ -9,28 +9,10 @@ from callgate import hookimpl
 
 from . import hookspecs
 from ._book import SubagentBook
-from ._builtin import TOOLS as PROFILE_TOOLS
-from ._fleet import FLEET_TOOLS, FleetBook
-from ._tools import TOOLS
-
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        # x-workspace (callgate's config layering): a workspace config the user config does
-        # not trust may only lower these
-        "max_parallel": {"type": "integer", "minimum": 1, "maximum": 8, "default": 4,
-                         "x-workspace": "min", "x-kind": "limit"},
-        "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
-                      "description": "How deep subagents may nest below the session the "
-                                     "integrator opened.",
-                      "x-workspace": "min", "x-kind": "limit"},
-        "fleet_max_parallel": {"type": "integer", "minimum": 1, "maximum": 64, "default": 16,
-                               "x-workspace": "min", "x-kind": "limit"},
-        "fleet_max_writers": {"type": "integer", "minimum": 1, "maximum": 16, "default": 4,
-                              "x-workspace": "min", "x-kind": "limit"},
-    },
-}
+from .config import CONFIG_SCHEMA
+from .tools.builtin import TOOLS as PROFILE_TOOLS
+from .tools.fleet import FLEET_TOOLS, FleetBook
+from .tools.task import TOOLS
 
 #: What a strict read-only child never runs, whatever a tool's read-only flag says
 #: (full-boot-surface.md "Strict read-only child"): questions to the user, todo lists,

@@ -24,10 +24,10 @@ from typing import Any
 import anyio
 from callgate import ChildProfile, ToolContext, ToolResult, ToolSpec, Violation
 
-from . import _text
-from ._changes import change_set
-from ._run import Job
-from ._tools import (
+from .. import _text
+from .._changes import change_set
+from .._run import Job
+from .task import (
     DESCRIPTION_FIELD,
     PROMPT_FIELD,
     REF,

@@ -26,12 +26,12 @@ import anyio
 import attrs
 from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
 
-from . import _fleet_plan, _fleet_text
-from ._builtin import PROFILES, PROMPTS, READS_CHANGES
-from ._changes import change_set
-from ._fleet_plan import Item
-from ._fleet_run import FleetRun, Slot
-from ._tools import (
+from .. import _fleet_plan, _fleet_text
+from .._changes import change_set
+from .._fleet_plan import Item
+from .._fleet_run import FleetRun, Slot
+from .builtin import PROFILES, PROMPTS, READS_CHANGES
+from .task import (
     DESCRIPTION_FIELD,
     NEEDS,
     PROMPT_FIELD,
