@@ -1,8 +1,9 @@
 """The ``web_fetch`` tool: schema, description, execute, and the result it shapes.
 
-`WebPlugin` is the pluggy plugin. The entry point registers a default instance
-(system resolver, a real transport); tests and integrators register their own
-with an injected ``resolver`` and ``transport`` (web-and-media.md §3).
+`WebFetch` is the tool with its network; the plugin (`callgate_web.plugin.WebPlugin`)
+is one. The entry point registers a default instance (system resolver, a real
+transport); tests and integrators register their own with an injected ``resolver``
+and ``transport`` (web-and-media.md §3).
 """
 
 from __future__ import annotations
@@ -23,18 +24,17 @@ from callgate import (
     ToolResult,
     ToolSpec,
     Violation,
-    hookimpl,
 )
 
-from . import _content, _guard
-from ._url import BadURL, Target, parse, rule_forms, shorten
+from .. import _content, _guard
+from .._url import BadURL, Target, parse, rule_forms, shorten
 
 if TYPE_CHECKING:  # httpx, ssl, bs4, markdownify load on the first fetch, not at registration
     import ssl
 
     import httpx
 
-    from ._fetch import Fetched, TransportSource
+    from .._fetch import Fetched, TransportSource
 
 __version__ = "0.1.0"
 
@@ -63,35 +63,6 @@ DESCRIPTION = (
     "in the reply but kept whole for paging."
 )
 
-#: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
-#: trust may lower the limits, never open loopback, pin names to addresses (domain rules
-#: would follow them) or add a CA.
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "timeout_s": {"type": "number", "minimum": 1, "maximum": 120, "default": 30,
-                      "x-workspace": "min", "x-kind": "limit"},
-        "connect_timeout_s": {"type": "number", "minimum": 1, "maximum": 60, "default": 10,
-                              "x-workspace": "min", "x-kind": "limit"},
-        "max_bytes": {"type": "integer", "minimum": 1024, "maximum": 10485760,
-                      "default": 1048576, "x-workspace": "min", "x-kind": "limit"},
-        "max_redirects": {"type": "integer", "minimum": 0, "maximum": 10, "default": 5,
-                          "x-workspace": "min", "x-kind": "limit"},
-        "allow_loopback": {"type": "boolean", "default": False, "x-workspace": [True, False],
-                           "x-kind": "scope"},
-        "resolve": {
-            "type": "object",
-            "additionalProperties": {"type": "array", "minItems": 1,
-                                     "items": {"type": "string", "minLength": 1}},
-            "default": {},
-            "x-workspace": "user", "x-kind": "scope",
-        },
-        "ca_bundle": {"type": "string", "minLength": 1, "x-workspace": "user", "x-kind": "path"},
-    },
-}
-
-
 def check_url(ctx: ToolContext, arguments: Mapping[str, Any]) -> list[Violation]:
     """The plugin validator: a URL web_fetch would never fetch is an invalid argument."""
     url = arguments.get("url")
@@ -104,16 +75,14 @@ def check_url(ctx: ToolContext, arguments: Mapping[str, Any]) -> list[Violation]
     return []
 
 
-class WebPlugin:
-    """The ``web`` plugin: registers ``web_fetch`` and the ``[web]`` config table.
+class WebFetch:
+    """The ``web_fetch`` tool with its network: `spec` is the tool, `execute` runs it.
 
     ``resolver(host) -> list of IP strings`` replaces the system resolver
     (``[web] resolve`` is still asked first). ``transport`` is an
     ``httpx.AsyncBaseTransport``, or a factory called per fetch with the TLS
     context built from ``[web]`` (so ``ca_bundle`` still applies) that returns one.
     """
-
-    name = "web"
 
     def __init__(self, resolver: _guard.Resolver | None = None,
                  transport: TransportSource = None) -> None:
@@ -122,10 +91,8 @@ class WebPlugin:
         self._tls_lock = threading.Lock()
         self._tls: dict[tuple[str | None, float | None], ssl.SSLContext] = {}
 
-    @hookimpl
-    def callgate_register_tools(self, registry: Any, host: Any) -> None:
-        registry.add_config("web", CONFIG_SCHEMA)
-        registry.add(ToolSpec(
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
             name="web_fetch",
             open_world=True,
             description=DESCRIPTION,
@@ -135,12 +102,12 @@ class WebPlugin:
             visibility="hidden",
             validate=check_url,
             permission_subject=PermissionSubject("url", ("url",), forms=rule_forms),
-        ))
+        )
 
     # --- execute ---------------------------------------------------------------------
 
     async def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        from ._fetch import Fetcher, Settings
+        from .._fetch import Fetcher, Settings
 
         url: str = args["url"]
         config = ctx.config
@@ -295,7 +262,7 @@ def present(fetched: Fetched, max_bytes: int) -> ToolResult:
         raise _unsupported(media_type, len(fetched.body))
     text = _content.decode(fetched.body, charset, kind, fetched.cut)
     if kind == "html":
-        from . import _html
+        from .. import _html
 
         text = _html.render(text, fetched.url)
     meta = {"status": fetched.status, "media_type": media_type or None,
