@@ -14,7 +14,7 @@ from typing import Any
 
 from callgate import ToolContext, ToolError, ToolSpec
 
-from ._state import StateFile
+from .._state import StateFile
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -6,13 +6,14 @@ from typing import Any
 
 from callgate import hookimpl
 
-from . import _compress, _present, _todos, hookspecs
+from . import hookspecs
+from .tools import compress, present, todo_write
 
 
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add_hookspecs(hookspecs)
-    registry.add_session_extension("todos", _todos.TodoList)
-    registry.add_session_extension("presented_files", _present.PresentedFiles)
-    for spec in (_todos.TOOL, _present.TOOL, _compress.TOOL):
+    registry.add_session_extension("todos", todo_write.TodoList)
+    registry.add_session_extension("presented_files", present.PresentedFiles)
+    for spec in (todo_write.TOOL, present.TOOL, compress.TOOL):
         registry.add(spec)

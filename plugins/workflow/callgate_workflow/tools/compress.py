@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 from callgate import ToolContext, ToolError, ToolSpec, Violation
 
-from ._conversation import CompressionRecord
+from .._conversation import CompressionRecord
 
 ANCHOR_MAX_BYTES = 512
 FOCUS_MAX_BYTES = 2000

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 from callgate import ToolContext, ToolSpec, Violation
 
-from ._state import StateFile
+from .._state import StateFile
 
 STATUSES = ("pending", "in_progress", "completed")
 UNFINISHED = ("pending", "in_progress")
