@@ -29,8 +29,8 @@ from callgate.process import Confined, Launch
 from . import hookspecs
 from ._backend import Backend, Policy, Probe, read_only_policy
 from ._bwrap import BwrapBackend
-from ._config import AUTO, CONFIG_SCHEMA, NONE, TABLE, ErrorFactory, SandboxConfig, read_config
 from ._hints import refusal_hint
+from .config import AUTO, CONFIG_SCHEMA, NONE, TABLE, ErrorFactory, SandboxConfig, read_config
 
 log = logging.getLogger("callgate.sandbox")
 
