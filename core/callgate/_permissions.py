@@ -47,7 +47,7 @@ import posixpath
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
@@ -148,8 +148,7 @@ Matcher = Callable[[str], bool]
 BUILTIN_KINDS = frozenset({"path", "pattern", "url"})
 
 
-@attrs.frozen
-class SubjectPart:
+class SubjectPart(NamedTuple):
     """One thing the rules of a plugin's subject kind judge in a value: a command of a shell
     line, or (``writes``) a file the value writes, which ``Edit`` rules judge.
 
@@ -158,7 +157,8 @@ class SubjectPart:
     ``undecidable`` says why the part cannot be judged statically: it then matches every
     deny and ask rule and no allow rule covers it. ``open_tail``: arguments are appended
     at run time, so a rule the part could grow into fires. A ``writes`` part's label is
-    the path written (``undecidable`` when it is computed at run time).
+    the path written (``undecidable`` when it is computed at run time). A named tuple:
+    a shell line makes several per decision, and it is the cheapest value to build.
     """
 
     label: str
@@ -377,6 +377,7 @@ class RuleEngine:
         self._rule_names = list(rule_names)
         #: the subject kinds plugins supply (the shell's ``command``), by name
         self.kinds: dict[str, SubjectKind] = dict(kinds or {})
+        self._grows = {name: k.could_grow_into for name, k in self.kinds.items()}
         self._matchers: dict[tuple[str, str], Matcher] = {}
         self.rules: list[Rule] = []
         for action in ACTIONS:
@@ -499,7 +500,7 @@ class RuleEngine:
         if kind is None:
             return None
         matcher = self._matcher(kind, rule.spec)
-        grows = getattr(self.kinds.get(kind), "could_grow_into", None)
+        grows = self._grows.get(kind)
         return next((u for u in units if u.undecidable is not None
                      or any(matcher(form) for form in u.loose)
                      or (u.open_tail and grows is not None

@@ -11,6 +11,7 @@ read-only verdict (what a strictly read-only subagent may run).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -19,8 +20,10 @@ from callgate.permissions import SubjectKind, SubjectPart
 from ._analyze import analyze_command, normalize, suggested_prefix
 
 
-def parts(text: str, dialect: str) -> list[SubjectPart]:
-    """The commands the line would run, then the files it writes by redirection."""
+@functools.lru_cache(maxsize=4096)
+def parts(text: str, dialect: str) -> tuple[SubjectPart, ...]:
+    """The commands the line would run, then the files it writes by redirection (cached,
+    like the analysis: a model re-runs the same lines)."""
     line = analyze_command(text, dialect)
     found = [SubjectPart(c.text, c.forms or (c.text,), c.allow_forms or (c.text,),
                          c.undecidable, c.open_tail) for c in line.commands]
@@ -30,7 +33,7 @@ def parts(text: str, dialect: str) -> list[SubjectPart]:
                                      "is computed at run time", writes=True))
         else:
             found.append(SubjectPart(redirection.target, writes=True))
-    return found
+    return tuple(found)
 
 
 def _star_regex(pattern: str) -> str:
