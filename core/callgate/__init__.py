@@ -29,7 +29,8 @@ errors), `callgate.text` (encodings and line endings), `callgate.paths`
 (confinement, walking with ignore rules, globs), `callgate.schema` (canonical
 schemas), `callgate.store` (the session store: its interface, records and read API),
 `callgate.hookspecs`, `callgate.sync` (the blocking facade) and `callgate.testing`
-(the pytest fixtures). `state_dir()` is where plugins keep state that
+(the pytest fixtures), `callgate.permissions` (subject kinds plugins supply to the rule
+engine). `state_dir()` is where plugins keep state that
 outlives a session (``$CALLGATE_HOME``, else the platform's user state directory).
 """
 
@@ -103,9 +104,9 @@ __all__ = [
 #: Names this package exported before its API was made small, and where they live now.
 _MOVED = {
     **dict.fromkeys(
-        ("DEFAULT_MAX_EDIT_BYTES", "Absent", "ChangeDiff", "FileAccess", "FilePreview",
+        ("DEFAULT_MAX_EDIT_BYTES", "Absent", "FileAccess",
          "GatedPath", "ObservationLedger", "Present", "SourceFile", "WriterLease",
-         "binary_error", "change_diff", "changed_while_applying", "copy_noreplace",
+         "binary_error", "changed_while_applying", "copy_noreplace",
          "create_file", "held_paths", "identity_of", "io_error", "is_directory", "kind_of",
          "make_parents", "matches", "needs_digest", "not_found", "not_observed", "not_regular",
          "pid_alive", "remove_empty_dirs", "removed_after_read", "rename_noreplace",

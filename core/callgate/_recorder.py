@@ -74,7 +74,7 @@ class Recorder:
                 if hasattr(self.store, "reopen"):
                     self.store.reopen()
                 pid = os.getpid()
-                from ._store_sqlite import proc_start
+                from ._store_kit import proc_start
 
                 self.run = m.RunStarted(uuid.uuid4().hex, pid, socket.gethostname(),
                                         proc_start(pid), time.time())

@@ -25,6 +25,7 @@ import attrs
 from . import _config
 from ._errors import BootError, ConfigError
 from ._fastcheck import compile_fast
+from ._permissions import BUILTIN_KINDS
 from ._schema import canonical_schema, short_fingerprint
 from ._spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # jsonschema (~35 ms) is imported when the first schema compi
     import pluggy
 
     from ._layers import LayeredSource
+    from ._permissions import SubjectKind
 
 log = logging.getLogger("callgate")
 
@@ -104,6 +106,7 @@ class Registry:
         self._tables: dict[str, dict[str, Any]] = {}
         self._session_extensions: dict[str, Callable[[Any], Any]] = {}
         self._rule_names: list[tuple[str, RuleNames]] = []
+        self._subject_kinds: dict[str, tuple[str, SubjectKind]] = {}
         self._other_os: dict[str, ToolSpec] = {}
         self._info: dict[str, list[str]] = {}
         self._strict_denials: list[str] = []
@@ -218,6 +221,21 @@ class Registry:
         self._check_open()
         self._rule_names.append((self.current_plugin or "<unknown>", recognize))
 
+    def add_subject_kind(self, kind: SubjectKind) -> None:
+        """Supply a permission subject kind (`callgate.permissions.SubjectKind`: how
+        ``Tool(spec)`` rules judge its values, and its read-only verdict); the shell
+        supplies ``command``. The same kind added again is fine; another kind under a
+        taken or built-in name is a boot error."""
+        self._check_open()
+        plugin = self.current_plugin or "<unknown>"
+        if kind.name in BUILTIN_KINDS:
+            raise BootError(f"plugin {plugin}: subject kind {kind.name!r} is built in")
+        owner, existing = self._subject_kinds.get(kind.name, (plugin, kind))
+        if existing != kind:
+            raise BootError(f"subject kind {kind.name!r} is supplied by plugin {owner} and "
+                            f"differently by plugin {plugin}; remove or block one of them")
+        self._subject_kinds.setdefault(kind.name, (plugin, kind))
+
     def add_info(self, line: str) -> None:
         """A line ``callgate plugins`` shows under the plugin: a state chosen at boot that
         its tools do not show (the sandbox's active backend, ...)."""
@@ -231,6 +249,14 @@ class Registry:
     # --- what the host reads ---------------------------------------------------
 
     def freeze(self) -> None:
+        for spec in (*self._tools.values(), *self._other_os.values()):
+            kind = spec.permission_subject.kind if spec.permission_subject else None
+            if kind is not None and kind not in BUILTIN_KINDS and \
+                    kind not in self._subject_kinds:
+                raise BootError(f"plugin {spec.plugin}: tool {spec.name}: no loaded plugin "
+                                f"supplies its permission subject kind {kind!r} "
+                                "(Registry.add_subject_kind; the shell plugin supplies "
+                                "'command')")
         for spec in self._tools.values():
             if spec.alias_of:
                 primary = self._tools.get(spec.alias_of)
@@ -311,6 +337,10 @@ class Registry:
     def rule_names(self) -> list[tuple[str, RuleNames]]:
         """``(plugin, recognize)`` for every `add_rule_names`, in registration order."""
         return list(self._rule_names)
+
+    def subject_kinds(self) -> dict[str, SubjectKind]:
+        """The subject kinds plugins supplied (`add_subject_kind`), by name."""
+        return {name: kind for name, (_plugin, kind) in self._subject_kinds.items()}
 
     def info(self, plugin: str) -> tuple[str, ...]:
         """The `add_info` lines of one plugin, in the order it added them."""

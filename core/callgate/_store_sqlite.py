@@ -31,6 +31,15 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from . import _store_model as m
+from ._store_kit import (
+    ENTRY_COLUMNS,
+    entry_from_row,
+    json_or_text,
+    owned_by,
+    preview_of,
+    process_alive,
+    result_facts,
+)
 
 log = logging.getLogger("callgate.store")
 
@@ -38,7 +47,6 @@ BACKEND = "sqlite"
 BUSY_TIMEOUT_MS = 30_000
 #: Each write group is retried this long when the lock stays taken past the busy timeout.
 LOCKED_RETRY_S = 120.0
-PREVIEW_CHARS = 200
 SNIPPET_TOKENS = 24
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -57,34 +65,6 @@ def migrations() -> list[tuple[int, str]]:
 
 
 LATEST = len(migrations())
-
-
-def proc_start(pid: int) -> str | None:
-    """When process ``pid`` started (Linux: ``/proc/<pid>/stat`` field 22), to tell a reused
-    pid from the process that recorded it; ``None`` where it cannot be known."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2:].split()
-    return fields[19].decode() if len(fields) > 19 else None
-
-
-def process_alive(pid: int, started: str | None) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    if started is not None:
-        now = proc_start(pid)
-        if now is not None and now != started:
-            return False  # the pid was reused
-    return True
 
 
 def _dumps(value: Any) -> str:
@@ -129,20 +109,6 @@ def path_key(path: str) -> str:
 
 def path_of(key: str) -> str:
     return json.loads(key[len(_ESCAPED_PATH):]) if key.startswith(_ESCAPED_PATH) else key
-
-
-def _loads(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def fts_query(text: str) -> str | None:
@@ -445,7 +411,7 @@ class SqliteStore:
                 (op.session, seq, op.started, op.run.row, op.batch.number, op.position,
                  op.origin, op.call_id, op.name, arguments, m.RUNNING))
         else:
-            ref, sha, size = _result_facts(op.call_id, end)
+            ref, sha, size = result_facts(op.call_id, end)
             cur = _x(conn,
                 "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, "
                 "origin, call_id, name, tool, arguments, ended, outcome, is_error, signature, "
@@ -460,12 +426,12 @@ class SqliteStore:
         op.row = cur.lastrowid
         _x(conn, "UPDATE sessions SET calls = calls + 1, preview = COALESCE(preview, ?), "
                      "preview_from = COALESCE(preview_from, 'call') WHERE id = ?",
-                     (_preview(f"{op.name} {arguments}"), op.session))
+                     (preview_of(f"{op.name} {arguments}"), op.session))
 
     def _call_ended(self, conn: sqlite3.Connection, op: m.CallEnded) -> None:
         if op.merged or op.start.row is None:
             return
-        ref, sha, size = _result_facts(op.start.call_id, op)
+        ref, sha, size = result_facts(op.start.call_id, op)
         _x(conn,
             "UPDATE entries SET tool = ?, ended = ?, outcome = ?, is_error = ?, signature = ?, "
             "permission = ?, decided_by = ?, text = ?, shown = ?, result_seq = ?, "
@@ -483,7 +449,7 @@ class SqliteStore:
         if op.role == "user":
             _x(conn, "UPDATE sessions SET preview = ?, preview_from = 'user' WHERE id = ? "
                          "AND (preview_from IS NULL OR preview_from <> 'user')",
-                         (_preview(op.text), op.session))
+                         (preview_of(op.text), op.session))
 
     def _notice(self, conn: sqlite3.Connection, op: m.NoticeRecorded) -> None:
         seq = self._next_seq(conn, op.session)
@@ -569,7 +535,7 @@ class SqliteStore:
                 principal: str | None = None) -> m.SessionInfo | None:
         """The session with this id or name, or (``prefix``) whose id starts with ``key``
         (8 characters or more, if only one does); of ``principal`` only, when given."""
-        owned, owner = _owned_by(principal)
+        owned, owner = owned_by(principal)
         rows = self._query(self._SESSION + f" WHERE (id = ? OR name = ?){owned}",
                            (key, key, *owner))
         if not rows and prefix and len(key) >= 8 and re.fullmatch(r"[0-9a-f]+", key):
@@ -597,7 +563,7 @@ class SqliteStore:
             where.append("workspace = ?")
             params.append(workspace)
         if principal is not None:
-            owned, owner = _owned_by(principal)
+            owned, owner = owned_by(principal)
             where.append(owned.removeprefix(" AND "))
             params.extend(owner)
         if not children:
@@ -613,9 +579,7 @@ class SqliteStore:
         return [m.SessionInfo(*r) for r in self._query(
             self._SESSION + " WHERE parent = ? ORDER BY started", (session,))]
 
-    _ENTRY = ("SELECT kind, session, seq, role, at, batch, position, origin, call_id, name, "
-              "tool, arguments, ended, outcome, is_error, signature, permission, decided_by, "
-              "text, shown, result_ref, result_bytes, result_sha256 FROM entries")
+    _ENTRY = f"SELECT {', '.join(ENTRY_COLUMNS)} FROM entries"
 
     def entries(self, session: str, *, after: int = 0, before: int | None = None,
                 limit: int | None = None, kinds: Sequence[str] = m.ENTRY_KINDS
@@ -633,7 +597,7 @@ class SqliteStore:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_entry(r) for r in self._query(sql, params)]
+        return [entry_from_row(r) for r in self._query(sql, params)]
 
     def calls(self, session: str, *, after: int = 0, limit: int | None = None
               ) -> list[m.CallRecord]:
@@ -669,9 +633,9 @@ class SqliteStore:
                     if row is None:
                         raise m.UnknownSession(f"session store {self.path} holds no session "
                                                f"{session}", self.path)
-                    state = {(ns, key): _loads(value) for ns, key, value in conn.execute(
+                    state = {(ns, key): json_or_text(value) for ns, key, value in conn.execute(
                         "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
-                    ledger = {path_of(path): _loads(entry) for path, entry in conn.execute(
+                    ledger = {path_of(path): json_or_text(entry) for path, entry in conn.execute(
                         "SELECT path, entry FROM ledger WHERE session = ?", (session,))}
                     jobs = [m.JobRecord(session, *r) for r in conn.execute(
                         "SELECT job_id, command, label, status, reason, exit_code, started, "
@@ -688,11 +652,11 @@ class SqliteStore:
         return m.Restored(m.SessionInfo(*row), state, ledger, jobs, seq, size)
 
     def state(self, session: str) -> dict[tuple[str, str], Any]:
-        return {(ns, key): _loads(v) for ns, key, v in self._query(
+        return {(ns, key): json_or_text(v) for ns, key, v in self._query(
             "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
 
     def ledger(self, session: str) -> dict[str, Any]:
-        return {path_of(p): _loads(e) for p, e in self._query(
+        return {path_of(p): json_or_text(e) for p, e in self._query(
             "SELECT path, entry FROM ledger WHERE session = ?", (session,))}
 
     def jobs(self, session: str) -> list[m.JobRecord]:
@@ -733,7 +697,7 @@ class SqliteStore:
             filters.append(f"e.session IN ({','.join('?' * len(sessions))})")
             params.extend(sessions)
         if principal is not None:
-            owned, owner = _owned_by(principal, "s.principal")
+            owned, owner = owned_by(principal, "s.principal")
             filters.append(owned.removeprefix(" AND "))
             params.extend(owner)
         if tool is not None:
@@ -987,38 +951,3 @@ def _statements(sql: str) -> list[str]:
     if buf.strip():
         out.append(buf.strip())
     return out
-
-
-def _owned_by(principal: str | None, column: str = "principal") -> tuple[str, tuple[str, ...]]:
-    """``(" AND <condition>", params)`` keeping the sessions of ``principal`` (those recorded
-    before principals, NULL, count as the local users'); ``("", ())`` for ``None``."""
-    if principal is None:
-        return "", ()
-    from ._principal import is_local
-
-    if is_local(principal):
-        return f" AND ({column} = ? OR {column} IS NULL)", (principal,)
-    return f" AND {column} = ?", (principal,)
-
-
-def _result_facts(call_id: str, end: m.CallEnded) -> tuple[str, str, int]:
-    import hashlib
-
-    data = end.text.encode("utf-8", "surrogatepass")
-    return m.result_ref(call_id, end.result_seq, data), hashlib.sha256(data).hexdigest(), \
-        len(data)
-
-
-def _entry(row: tuple[Any, ...]) -> m.Entry:
-    kind = row[0]
-    if kind == "message":
-        return m.MessageRecord(row[1], row[2], row[3] or "", row[18] or "", row[4])
-    if kind == "notice":
-        return m.NoticeRecord(row[1], row[2], row[18] or "", row[4])
-    (_, session, seq, _role, at, batch, position, origin, call_id, name, tool, arguments, ended,
-     outcome, is_error, signature, permission, decided_by, text, shown, ref, size, sha) = row
-    return m.CallRecord(session, seq, call_id or "", name or "", tool, _loads(arguments),
-                        batch or 0, position or 0, origin, at, ended,
-                        None if ended is None else round((ended - at) * 1000, 3),
-                        outcome or m.RUNNING, bool(is_error), signature, permission,
-                        decided_by, text, shown, ref, size, sha)

@@ -22,10 +22,10 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
 - What a sandbox hides from commands altogether: the session store, the state and user
   config directories (`hidden_paths`).
 - Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
-- Change previews: `change_diff`, `ChangeDiff`, `FilePreview`.
 - Writer leases: `WriterLease`, `held_paths`.
 
-Text decoding lives in `callgate.text`, paths and walking in `callgate.paths`.
+Text decoding lives in `callgate.text`, paths in `callgate.paths`; change previews and
+diffs (`FilePreview`, `change_diff`) in the library ``callgate_toolkit.diffs``.
 """
 
 from ._atomic import (
@@ -43,7 +43,6 @@ from ._atomic import (
     temp_basename,
     temp_name,
 )
-from ._changes import ChangeDiff, FilePreview, change_diff
 from ._context import GatedPath
 from ._file_lease import ReadLease, WriterOpen
 from ._files_api import (
@@ -87,10 +86,8 @@ __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
     "DENIED_NAMES",
     "Absent",
-    "ChangeDiff",
     "FileAccess",
     "FileChanged",
-    "FilePreview",
     "GatedPath",
     "ObservationLedger",
     "Present",
@@ -100,7 +97,6 @@ __all__ = [
     "WriterLease",
     "WriterOpen",
     "binary_error",
-    "change_diff",
     "changed_while_applying",
     "check_protected",
     "copy_noreplace",

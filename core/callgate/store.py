@@ -6,6 +6,10 @@ module: a class with the methods below, opened by a function registered under
 the ``callgate.stores`` entry-point group for its URL scheme
 (``postgresql = "my_pkg.store:open_store"`` serves ``[sessions] store =
 "postgresql://..."``); it must pass the contract tests in ``tests/core/store``.
+What every backend does the same way whatever its database is here to share (the
+backend kit): `entry_from_row` (a
+timeline row, `ENTRY_COLUMNS`, as its record), `result_facts`, `owned_by` (one principal's
+sessions as SQL), `json_or_text`, `preview_of`, `proc_start` and `process_alive`.
 
 Writing is the host's: it queues ops (`RunStarted` ... `ResultsTrimmed`) and a
 writer thread hands them to `SessionStore.write` a group at a time. Reading is
@@ -51,6 +55,16 @@ from ._store_names import (
 
 if TYPE_CHECKING:
     from ._principal import LOCAL_PREFIX, local_principal, visible_to
+    from ._store_kit import (
+        ENTRY_COLUMNS,
+        entry_from_row,
+        json_or_text,
+        owned_by,
+        preview_of,
+        proc_start,
+        process_alive,
+        result_facts,
+    )
     from ._store_model import (
         BatchStarted,
         CallEnded,
@@ -98,6 +112,9 @@ _LAZY = {
     **dict.fromkeys(("ENTRY_POINT_GROUP", "default_location", "open_reader", "open_store",
                      "resolve_location"), "._stores"),
     **dict.fromkeys(("LOCAL_PREFIX", "local_principal", "visible_to"), "._principal"),
+    **dict.fromkeys(("ENTRY_COLUMNS", "entry_from_row", "json_or_text", "owned_by",
+                     "preview_of", "proc_start", "process_alive", "result_facts"),
+                    "._store_kit"),
 }
 
 
@@ -209,6 +226,7 @@ class SessionStore(Protocol):
 
 __all__ = [
     "DEFAULT_SEARCH_KINDS",
+    "ENTRY_COLUMNS",
     "ENTRY_KINDS",
     "ENTRY_POINT_GROUP",
     "HOST_EXITED",
@@ -245,10 +263,17 @@ __all__ = [
     "StoreError",
     "UnknownSession",
     "default_location",
+    "entry_from_row",
+    "json_or_text",
     "local_principal",
     "open_reader",
     "open_store",
+    "owned_by",
+    "preview_of",
+    "proc_start",
+    "process_alive",
     "resolve_location",
+    "result_facts",
     "result_ref",
     "visible_to",
 ]

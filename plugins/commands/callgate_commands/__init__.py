@@ -12,8 +12,8 @@ those).
 Entry point: ``[project.entry-points.callgate] commands = "callgate_commands"``.
 """
 
-from ._plugin import SLASH_COMMAND, callgate_check_permission, callgate_register_tools
 from ._sources import Command, command_dirs, discover
+from .plugin import SLASH_COMMAND, callgate_check_permission, callgate_register_tools
 
 __all__ = [
     "SLASH_COMMAND",

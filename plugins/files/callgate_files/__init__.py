@@ -13,40 +13,16 @@ Entry point (``pyproject.toml``)::
 
     [project.entry-points.callgate]
     files = "callgate_files"
+
+(the package, which re-exports the hooks of ``plugin.py``; the tools are in ``tools/``,
+the ``[files]`` table in ``config.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from callgate import hookimpl
-
-from . import delete_range, edit_file, move_file, notebook_edit, read_file, write_file
-from ._common import CONFIG_SCHEMA
 from ._watch import FileWatch
+from .config import CONFIG_SCHEMA
+from .plugin import TOOLS, callgate_register_tools, callgate_session_end, callgate_session_start
 
-TOOLS = (read_file.SPEC, write_file.SPEC, edit_file.EDIT_SPEC, edit_file.MULTI_SPEC,
-         delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC)
-
-
-@hookimpl
-def callgate_register_tools(registry: Any) -> None:
-    registry.add_config("files", CONFIG_SCHEMA)
-    registry.add_session_extension("file_watch", FileWatch)
-    for spec in TOOLS:
-        registry.add(spec)
-
-
-@hookimpl
-def callgate_session_start(session: Any) -> None:
-    watch = bool(session.host.plugin_config_value("files", "watch", True))
-    session.file_watch.start(watch)
-
-
-@hookimpl
-def callgate_session_end(session: Any) -> None:
-    session.file_watch.stop()
-
-
-__all__ = ["TOOLS", "FileWatch", "callgate_register_tools", "callgate_session_end",
-           "callgate_session_start"]
+__all__ = ["CONFIG_SCHEMA", "TOOLS", "FileWatch", "callgate_register_tools",
+           "callgate_session_end", "callgate_session_start"]

@@ -12,32 +12,8 @@ from typing import Any
 
 import attrs
 from callgate import ToolContext, ToolError
-from callgate.files import ChangeDiff, FilePreview, GatedPath, SourceFile, change_diff, version_of
-
-#: The files plugin's config table (files.md, "Config"). ``x-workspace`` (callgate's config
-#: layering): what a workspace config the user config does not trust may do with each key.
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "max_edit_bytes": {"type": "integer", "minimum": 1, "default": 64 << 20,
-                           "x-workspace": "min", "x-kind": "limit"},
-        # the model is told when an observed file changes: a workspace may not turn it off
-        "watch": {"type": "boolean", "default": True, "x-workspace": [False, True]},
-        "stale_detail": {"type": "boolean", "default": True, "x-workspace": [False, True]},
-        "read_denylist": {"type": "boolean", "default": False, "x-workspace": [False, True]},
-        # enforced by the core's host gate and the sandbox (callgate._protected)
-        "protected": {"type": "array", "items": {"type": "string", "minLength": 1},
-                      "default": [], "x-workspace": "add", "x-kind": "denylist"},
-        "allow_protected": {"type": "array", "items": {"type": "string", "minLength": 1},
-                            "default": [], "x-workspace": "user", "x-layers": "concat",
-                            "x-kind": "allowlist"},
-        # path glob → encoding (issue 26); read by the core's decoding (callgate._declared).
-        # User-only: it decides the bytes every edit writes, which the model never sees
-        "encodings": {"type": "object", "default": {}, "x-workspace": "user",
-                      "additionalProperties": {"type": "string", "minLength": 1}},
-    },
-}
+from callgate.files import GatedPath, SourceFile, version_of
+from callgate_toolkit.diffs import ChangeDiff, FilePreview, change_diff
 
 PATH = {"type": "string", "minLength": 1, "maxLength": 4096}
 

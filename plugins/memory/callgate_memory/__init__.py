@@ -22,7 +22,7 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] memory = "ca
 """
 
 from ._fact import Fact
-from ._plugin import callgate_register_tools
 from ._session import Recall, SessionMemory
+from .plugin import callgate_register_tools
 
 __all__ = ["Fact", "Recall", "SessionMemory", "callgate_register_tools"]

@@ -52,9 +52,9 @@ from ._model import (
     SubagentRequest,
     SubagentRunner,
 )
-from ._plugin import STRICT_DENIED, callgate_register_tools, callgate_session_end
 from ._run import ChildRunner, Job
-from ._tools import children, depth_profile, nesting_available, runner_for
+from .plugin import STRICT_DENIED, callgate_register_tools, callgate_session_end
+from .tools.task import children, depth_profile, nesting_available, runner_for
 
 __all__ = [
     "STRICT_DENIED",

@@ -23,9 +23,9 @@ Entry point: ``[project.entry-points.callgate] workflow = "callgate_workflow"``.
 
 from . import hookspecs
 from ._conversation import CompressionRecord, Conversation, Message, Summarizer
-from ._plugin import callgate_register_tools
-from ._present import PresentedFiles
-from ._todos import Todo, TodoList
+from .plugin import callgate_register_tools
+from .tools.present import PresentedFiles
+from .tools.todo_write import Todo, TodoList
 
 __all__ = [
     "CompressionRecord",

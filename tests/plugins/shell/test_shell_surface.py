@@ -12,7 +12,7 @@ import sys
 import callgate_shell
 import pytest
 from callgate import BootError, Host
-from callgate_shell._select import DEFAULTS, ShellNotFound, select_shell
+from callgate_shell.config import DEFAULTS, ShellNotFound, select_shell
 
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "mcp")
 ALIASES = ("bash_output", "kill_shell", "wait")
