@@ -646,6 +646,7 @@ def shape(session: Session, step: Step, result: ToolResult, tail: Tail) -> ToolR
     if step.record is not None:
         seen = result.text if text is not complete or extra else None
         item.end = _record(session, step, result, complete, seen, item.seq)
+        session.results.recorded()
         if extra:
             session.journal.notices(extra)
     if step.span is not None:
