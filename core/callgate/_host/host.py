@@ -38,6 +38,7 @@ from .._registry.registry import Registry
 from .._validation.compiled import Compiled, compile_schema
 
 if TYPE_CHECKING:
+    from .._pipeline.executor import Executor
     from .._session.session import Session
 
 log = logging.getLogger("callgate")
@@ -183,6 +184,29 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
     # enforced by the gate and the file API for every file tool; plugins add keys of their
     # own (`Registry.extend_config`: callgate-files' ``watch``)
     FILES_TABLE: FILES_SCHEMA,
+    # where sessions' tools run (docs/executors.md): a transport names a program the host
+    # starts, so only the user's config may set it (a workspace could run anything)
+    "executor": {
+        "type": "object",
+        "additionalProperties": False,
+        "x-workspace": "user",
+        "properties": {
+            "transport": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "default": [],
+                "x-workspace": "user",
+                "x-kind": "program",
+            },
+            "connect_timeout_s": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "default": 60,
+                "x-workspace": "user",
+                "x-kind": "limit",
+            },
+        },
+    },
     # read only from the user config (`_config.layers.is_trusted`); claimed so it validates there
     "trust": {
         "type": "object",
@@ -542,6 +566,7 @@ class Host:
         resume: str | None = None,
         name: str | None = None,
         principal: str | None = None,
+        executor: Sequence[str] | Executor | None = None,
     ) -> Session:
         """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
 
@@ -550,16 +575,71 @@ class Host:
         that name, creating it on first use. ``principal`` names who the session belongs to
         (default: the operating-system user, `callgate.store.local_principal`); the session
         tools and ``resume``/``name`` reach only that principal's stored sessions. See
-        docs/sessions.md for what comes back."""
-        if not os.path.isdir(workspace):
-            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
+        docs/sessions.md for what comes back.
+
+        ``executor`` says where the session's tools run (docs/executors.md): ``None`` (the
+        user config's ``[executor] transport``, else here), an argv (a worker's transport:
+        ``workspace`` is then the workspace as the worker sees it, and need not exist
+        here), ``[]`` (here, whatever the config says) or an `Executor`."""
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
         from .._session.session import Session  # with the pipeline: on first open, not at boot
 
+        if executor is None:
+            executor = self.config("executor")["transport"]
+        bound: Executor | None = None
+        if isinstance(executor, Sequence) and not isinstance(executor, str):
+            if executor:
+                from .._executor.remote import RemoteExecutor
+
+                bound = RemoteExecutor(
+                    list(executor),
+                    os.fspath(workspace),
+                    connect_timeout=self.config("executor")["connect_timeout_s"],
+                )
+        else:
+            bound = executor
+        if bound is None and not os.path.isdir(workspace):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         return Session(
-            self, workspace, session_dir, origin, resume=resume, name=name, principal=principal
+            self,
+            workspace,
+            session_dir,
+            origin,
+            resume=resume,
+            name=name,
+            principal=principal,
+            executor=bound,
         )
+
+    def worker_boot(self) -> dict[str, Any]:
+        """How a worker of this host's sessions boots (`_executor.protocol`'s
+        ``initialize``): this host's config tables, as its user config (the policy the
+        worker enforces is this host's), the entry points and plugin modules it loaded, its
+        surface and OS. Tables that only a host uses (``executor``, ``sessions``, ``trust``,
+        ``plugins``) stay here."""
+        from types import ModuleType
+
+        local_only = {"executor", "sessions", "trust", "plugins"}
+        tables = {
+            name: self.config(name)
+            for name in self.registry.config_schemas
+            if name not in local_only
+        }
+        entry_points, modules = [], []
+        for name, plugin in self.pm.list_name_plugin():
+            source = self._plugin_sources.get(name, (None, ""))[1]
+            if source.startswith("entry point"):
+                entry_points.append(name)
+            elif isinstance(plugin, ModuleType):
+                modules.append(plugin.__name__)
+        return {
+            "config": tables,
+            "entry_points": sorted(entry_points),
+            "modules": sorted(modules),
+            "surface": self.surface_mode,
+            "os": self.os,
+        }
 
     def execution_facts(self) -> list[ExecutionFact]:
         """The writer and destructive calls every session of this host ran, oldest first

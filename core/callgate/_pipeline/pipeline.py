@@ -707,10 +707,15 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
-def stages_for(profiled: bool) -> tuple[Stage, ...]:
+def stages_for(profiled: bool, run: Stage = dispatch) -> tuple[Stage, ...]:
     """The stages a session runs, in `STAGES`' order: every one for a session with profiles,
-    every one but `profile` for a session without (it would have nothing to check)."""
-    return STAGES if profiled else tuple(s for s in STAGES if s is not profile)
+    every one but `profile` for a session without (it would have nothing to check).
+
+    ``run`` is the last stage: `dispatch` (the call runs here), or a remote executor's
+    (`_pipeline.executor`: the call, judged here, runs next to its workspace). The
+    executor is chosen once per session, so the loop pays nothing for the seam."""
+    stages = STAGES if profiled else tuple(s for s in STAGES if s is not profile)
+    return stages if run is dispatch else (*stages[:-1], run)
 
 
 # --- shape: after the batch's barrier, in call order -----------------------------------------

@@ -39,6 +39,7 @@ from .._pipeline import profiles as _profiles
 from .._pipeline import telemetry as _telemetry
 from .._pipeline.batch import FifoLock
 from .._pipeline.childprofile import ChildProfile
+from .._pipeline.executor import LOCAL, Executor
 from .._pipeline.progress import PROGRESS_SINK, ProgressSink
 from .._pipeline.shared import SharedResources
 from .._pipeline.state import SessionState
@@ -93,6 +94,7 @@ class Session:
         profile: ChildProfile | None = None,
         shared: SharedResources | None = None,
         principal: str | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self._extensions: dict[str, Any] = {}
         self._extension_lock = threading.RLock()
@@ -179,6 +181,13 @@ class Session:
         self.route: ProxyRoute | None = next(
             (s.route for s in host.routes() if s.name in tools), None
         )
+        #: where this session's judged calls run (`_pipeline.executor`): `LOCAL`, or a worker
+        #: next to the workspace (a child works where its parent does)
+        self.executor: Executor = (
+            executor
+            if executor is not None
+            else (parent.executor.for_child(self) if parent is not None else LOCAL)
+        )
         #: what the pipeline runs on (`SessionState`)
         self.state = SessionState(
             view=self,
@@ -197,7 +206,7 @@ class Session:
             profile=profile,
             depth=self.depth,
             turn_origin=origin,
-            stages=_pipeline.stages_for(bool(self.profiles)),
+            stages=_pipeline.stages_for(bool(self.profiles), self.executor.dispatch),
         )
         self.shared.join()
         if parent is not None:
@@ -415,6 +424,11 @@ class Session:
         self.cancel_event.set()
         for child in list(self._children):
             await child.close()
+        if self.executor is not LOCAL:
+            try:
+                await self.executor.close(self)
+            except Exception:
+                log.exception("closing the session's executor failed")
         await anyio.to_thread.run_sync(self._end)
 
     def _end(self) -> None:
