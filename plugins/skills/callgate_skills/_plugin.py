@@ -31,6 +31,7 @@ TOOLS = (
     ),
     ToolSpec(
         name="install_skill",
+        runs_at="host",
         description=_install_skill.DESCRIPTION,
         schema=_install_skill.SCHEMA,
         execute=_install_skill.run_install_skill,
@@ -38,6 +39,7 @@ TOOLS = (
     ),
     ToolSpec(
         name="install_source",
+        runs_at="host",
         description=_install_source.DESCRIPTION,
         schema=_install_source.SCHEMA,
         execute=_install_source.run_install_source,
@@ -50,6 +52,7 @@ INSTALL_SOURCE = TOOLS[2]
 TOOLS += (
     ToolSpec(
         name="run_skill",
+        runs_at="host",
         description=_run.RUN_DESCRIPTION,
         schema=_run.RUN_SCHEMA,
         execute=_run.run_run_skill,
@@ -57,6 +60,7 @@ TOOLS += (
     ),
     ToolSpec(
         name="read_only_skill",
+        runs_at="host",
         description=_run.READ_ONLY_DESCRIPTION,
         schema=_run.READ_ONLY_SCHEMA,
         execute=_run.run_read_only_skill,

@@ -126,6 +126,7 @@ class WebPlugin:
     def callgate_register_tools(self, registry: Any, host: Any) -> None:
         registry.add_config("web", CONFIG_SCHEMA)
         registry.add(ToolSpec(
+            runs_at="host",
             name="web_fetch",
             open_world=True,
             description=DESCRIPTION,
