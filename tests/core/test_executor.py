@@ -242,7 +242,7 @@ def test_a_cancel_reaches_the_workers_process_group(host: Any, tmp_path: Path) -
     session.session.cancel()
     thread.join(30)
     [result] = out
-    assert result.is_error and result.error.kind == "cancelled" or result.meta.get("cancelled")
+    assert (result.is_error and result.error.kind == "cancelled") or result.meta.get("cancelled")
     _wait_for(lambda: not _processes_with("61.456") and not _processes_with("62.456"))
     after = session.run(call("bash", command="echo fine"))  # the next batch is not cancelled
     assert "fine" in after.text
