@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from typing import Any
 
 from .._executor import protocol
@@ -241,10 +242,12 @@ class Worker:
             )
 
         token = PROGRESS_SINK.set(progress)
+        started = time.perf_counter()
         try:
             await pipeline.dispatch(state, step)
         finally:
             PROGRESS_SINK.reset(token)
+        took = time.perf_counter() - started
         assert step.result is not None
         fact = self.host.take_fact(state.id, call.id)
         return {
@@ -254,6 +257,7 @@ class Worker:
             if fact is None
             else {"paths": list(fact.paths), "held_s": max(0.0, fact.ended - fact.started)},
             "gate": list(step.gate) if step.gate is not None else None,
+            "took_s": took,  # the worker's own time: the rest of the round trip is transport
         }
 
 
