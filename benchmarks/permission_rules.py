@@ -63,7 +63,11 @@ def engine_of(package: Any) -> tuple[Any, Any]:
                             schema={"type": "object"}, groups=("Bash",),
                             permission_subject=package.PermissionSubject("command",
                                                                          ("command",)))
-    return permissions.RuleEngine(RULES, {"bash": spec}), spec
+    if not hasattr(permissions, "SubjectKind"):  # a tree before the shell supplied `command`
+        return permissions.RuleEngine(RULES, {"bash": spec}), spec
+    from callgate_commandline import COMMAND
+
+    return permissions.RuleEngine(RULES, {"bash": spec}, kinds={"command": COMMAND}), spec
 
 
 def time_decisions(engine: Any, spec: Any, commands: Any, calls: int) -> list[float]:
