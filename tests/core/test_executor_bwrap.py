@@ -10,6 +10,7 @@ file system (a decoy directory at the very same path) is untouched.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from callgate import ToolCall, hookimpl
 from callgate._executor.remote import RemoteExecutor
 
 BWRAP = shutil.which("bwrap")
@@ -129,8 +131,9 @@ def test_a_transcript_runs_where_the_host_has_no_such_directory(tmp_path: Path) 
 def test_the_suite_option_binds_sessions_to_a_bwrap_worker(
     callgate_session: Any, request: pytest.FixtureRequest
 ) -> None:
-    """Under ``--executor=bwrap-worker`` every session of the suite runs on a worker in its
-    own pid namespace (its pid there is not the transport's pid here)."""
+    """Under ``--executor=bwrap-worker`` every session of the suite runs on a worker in a
+    mount namespace of its own (bwrap's child: not the transport's pid, not this process's
+    mount namespace)."""
     if request.config.getoption("--executor") != "bwrap-worker":
         pytest.skip("runs under --executor=bwrap-worker")
     import callgate_files
@@ -141,4 +144,55 @@ def test_the_suite_option_binds_sessions_to_a_bwrap_worker(
     assert isinstance(executor, RemoteExecutor) and executor.link.argv[0].endswith("bwrap")
     conn = executor.link.connection
     assert conn is not None and conn._proc is not None
-    assert conn.handshake["pid"] != conn._proc.pid and conn.handshake["pid"] < 10
+    worker = conn.handshake["pid"]
+    assert worker not in (conn._proc.pid, os.getpid())
+    assert os.readlink(f"/proc/{worker}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
+
+
+class _Approver:
+    """Approves every ask, keeping the previews it was shown (it runs at the host)."""
+
+    def __init__(self) -> None:
+        self.previews: list[Any] = []
+
+    @hookimpl
+    def callgate_ask_permission(self, call: Any, tool: Any, session: Any, preview: Any) -> bool:
+        self.previews.append(preview)
+        return True
+
+
+def test_an_approval_previews_the_workers_files_not_the_hosts(tmp_path: Path) -> None:
+    """An ``ask`` on a remote session is previewed by the worker (``tool/preview``): the
+    approver sees the change to the file only the worker has, the approval binds to that
+    file's version, and the approved edit runs there; the host's decoy is untouched."""
+    import callgate_files
+    from callgate import sync
+    from callgate_toolkit.diffs import FilePreview
+
+    decoy = tmp_path / "ws"
+    decoy.mkdir()
+    (decoy / "app.py").write_text("HOST COPY\nreturn 1\n")
+    before = _tree(decoy)
+    approver = _Approver()
+    worker = isolated_worker({"app.py": "def main():\n    return 1\n"})
+    config = {"permissions": {"mode": "ask"}, "files": {"watch": False}}
+    with sync.Host.boot(config, plugins=[callgate_files, approver], entrypoints=False) as host:
+        session = host.open_session(decoy, executor=worker)
+        read = session.run(ToolCall("r1", "read_file", {"path": "app.py"}))
+        edit = session.run(
+            ToolCall(
+                "e1",
+                "edit_file",
+                {"path": "app.py", "old_string": "return 1", "new_string": "return 2"},
+            )
+        )
+        after = session.run(ToolCall("r2", "read_file", {"path": "app.py"}))
+        session.close()
+    assert not read.is_error and not edit.is_error, (read.text, edit.text)
+    [preview] = approver.previews
+    assert isinstance(preview, FilePreview) and preview.kind == "modify"
+    assert preview.old_bytes == b"def main():\n    return 1\n"  # the worker's file
+    assert preview.new_bytes == b"def main():\n    return 2\n"
+    assert "HOST COPY" not in (preview.diff or "")
+    assert "return 2" in after.text
+    assert _tree(decoy) == before

@@ -25,6 +25,7 @@ from typing import Any
 
 from .._executor import protocol
 from .._host.host import Host
+from .._model.errors import ToolError
 from .._model.facts import ExecutionFact
 from .._pipeline import pipeline
 from .._pipeline.progress import PROGRESS_SINK
@@ -138,6 +139,7 @@ class Worker:
                 "progress": True,
                 "notices": True,
                 "sessions": True,
+                "preview": True,
             },
         }
 
@@ -189,6 +191,8 @@ class Worker:
                 result = {}
             elif method == "tool/run":
                 result = await self._run(ident, params)
+            elif method == "tool/preview":
+                result = await self._preview(params)
             else:
                 self.out.write(
                     protocol.error(ident, protocol.METHOD_NOT_FOUND, f"no method {method!r}")
@@ -208,6 +212,33 @@ class Worker:
             self.sessions[sid] = WorkerSession(self.host.open_session(self.workspace))
         return {"workspace": self.workspace}
 
+    def _served_tool(self, state: Any, name: str) -> Any:
+        tool = state.tools.get(name) or self.host.registry.get(name)
+        if tool is None or tool.execute is None or tool.runs_at == "host":
+            raise ValueError(f"this worker does not serve tool {name!r}")
+        return tool
+
+    async def _preview(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The approval preview of an ``ask``, made here where the files are, as the host
+        makes it for a local session (`pipeline._preview`: the gate's dry run, then the
+        tool's ``preview``); a tool's refusal comes back as its result."""
+        import anyio
+
+        state = self.sessions[params["session"]].session.state
+        tool = self._served_tool(state, params["tool"])
+        if tool.preview is None:
+            raise ValueError(f"tool {tool.name!r} has no preview")
+        call = protocol.call_from_wire(params["call"])
+        step = Step(call, call, tool=tool)
+        try:
+            preview, versions = await anyio.to_thread.run_sync(pipeline._preview, state, step)
+        except ToolError as exc:
+            return {"refused": protocol.result_to_wire(exc.to_result())}
+        return {
+            "preview": protocol.value_to_wire(preview),
+            "versions": {k: list(v) for k, v in versions.items()},
+        }
+
     async def _run(self, ident: Any, params: dict[str, Any]) -> dict[str, Any]:
         ws = self.sessions[params["session"]]
         session = ws.session
@@ -217,10 +248,7 @@ class Worker:
             ws.epoch = epoch
             if state.cancel_event.is_set():
                 state.cancel_event = CancelEvent()
-        name = params["tool"]
-        tool = state.tools.get(name) or self.host.registry.get(name)
-        if tool is None or tool.execute is None or tool.runs_at == "host":
-            raise ValueError(f"this worker does not serve tool {name!r}")
+        tool = self._served_tool(state, params["tool"])
         call = protocol.call_from_wire(params["call"])
         expected = params.get("expected")
         step = Step(

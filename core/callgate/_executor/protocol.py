@@ -8,6 +8,7 @@ host speaks first::
     ← {"jsonrpc": "2.0", "id": 1, "result": {"protocol": 1, "callgate": "0.1.0",
        "os": "linux", "platform": "posix", "workspace": "/ws", "pid": 7,
        "capabilities": {"tools": [...], "cancel": true, "progress": true, "notices": true,
+                        "preview": true,
                         "sessions": true}}}
 
 then, per session (the host's session id names the worker's):
@@ -18,6 +19,10 @@ then, per session (the host's session id names the worker's):
   gate and the tool (`pipeline.dispatch`) and answers the unshaped result, the notices
   its plugins queued (``[[source, text], ...]``), the execution fact of a writer
   (``{"paths", "held_s"}``) and the gate's finding;
+- ``tool/preview`` ``{"session", "tool", "call"}`` → ``{"preview", "versions"}`` or
+  ``{"refused"}``: the approval preview of an ``ask`` made where the files are (the
+  preview the approver sees, the file versions an approval binds to; a tool's refusal as
+  a result);
 - ``tool/cancel`` ``{"session", "epoch"}`` (a notification): cancel that session's calls
   of that batch (the worker's tools see ``ctx.cancelled``; bash ends its process group);
 - ``tool/progress`` ``{"request", "done", "total", "message"}`` (from the worker).
@@ -122,6 +127,62 @@ def result_from_wire(value: dict[str, Any]) -> ToolResult:
     )
 
 
+def value_to_wire(value: Any) -> Any:
+    """A tool's preview (or any plain value): JSON kept as is, ``bytes`` and tuples tagged,
+    an ``attrs`` instance (`callgate_toolkit.diffs.FilePreview`) as its class's name and
+    fields, anything else as its text."""
+    import attrs
+
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, tuple):
+        return {"$tuple": [value_to_wire(v) for v in value]}
+    if isinstance(value, list):
+        return [value_to_wire(v) for v in value]
+    if isinstance(value, dict):
+        return {"$dict": [[str(k), value_to_wire(v)] for k, v in value.items()]}
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if attrs.has(type(value)):
+        kind = type(value)
+        fields = {f.name: value_to_wire(getattr(value, f.name)) for f in attrs.fields(kind)}
+        return {"$attrs": f"{kind.__module__}:{kind.__qualname__}", "fields": fields}
+    return str(value)
+
+
+def value_from_wire(value: Any) -> Any:
+    """`value_to_wire` undone. An ``attrs`` class is rebuilt only when this process has
+    already imported its module (the host loaded the same plugins): a worker's message
+    never makes the host import anything; otherwise its fields come back as a dict."""
+    import sys
+
+    import attrs
+
+    if isinstance(value, list):
+        return [value_from_wire(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$bytes" in value:
+        return base64.b64decode(value["$bytes"])
+    if "$tuple" in value:
+        return tuple(value_from_wire(v) for v in value["$tuple"])
+    if "$dict" in value:
+        return {str(k): value_from_wire(v) for k, v in value["$dict"]}
+    if "$attrs" in value:
+        fields = {str(k): value_from_wire(v) for k, v in (value.get("fields") or {}).items()}
+        module, _, qualname = str(value["$attrs"]).partition(":")
+        found: Any = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if isinstance(found, type) and attrs.has(found):
+            try:
+                return found(**fields)
+            except TypeError:
+                pass
+        return fields
+    return {str(k): value_from_wire(v) for k, v in value.items()}
+
+
 def call_to_wire(call: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
     if call.via is not None:
@@ -156,4 +217,6 @@ __all__ = [
     "response",
     "result_from_wire",
     "result_to_wire",
+    "value_from_wire",
+    "value_to_wire",
 ]

@@ -334,16 +334,7 @@ class RemoteExecutor:
             await LOCAL.dispatch(state, step)
             return
         try:
-            conn, replaced = await self.link.connected(state.view)
-            if replaced:
-                state.notices.put(
-                    "callgate.executor",
-                    "[executor] the workspace's worker had exited and a new one was started: "
-                    "read files again before editing them; earlier background jobs are gone",
-                )
-            if state.id not in conn.sessions:
-                await conn.call("session/open", {"session": state.id})
-                conn.sessions.add(state.id)
+            conn = await self._session_connection(state)
         except (WorkerUnavailable, RuntimeError) as exc:
             step.result = ToolResult.failure(
                 "unavailable",
@@ -353,15 +344,66 @@ class RemoteExecutor:
             )
             return
         if tool.name not in conn.served:
-            step.result = ToolResult.failure(
-                "unavailable",
-                f"{tool.name} was not run: the workspace's worker does not serve it "
-                "(the worker's callgate lacks the plugin); install it there",
-                "executor:not_served",
-                {"executed": False},
-            )
+            step.result = self._not_served(tool.name)
             return
         await self._run(state, step, conn)
+
+    async def _session_connection(self, state: SessionState) -> Connection:
+        """The worker, with this session open on it (`WorkerUnavailable` if it cannot be
+        reached); a replaced worker is announced to the model."""
+        conn, replaced = await self.link.connected(state.view)
+        if replaced:
+            state.notices.put(
+                "callgate.executor",
+                "[executor] the workspace's worker had exited and a new one was started: "
+                "read files again before editing them; earlier background jobs are gone",
+            )
+        if state.id not in conn.sessions:
+            await conn.call("session/open", {"session": state.id})
+            conn.sessions.add(state.id)
+        return conn
+
+    async def preview(self, state: SessionState, step: Step) -> tuple[Any, dict[str, Any]]:
+        """The approval preview of an ``ask``, made by the worker where the files are (the
+        host's copy of the workspace, if any, is not the one the call would change): the
+        preview the approver sees and the file versions an approval binds to. A tool that
+        refuses answers its result; a worker that cannot be reached answers
+        ``unavailable`` and nothing runs (`Answered`)."""
+        from .._pipeline.step import Answered
+
+        tool = step.tool
+        assert tool is not None
+        try:
+            conn = await self._session_connection(state)
+            if tool.name not in conn.served:
+                raise Answered(self._not_served(tool.name))
+            reply = await conn.call(
+                "tool/preview",
+                {"session": state.id, "tool": tool.name, "call": protocol.call_to_wire(step.call)},
+            )
+        except (WorkerUnavailable, RuntimeError) as exc:
+            raise Answered(
+                ToolResult.failure(
+                    "unavailable",
+                    f"{tool.name} was not run: its approval preview could not be made: {exc}",
+                    "executor:unavailable",
+                    {"executed": False},
+                )
+            ) from None
+        if "refused" in reply:
+            raise Answered(protocol.result_from_wire(reply["refused"]))
+        versions = {str(k): tuple(v) for k, v in (reply.get("versions") or {}).items()}
+        return protocol.value_from_wire(reply.get("preview")), versions
+
+    @staticmethod
+    def _not_served(name: str) -> ToolResult:
+        return ToolResult.failure(
+            "unavailable",
+            f"{name} was not run: the workspace's worker does not serve it "
+            "(the worker's callgate lacks the plugin); install it there",
+            "executor:not_served",
+            {"executed": False},
+        )
 
     async def _run(self, state: SessionState, step: Step, conn: Connection) -> None:
         tool = step.tool

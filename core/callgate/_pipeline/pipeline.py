@@ -524,10 +524,15 @@ async def _approval(state: SessionState, step: Step, decision: Decision) -> Even
     signature = _signature(decision)
     preview, versions = None, None
     if tool.preview is not None:
-        try:
-            preview, versions = await anyio.to_thread.run_sync(_preview, state, step)
-        except ToolError as exc:
-            raise Answered(exc.to_result()) from None
+        # a session bound to a worker previews where its files are (`_executor.remote`)
+        remote = getattr(getattr(state.view, "executor", None), "preview", None)
+        if remote is not None and tool.runs_at != "host":
+            preview, versions = await remote(state, step)
+        else:
+            try:
+                preview, versions = await anyio.to_thread.run_sync(_preview, state, step)
+            except ToolError as exc:
+                raise Answered(exc.to_result()) from None
     answer = state.host.hooks.ask_permission(call, tool, state.view, preview)
     if inspect.isawaitable(answer):
         answer = await answer
