@@ -69,16 +69,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run tests/reliability with their full case counts")
     parser.addoption("--executor", choices=("local", "bwrap-worker"), default="local",
                      help="where sessions' tools run: here (local), or on a `callgate worker` "
-                     "in a bwrap mount and pid namespace of its own (bwrap-worker: the "
+                     "in a bwrap mount namespace of its own (bwrap-worker: the "
                      "user config of every test binds its sessions to it; issue 37)")
 
 
 def bwrap_worker_transport() -> list[str]:
-    """A worker in its own mount, pid, ipc and uts namespaces: the host's file system
-    read-only except /tmp (where the tests' workspaces, and the outside targets of the
-    confinement races, are), a private /dev and /proc."""
+    """A worker in its own mount, ipc and uts namespaces: the host's file system read-only
+    except /tmp (where the tests' workspaces, and the outside targets of the confinement
+    races, are), a private /dev and /proc.
+
+    It shares the host's pid namespace, as a container started with ``--pid=host`` or a pod
+    with ``shareProcessNamespace`` does: the suites' tests look up the processes a call
+    started (a job's process group, a writer's live temp file) from the test process.
+    (tests/core/test_executor_bwrap.py runs workers in pid namespaces of their own.) bwrap
+    is named by its absolute path, found once: a test that narrows ``PATH`` to hide a tool
+    from the session must not hide the transport."""
     import sys
-    return ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    bwrap = shutil.which("bwrap") or "bwrap"
+    return [bwrap, "--die-with-parent", "--unshare-ipc", "--unshare-uts",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp",
             "--", sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
 
