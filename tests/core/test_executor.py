@@ -376,3 +376,31 @@ def test_the_wire_keeps_a_result_whole() -> None:
     failure = ToolResult.failure("not_found", "no such file", "not_found")
     again = protocol.result_from_wire(protocol.result_to_wire(failure))
     assert again.error == failure.error and again.is_error
+
+
+@pytest.mark.parametrize("filtered", [True, False])
+def test_a_workers_commands_see_secrets_only_when_the_user_config_passes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filtered: bool
+) -> None:
+    """The spawn door drops secret-looking variables from the transport's environment; the
+    handshake hands the worker the ones the host's shell would pass (`Host.worker_environ`):
+    none by default, exactly those with ``[shell] filter_secret_env = false``."""
+    monkeypatch.setenv("GH_TOKEN", "gh-secret-1")
+    monkeypatch.setenv("PLAIN_VALUE", "p-1")
+    config = {**CONFIG, "shell": {"filter_secret_env": filtered}}
+    with sync.Host.boot(config, plugins=PLUGINS, entrypoints=False) as booted:
+        session = booted.open_session(tmp_path, executor=WORKER)
+        out = session.run(call("bash", command="echo ${GH_TOKEN:-none} ${PLAIN_VALUE:-none}"))
+        conn = executor_of(session).link.connection
+        assert conn is not None
+        worker_env = psutil_environ(conn.handshake["pid"])
+        session.close()
+    assert out.text.splitlines()[0] == ("none p-1" if filtered else "gh-secret-1 p-1")
+    # the transport's own environment never carries it (only the handshake, when allowed)
+    assert "GH_TOKEN" not in worker_env and worker_env.get("PLAIN_VALUE") == "p-1"
+
+
+def psutil_environ(pid: int) -> dict[str, str]:
+    import psutil
+
+    return psutil.Process(pid).environ()

@@ -103,6 +103,11 @@ class Worker:
             return WorkerHost.boot(None, workspace=self.workspace)
         import importlib
 
+        # what the host's plugins pass their programs and the transport could not carry
+        # (`Host.worker_environ`): secrets only when the user's config passes them
+        for name, value in (boot.get("environ") or {}).items():
+            if isinstance(name, str) and isinstance(value, str) and "\0" not in name + value:
+                os.environ[name] = value
         return WorkerHost.boot(
             None,
             workspace=self.workspace,

@@ -4,7 +4,8 @@ Versioned by `PROTOCOL` (an integer; a host and a worker speak only the same one
 host speaks first::
 
     → {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocol": 1,
-       "callgate": "0.1.0"}}
+       "callgate": "0.1.0",
+       "boot": {"config", "environ", "entry_points", "modules", "surface", "os"}}}
     ← {"jsonrpc": "2.0", "id": 1, "result": {"protocol": 1, "callgate": "0.1.0",
        "os": "linux", "platform": "posix", "workspace": "/ws", "pid": 7,
        "capabilities": {"tools": [...], "cancel": true, "progress": true, "notices": true,

@@ -635,11 +635,30 @@ class Host:
                 modules.append(plugin.__name__)
         return {
             "config": tables,
+            "environ": self.worker_environ(),
             "entry_points": sorted(entry_points),
             "modules": sorted(modules),
             "surface": self.surface_mode,
             "os": self.os,
         }
+
+    def worker_environ(self) -> dict[str, str]:
+        """The host variables a worker of this host's sessions is handed in its handshake:
+        those a plugin passes to the programs it starts (`callgate_program_environment`,
+        under this host's config) that the transport's own environment lacks (the spawn
+        door drops secret-looking variables from it). So secrets reach the worker only
+        when the user's config lets a plugin pass them, and then exactly those."""
+        from .. import process
+
+        transport = process.Environment().build()
+        handed: dict[str, str] = {}
+        for spec in self.pm.hook.callgate_program_environment(host=self):
+            if spec is None:
+                continue
+            for name, value in spec.build().items():
+                if name not in transport and os.environ.get(name) == value:
+                    handed[name] = value
+        return handed
 
     def execution_facts(self) -> list[ExecutionFact]:
         """The writer and destructive calls every session of this host ran, oldest first
