@@ -404,3 +404,29 @@ def psutil_environ(pid: int) -> dict[str, str]:
     import psutil
 
     return psutil.Process(pid).environ()
+
+
+def test_a_cancel_before_the_call_reaches_the_worker_still_reaches_its_tool(
+    host: Any, tmp_path: Path
+) -> None:
+    """The host writes a cancel the moment it subscribes, which can be before the call's
+    own request (here: while the worker is still starting). The worker keeps it for that
+    batch: bash sees ``ctx.cancelled`` and ends its group, as locally; the host never has
+    to abandon the call."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    started, go = tmp_path / "started", tmp_path / "go"
+    slow = [
+        "sh", "-c", f'touch {started}; while [ ! -e {go} ]; do sleep 0.05; done; exec "$@"',
+        "sh", *WORKER,
+    ]  # fmt: skip
+    session = host.open_session(ws, executor=slow)
+    thread, out = _run_in_thread(session, call("bash", command="sleep 63.789"))
+    _wait_for(started.exists)
+    session.session.cancel()
+    go.touch()
+    thread.join(60)
+    [result] = out
+    assert result.is_error and result.error.kind == "cancelled", result.text
+    assert not result.meta.get("abandoned"), result.text
+    assert not _processes_with("63.789")

@@ -77,6 +77,9 @@ class WorkerSession:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.epoch: int | None = None
+        #: a batch the host cancelled before its first call reached here (the host writes
+        #: the cancel the moment it subscribes, which can be before the call's request)
+        self.cancelled_epoch: int | None = None
 
 
 class Worker:
@@ -174,8 +177,11 @@ class Worker:
         ident = message.get("id")
         if method == "tool/cancel":
             ws = self.sessions.get(params.get("session", ""))
-            if ws is not None and ws.epoch == params.get("epoch"):
-                ws.session.cancel()
+            if ws is not None:
+                if ws.epoch == params.get("epoch"):
+                    ws.session.cancel()
+                else:
+                    ws.cancelled_epoch = params.get("epoch")
             return
         if ident is None:
             return  # an unknown notification
@@ -253,6 +259,8 @@ class Worker:
             ws.epoch = epoch
             if state.cancel_event.is_set():
                 state.cancel_event = CancelEvent()
+            if ws.cancelled_epoch is not None and ws.cancelled_epoch == epoch:
+                state.cancel_event.set()  # its tools see ctx.cancelled, as locally
         tool = self._served_tool(state, params["tool"])
         call = protocol.call_from_wire(params["call"])
         expected = params.get("expected")
