@@ -262,6 +262,9 @@ class Worker:
             if ws.cancelled_epoch is not None and ws.cancelled_epoch == epoch:
                 state.cancel_event.set()  # its tools see ctx.cancelled, as locally
         tool = self._served_tool(state, params["tool"])
+        grace = params.get("cancel_grace_s")
+        if isinstance(grace, int | float) and grace >= 0:
+            state.cancel_grace_s = float(grace)  # the host's, so both give up alike
         call = protocol.call_from_wire(params["call"])
         expected = params.get("expected")
         step = Step(

@@ -16,8 +16,8 @@ then, per session (the host's session id names the worker's):
 
 - ``session/open`` ``{"session"}`` → ``{"workspace"}``; ``session/close`` ``{"session"}``;
 - ``tool/run`` ``{"session", "epoch", "tool", "call", "read_only", "destructive",
-  "expected"}`` → ``{"result", "notices", "fact", "gate"}``: the worker runs the host
-  gate and the tool (`pipeline.dispatch`) and answers the unshaped result, the notices
+  "expected", "cancel_grace_s"}`` → ``{"result", "notices", "fact", "gate"}``: the worker
+  runs the host gate and the tool (`pipeline.dispatch`) and answers the unshaped result, the notices
   its plugins queued (``[[source, text], ...]``), the execution fact of a writer
   (``{"paths", "held_s"}``) and the gate's finding;
 - ``tool/preview`` ``{"session", "tool", "call"}`` → ``{"preview", "versions"}`` or

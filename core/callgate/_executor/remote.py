@@ -417,6 +417,7 @@ class RemoteExecutor:
             "read_only": step.read_only,
             "destructive": step.destructive,
             "expected": step.expected,
+            "cancel_grace_s": state.cancel_grace_s,
         }
         handle = state.cancel_event.subscribe(
             lambda: conn.notify("tool/cancel", {"session": state.id, "epoch": epoch})
