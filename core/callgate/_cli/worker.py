@@ -204,6 +204,8 @@ class Worker:
                 result = await self._run(ident, params)
             elif method == "tool/preview":
                 result = await self._preview(params)
+            elif method == "session/snapshot":
+                result = self._snapshot(params)
             else:
                 self.out.write(
                     protocol.error(ident, protocol.METHOD_NOT_FOUND, f"no method {method!r}")
@@ -222,6 +224,13 @@ class Worker:
         if sid not in self.sessions:
             self.sessions[sid] = WorkerSession(self.host.open_session(self.workspace))
         return {"workspace": self.workspace}
+
+    def _snapshot(self, params: dict[str, Any]) -> Any:
+        """What a session extension here reports of itself (`Session.snapshot`)."""
+        from .._model.keys import SessionKey
+
+        session = self.sessions[params["session"]].session
+        return session.local_snapshot(SessionKey(str(params["extension"])))
 
     def _served_tool(self, state: Any, name: str) -> Any:
         tool = state.tools.get(name) or self.host.registry.get(name)

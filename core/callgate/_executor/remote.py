@@ -395,6 +395,12 @@ class RemoteExecutor:
         versions = {str(k): tuple(v) for k, v in (reply.get("versions") or {}).items()}
         return protocol.value_from_wire(reply.get("preview")), versions
 
+    async def snapshot(self, state: SessionState, name: str) -> Any:
+        """What the worker's session extension ``name`` reports of itself (a job table's
+        jobs, for a dashboard of a remote session); `WorkerUnavailable` if it is gone."""
+        conn = await self._session_connection(state)
+        return await conn.call("session/snapshot", {"session": state.id, "extension": name})
+
     @staticmethod
     def _not_served(name: str) -> ToolResult:
         return ToolResult.failure(

@@ -260,6 +260,23 @@ class Session:
                     found = self._extensions[key.name] = factory(self)
         return found  # type: ignore[no-any-return]
 
+    async def snapshot(self, key: SessionKey[Any]) -> Any:
+        """What this session's extension ``key`` reports of itself, as JSON (its
+        ``snapshot()``: a job table's jobs, for dashboards), from wherever the session's
+        tools run: here, or its worker (docs/executors.md). `LookupError` when no loaded
+        plugin adds ``key`` or its object has no ``snapshot``."""
+        remote = getattr(self.executor, "snapshot", None)
+        if remote is not None:
+            return await remote(self.state, key.name)
+        return self.local_snapshot(key)
+
+    def local_snapshot(self, key: SessionKey[Any]) -> Any:
+        """`snapshot` of this process's extension object (the worker answers with it)."""
+        found = getattr(self.extension(key), "snapshot", None)
+        if not callable(found):
+            raise LookupError(f"the session extension {key.name!r} reports no snapshot")
+        return found()
+
     def find_extension(self, key: SessionKey[T]) -> T | None:
         """`extension`, or ``None`` when no loaded plugin adds ``key``."""
         try:
