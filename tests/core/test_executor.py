@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import callgate
 import callgate_files
 import callgate_search
 import callgate_shell
@@ -430,3 +431,46 @@ def test_a_cancel_before_the_call_reaches_the_worker_still_reaches_its_tool(
     assert result.is_error and result.error.kind == "cancelled", result.text
     assert not result.meta.get("abandoned"), result.text
     assert not _processes_with("63.789")
+
+
+def test_a_remote_sessions_jobs_are_seen_through_its_snapshot(host: Any, tmp_path: Path) -> None:
+    """A dashboard of a remote session sees the jobs its worker runs (`Session.snapshot`):
+    the host's own table is empty, the worker's has the job."""
+    from callgate_shell import JOBS
+
+    session = host.open_session(tmp_path, executor=WORKER)
+    started = session.run(call("bash", command="echo hi", run_in_background=True))
+    assert not started.is_error, started.text
+    _wait_for(lambda: session.snapshot(JOBS)["jobs"][0]["finished"])
+    [job] = session.snapshot(JOBS)["jobs"]
+    assert (job["id"], job["status"], job["exit_code"]) == ("bash-1", "done", 0)
+    assert session.session.extension(JOBS).jobs() == []  # nothing ran here
+
+
+class _ObjectSandbox:
+    """A sandbox plugin registered as an object: a worker cannot boot it by name."""
+
+    @callgate.hookimpl
+    def callgate_confine_process(self, launch: Any, session: Any) -> Any:
+        from callgate.process import Confined
+
+        return Confined(argv=["env", "CONFINED=yes", *launch.argv], env=launch.env,
+                        cwd=launch.cwd)
+
+
+def test_a_sandbox_the_worker_cannot_boot_refuses_the_remote_call(tmp_path: Path) -> None:
+    """Fail closed: a worker boots the host's plugin modules and entry points by name; a
+    sandbox registered as an object cannot travel, so rather than run the worker's programs
+    unconfined, no worker starts and the call is refused; nothing runs (locally the same
+    sandbox wraps the command)."""
+    plugins = [*PLUGINS, _ObjectSandbox()]
+    with sync.Host.boot(CONFIG, plugins=plugins, entrypoints=False) as booted:
+        local = booted.open_session(tmp_path).run(call("bash", command="echo $CONFINED"))
+        session = booted.open_session(tmp_path, executor=WORKER)
+        remote = session.run(call("bash", command="echo $CONFINED > ran.txt"))
+        assert executor_of(session).link.connection is None  # no worker was started
+        session.close()
+    assert local.text.startswith("yes")
+    assert remote.is_error and remote.error.kind == "unavailable", remote.text
+    assert "callgate_confine_process" in remote.text and "unconfined" in remote.text
+    assert not (tmp_path / "ran.txt").exists()

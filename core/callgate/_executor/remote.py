@@ -78,6 +78,10 @@ class Connection:
         from .. import process
 
         try:
+            boot = owner.host.worker_boot()
+        except ValueError as exc:
+            raise WorkerUnavailable(f"no worker was started: {exc}") from None
+        try:
             prepared = process.prepare(
                 owner,
                 self.argv,
@@ -107,7 +111,7 @@ class Connection:
                     {
                         "protocol": protocol.PROTOCOL,
                         "callgate": _version(),
-                        "boot": owner.host.worker_boot(),
+                        "boot": boot,
                     },
                 )
         except TimeoutError:

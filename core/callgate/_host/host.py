@@ -617,7 +617,8 @@ class Host:
         ``initialize``): this host's config tables, as its user config (the policy the
         worker enforces is this host's), the entry points and plugin modules it loaded, its
         surface and OS. Tables that only a host uses (``executor``, ``sessions``, ``trust``,
-        ``plugins``) stay here."""
+        ``plugins``) stay here. `ValueError` when a plugin that confines programs cannot
+        be booted there (an object, not a module or an entry point)."""
         from types import ModuleType
 
         local_only = {"executor", "sessions", "trust", "plugins"}
@@ -633,6 +634,19 @@ class Host:
                 entry_points.append(name)
             elif isinstance(plugin, ModuleType):
                 modules.append(plugin.__name__)
+        # a sandbox the worker cannot boot would leave its programs unconfined: refuse
+        for impl in self.pm.hook.callgate_confine_process.get_hookimpls():
+            name = impl.plugin_name
+            shipped = name in entry_points or (
+                isinstance(impl.plugin, ModuleType) and impl.plugin.__name__ in modules
+            )
+            if not shipped:
+                raise ValueError(
+                    f"plugin {name!r} confines programs (callgate_confine_process) but is an "
+                    "object, not a module or an entry point, so a worker cannot boot it and "
+                    "the worker's programs would run unconfined: register it as a module or "
+                    "an entry point, or run the session here"
+                )
         return {
             "config": tables,
             "environ": self.worker_environ(),
