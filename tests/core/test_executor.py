@@ -474,3 +474,28 @@ def test_a_sandbox_the_worker_cannot_boot_refuses_the_remote_call(tmp_path: Path
     assert remote.is_error and remote.error.kind == "unavailable", remote.text
     assert "callgate_confine_process" in remote.text and "unconfined" in remote.text
     assert not (tmp_path / "ran.txt").exists()
+
+
+class _PassesItsToken:
+    """A plugin whose programs get ``DEPLOY_TOKEN`` (a secret-looking name) by its choice."""
+
+    @callgate.hookimpl
+    def callgate_program_environment(self, host: Any) -> Any:
+        from callgate.process import Environment
+
+        return Environment(inherit="minimal", keep=("DEPLOY_TOKEN",))
+
+
+def test_a_plugins_program_environment_reaches_the_worker_and_nothing_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`callgate_program_environment`: the worker is handed exactly the variables a plugin's
+    programs get that the transport lacks: the token the plugin keeps, not another secret."""
+    monkeypatch.setenv("DEPLOY_TOKEN", "dt-1")
+    monkeypatch.setenv("OTHER_SECRET", "os-1")
+    with sync.Host.boot(CONFIG, plugins=[*PLUGINS, _PassesItsToken()], entrypoints=False) as h:
+        assert h.worker_environ() == {"DEPLOY_TOKEN": "dt-1"}
+        session = h.open_session(tmp_path, executor=WORKER)
+        out = session.run(call("bash", command="echo ${DEPLOY_TOKEN:-none} ${OTHER_SECRET:-none}"))
+        session.close()
+    assert out.text.splitlines()[0] == "none none"  # the shell's own filter still applies
