@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import callgate
 import callgate_files
 import callgate_search
 import callgate_shell
 import pytest
-from callgate import ToolCall, sync
+from callgate import ToolCall, hookimpl, sync
 from callgate._executor import protocol
 from callgate._executor.remote import RemoteExecutor
 from callgate._pipeline import pipeline
@@ -450,7 +449,7 @@ def test_a_remote_sessions_jobs_are_seen_through_its_snapshot(host: Any, tmp_pat
 class _ObjectSandbox:
     """A sandbox plugin registered as an object: a worker cannot boot it by name."""
 
-    @callgate.hookimpl
+    @hookimpl
     def callgate_confine_process(self, launch: Any, session: Any) -> Any:
         from callgate.process import Confined
 
@@ -479,7 +478,7 @@ def test_a_sandbox_the_worker_cannot_boot_refuses_the_remote_call(tmp_path: Path
 class _PassesItsToken:
     """A plugin whose programs get ``DEPLOY_TOKEN`` (a secret-looking name) by its choice."""
 
-    @callgate.hookimpl
+    @hookimpl
     def callgate_program_environment(self, host: Any) -> Any:
         from callgate.process import Environment
 
