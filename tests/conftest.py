@@ -67,6 +67,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--reliability", action="store_true", default=False,
                      help="run tests/reliability with their full case counts")
+    parser.addoption("--executor", choices=("local", "bwrap-worker"), default="local",
+                     help="where sessions' tools run: here (local), or on a `callgate worker` "
+                     "in a bwrap mount namespace of its own (bwrap-worker: the "
+                     "user config of every test binds its sessions to it; issue 37)")
+
+
+def bwrap_worker_transport() -> list[str]:
+    """A worker in its own mount, ipc and uts namespaces: the host's file system read-only
+    except /tmp (where the tests' workspaces, and the outside targets of the confinement
+    races, are), a private /dev and /proc.
+
+    It shares the host's pid namespace, as a container started with ``--pid=host`` or a pod
+    with ``shareProcessNamespace`` does: the suites' tests look up the processes a call
+    started (a job's process group, a writer's live temp file) from the test process.
+    (tests/core/test_executor_bwrap.py runs workers in pid namespaces of their own.) bwrap
+    is named by its absolute path, found once: a test that narrows ``PATH`` to hide a tool
+    from the session must not hide the transport."""
+    import sys
+    bwrap = shutil.which("bwrap") or "bwrap"
+    return [bwrap, "--die-with-parent", "--unshare-ipc", "--unshare-uts",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp",
+            "--", sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
 
 
 @pytest.fixture
@@ -85,9 +107,13 @@ def _private_callgate_home(tmp_path_factory: pytest.TempPathFactory,
 
 @pytest.fixture(autouse=True)
 def user_config(tmp_path_factory: pytest.TempPathFactory,
-                monkeypatch: pytest.MonkeyPatch) -> Path:
+                monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Path:
     """This test's own user config directory (``$CALLGATE_CONFIG_HOME``), empty: a test
     that wants a user config writes ``config.toml`` in it."""
     home = tmp_path_factory.mktemp("user-config")
     monkeypatch.setenv("CALLGATE_CONFIG_HOME", str(home))
+    if request.config.getoption("--executor") == "bwrap-worker":
+        import json
+        transport = json.dumps(bwrap_worker_transport())
+        (home / "config.toml").write_text(f"[executor]\ntransport = {transport}\n")
     return home

@@ -116,10 +116,13 @@ async def _replay_session(
     session_dir: str | None,
     emit: Any,
     resume: str | None = None,
+    executor: list[str] | None = None,
 ) -> None:
     from ._cli import replay as _replay  # the replay machinery: only here
 
-    async with host.open_session(workspace, session_dir=session_dir, resume=resume) as session:
+    async with host.open_session(
+        workspace, session_dir=session_dir, resume=resume, executor=executor
+    ) as session:
         if mode != "default":
             session.set_mode(mode)
         async for entry, result in _replay.replay(session, lines):
@@ -146,8 +149,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         lines = _read_lines(args.transcript)
     except OSError as exc:
         return _fail(f"cannot open transcript {args.transcript}: {exc.strerror or exc}")
-    if not os.path.isdir(args.workspace):
-        return _fail(f"workspace {args.workspace} is not a directory")
+    executor = _executor_option(args.executor)
+    if isinstance(executor, int):
+        return executor
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
@@ -163,6 +167,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         host = _boot(args, args.workspace, approver + scripted)
     except BootError as exc:
         return _fail(str(exc))
+    remote = executor if executor is not None else host.config("executor")["transport"]
+    if not remote and not os.path.isdir(args.workspace):
+        # with a worker the workspace is the worker's: it need not exist here
+        return _fail(f"workspace {args.workspace} is not a directory")
 
     def emit(entry: _replay.Entry, result: dict[str, Any]) -> None:
         print(_replay.json_line(result), flush=True)
@@ -177,10 +185,42 @@ def cmd_replay(args: argparse.Namespace) -> int:
             args.session_dir,
             emit,
             args.resume,
+            executor,
         )
     except StoreError as exc:  # an unknown session, a store this callgate cannot use
         return _fail(str(exc))
     return EXIT_OK
+
+
+def _executor_option(value: str | None) -> list[str] | int | None:
+    """``--executor '<JSON argv>'``: the argv (``[]``: run here, whatever the config
+    says), ``None`` when not given, or the exit code of a bad value."""
+    if value is None:
+        return None
+    try:
+        argv = json.loads(value)
+    except json.JSONDecodeError as exc:
+        return _fail(f"--executor must be a JSON array of strings (an argv): {exc.msg}")
+    if not isinstance(argv, list) or not all(isinstance(a, str) and a for a in argv):
+        return _fail(
+            '--executor must be a JSON array of non-empty strings, e.g. \'["callgate", '
+            '"worker", "--workspace", "{workspace}"]\''
+        )
+    return argv
+
+
+# --- the worker ---------------------------------------------------------------------------
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from ._cli import worker as _worker
+
+    if not os.path.isdir(args.workspace):
+        return _fail(f"workspace {args.workspace} is not a directory")
+    try:
+        return _worker.serve(args.workspace)
+    except BootError as exc:
+        return _fail(str(exc))
 
 
 # --- tools, contract, call, plugins ---------------------------------------------------------
@@ -495,7 +535,25 @@ def build_parser() -> argparse.ArgumentParser:
         help='answer the ask tool from FILE: {"answers": {"question or header": '
         '"label" | ["label", ...] | null}} (docs/ask.md)',
     )
+    p.add_argument(
+        "--executor",
+        metavar="JSON_ARGV",
+        help="run the session's tools on a worker started by this argv (a JSON array: "
+        '\'["ssh", "box", "callgate", "worker", "--workspace", "{workspace}"]\'), '
+        "overriding [executor] transport; --workspace is then the workspace as the worker "
+        "sees it; '[]' runs them here (docs/executors.md)",
+    )
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "worker",
+        help="serve one workspace's tools over stdio (a remote executor)",
+        description="Serve the executor protocol (JSON-RPC over stdin/stdout) for the "
+        "workspace DIR: a host whose [executor] transport starts this command runs its "
+        "sessions' tools here, next to the files (docs/executors.md).",
+    )
+    p.add_argument("--workspace", required=True, help="the directory the tools work in")
+    p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
     _add_boot_options(p)

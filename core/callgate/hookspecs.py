@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ._pipeline.launch import Confined, Launch
     from ._pipeline.view import HostView, SessionView
     from ._registry.registry import Registry
+    from .process import Environment
 
 hookspec = pluggy.HookspecMarker("callgate")
 hookimpl = pluggy.HookimplMarker("callgate")
@@ -140,6 +141,17 @@ def callgate_confine_process(launch: Launch, session: SessionView) -> Confined |
     unconfined, or raise `ToolError` to refuse it. The first answer wins. A program killed
     through its process group must take everything it started with it. ``contrib/sandbox``
     implements it (bubblewrap).
+    """
+
+
+@hookspec
+def callgate_program_environment(host: HostView) -> Environment | None:
+    """How this plugin builds the environment of the programs it starts for the model
+    (`callgate.process.Environment`), under the host's config. A session whose tools run on
+    a worker (docs/executors.md) hands the worker, in its handshake, the host variables one
+    of these passes and the executor's transport does not: secret-looking ones only when
+    the user's config lets a plugin pass them (``[shell] filter_secret_env = false``). The
+    worker's own filters then apply as they do here.
     """
 
 

@@ -35,6 +35,11 @@ class Session:
         [result] = self.run_batch([call])
         return result
 
+    def snapshot(self, key: Any) -> Any:
+        """`callgate.Session.snapshot`: what the session extension ``key`` reports of
+        itself, from wherever the session's tools run."""
+        return self._host.portal.call(self.session.snapshot, key)
+
     def close(self) -> None:
         if not self.session.closed:
             self._host.portal.call(self.session.close)

@@ -5,7 +5,7 @@ imports itself back through any chain (type-only and function-local imports incl
 The layers, lowest first (docs/architecture.md draws them)::
 
     model → text → validation → config → fs → results → store
-          → permissions → registry → files → pipeline → session → host → top
+          → permissions → registry → files → pipeline → executor → session → host → top
 
 Each of the checks below is run once on a planted violation first, so none can pass by
 seeing nothing.
@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("registry", ("_registry",)),
     ("files", ("_files", "files")),
     ("pipeline", ("_pipeline", "process", "hookspecs")),
+    ("executor", ("_executor",)),
     ("session", ("_session",)),
     ("host", ("_host", "host")),
     ("top", ("__init__", "providers", "sync", "testing", "cli", "_cli")),

@@ -35,3 +35,11 @@ class PublicApiTools:
                                                      "text": {"type": "string"}},
                     "required": ["path", "text"]},
             execute=lambda ctx, args: str(ctx.files.write_text(args["path"], args["text"]))))
+
+
+@hookimpl
+def callgate_register_tools(registry: Any) -> None:
+    """The same tools, with this module as the plugin (``plugins=[_api_tools]``): a worker
+    of a remote executor boots the host's plugin modules by name, so they run there too
+    (a plugin instance cannot travel; its tools would be refused as not served)."""
+    PublicApiTools().callgate_register_tools(registry)

@@ -2,8 +2,9 @@
 per request, so 200 kill -9 runs do not pay 200 interpreter starts.
 
 Protocol (one JSON object per line): the parent writes ``{"ws", "file", "tool"}`` to
-stdin; the zygote forks a writer and answers ``{"ready": pid}`` once the writer has
-read the file through its own host, then ``{"exit": pid, "status": n}`` once the
+stdin; the zygote forks a writer and answers ``{"ready": pid, "publisher": pid}`` once
+the writer has read the file through its own host (``publisher``: the process that
+publishes, the writer itself or its session's worker), then ``{"exit": pid, "status": n}`` once the
 parent has killed it (the zygote reaps it, so its pid is really gone: a zombie would
 still look alive to the stale-temp sweep). The writer publishes version after version
 of the file with ``write_file``, ``edit_file`` or ``multi_edit`` until it is killed.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 import anyio
 import callgate_files
@@ -65,12 +67,23 @@ async def write_forever(ws: str, rel: str, tool: str, ready: int) -> None:
     k = max(found)
     if found != (k, k):  # an edit_file run moved only the tail: bring the header along
         await session.run(ToolCall("h", "write_file", {"path": rel, "content": content(k)}))
-    os.write(ready, b"r")
+    os.write(ready, b"r%d" % publisher(session))
     while True:
         k += 1
         result = await session.run(call_for(tool, rel, k))
         if result.is_error:
             raise SystemExit(f"the writer's {tool} failed: {result.text}")
+
+
+def publisher(session: Any) -> int:
+    """The pid of the process that publishes this writer's versions: this one, or, when
+    the user config binds sessions to a worker (``pytest --executor=bwrap-worker``), the
+    worker's (from its handshake): the process a kill mid-publish must hit."""
+    link = getattr(session.executor, "link", None)
+    connection = getattr(link, "connection", None)
+    if connection is not None:
+        return int(connection.handshake["pid"])
+    return os.getpid()
 
 
 def main() -> None:
@@ -85,9 +98,10 @@ def main() -> None:
             finally:
                 os._exit(3)
         os.close(w)
-        got = os.read(r, 1)
+        got = os.read(r, 64)
         os.close(r)
-        print(json.dumps({"ready": pid} if got else {"failed": pid}), flush=True)
+        print(json.dumps({"ready": pid, "publisher": int(got[1:])} if got else
+                         {"failed": pid}), flush=True)
         _, status = os.waitpid(pid, 0)
         print(json.dumps({"exit": pid, "status": status}), flush=True)
 

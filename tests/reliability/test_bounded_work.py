@@ -22,13 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import callgate_code
 import callgate_files
 import callgate_media
 import callgate_search
 import pytest
-from callgate import ToolCall, ToolSpec, hookimpl
+from callgate import ToolCall
+
+from . import _stuck_tools
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need POSIX")
 
@@ -140,39 +141,16 @@ def test_a_20_mb_source_file_is_refused_before_it_is_parsed(tmp_path: Path, figu
 # --- cancellation of a tool stuck in I/O ------------------------------------------------------
 
 
-class StuckTools:
-    """A third-party plugin whose tools block on a FIFO read and never look at ctx.cancelled."""
-
-    def __init__(self, fifo: Path) -> None:
-        self.__name__ = "stuck"
-        self.fifo = fifo
-
-    def _sync(self, ctx: Any, args: dict[str, Any]) -> str:
-        with open(self.fifo, "rb") as fh:  # blocks: no writer
-            return fh.read().decode() or "eof"
-
-    async def _async(self, ctx: Any, args: dict[str, Any]) -> str:
-        await anyio.Event().wait()  # never set
-        return "never"
-
-    @hookimpl
-    def callgate_register_tools(self, registry: Any) -> None:
-        schema = {"type": "object", "properties": {}, "additionalProperties": False}
-        registry.add(ToolSpec(name="stuck_read", description="Reads a FIFO.", schema=schema,
-                              execute=self._sync, read_only=True, visibility="surface"))
-        registry.add(ToolSpec(name="stuck_wait", description="Waits forever.", schema=schema,
-                              execute=self._async, read_only=True, visibility="surface"))
-
-
 @pytest.mark.parametrize("tool", ["stuck_read", "stuck_wait"])
 def test_cancel_frees_the_session_from_a_tool_stuck_in_io(callgate_session, tmp_path: Path,
                                                            figure, tool: str) -> None:
     fifo = tmp_path / "stuck.fifo"
     os.mkfifo(fifo)
-    s = callgate_session(plugins=[StuckTools(fifo), callgate_files], files={"a.txt": "a\n"})
+    s = callgate_session(plugins=[_stuck_tools, callgate_files], files={"a.txt": "a\n"})
     s.session.cancel_grace_s = 0.5
     box: list[Any] = []
-    worker = threading.Thread(target=lambda: box.append(s.call(tool, {})), daemon=True)
+    worker = threading.Thread(target=lambda: box.append(s.call(tool, {"fifo": str(fifo)})),
+                              daemon=True)
     worker.start()
     time.sleep(0.3)
     assert worker.is_alive()  # it is stuck
@@ -198,25 +176,15 @@ def test_cancel_frees_the_session_from_a_tool_stuck_in_io(callgate_session, tmp_
 
 EXITS = textwrap.dedent("""
     import os, sys, threading, time
-    from callgate import sync, ToolCall, ToolSpec, hookimpl
+    from callgate import sync, ToolCall
+    from tests.reliability import _stuck_tools
     fifo = sys.argv[1]
 
-    class Stuck:
-        __name__ = "stuck"
-        @hookimpl
-        def callgate_register_tools(self, registry):
-            def run(ctx, args):
-                with open(fifo, "rb") as fh:
-                    return fh.read().decode()
-            registry.add(ToolSpec(name="stuck_read", description="Reads a FIFO.",
-                                  schema={"type": "object"}, execute=run, read_only=True,
-                                  visibility="surface"))
-
-    host = sync.Host.boot({}, plugins=[Stuck()], surface="full")
+    host = sync.Host.boot({}, plugins=[_stuck_tools], surface="full")
     s = host.open_session(os.path.dirname(fifo))
     s.session.cancel_grace_s = 0.2
     threading.Timer(0.3, s.session.cancel).start()
-    r = s.run(ToolCall("c", "stuck_read", {}))
+    r = s.run(ToolCall("c", "stuck_read", {"fifo": fifo}))
     print(r.error.kind)
     host.close()
 """)

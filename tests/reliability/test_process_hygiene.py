@@ -24,7 +24,8 @@ from typing import Any
 
 import psutil
 import pytest
-from callgate_shell import JOBS
+
+from tests.jobs_view import jobs_of
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc (Linux)")
 
@@ -137,7 +138,7 @@ def test_background_jobs_started_read_and_killed_leave_nothing_behind(
             stats["jobs"] += 1
             stats["ignored_sigterm"] += kind in (2, 5)
             stats["with_grandchildren"] += kind in (1, 2, 5)
-        jobs = s.session.extension(JOBS)
+        jobs = jobs_of(s)
         # every job has written its pids before it is read, so none is missed later
         batch = range(started_at, started_at + n)
         wait_for(lambda batch=batch: all((pid_dir / f"{i}.pids").exists() for i in batch), 10)

@@ -24,7 +24,7 @@ import pytest
 from callgate import ToolResult
 from callgate_files import FILE_WATCH
 
-from ._api_tools import PublicApiTools
+from . import _api_tools
 from ._racer import INSIDE, MARK, build
 from ._racer import race as racing
 
@@ -120,7 +120,7 @@ def test_public_file_api_never_reaches_outside(race: Callable[..., dict[str, int
         s.call("peek", path="d/f.txt"),
         s.call("peek_fd", path="d/f.txt"),
         s.call("poke", path="d/f.txt", text=f"poked {i}\n"),
-        s.call("poke", path=f"d/p-{i}.txt", text="p\n")], plugins=(PublicApiTools(),))
+        s.call("poke", path=f"d/p-{i}.txt", text="p\n")], plugins=(_api_tools,))
 
 
 def test_the_component_walk_holds_the_line_too(race: Callable[..., dict[str, int]]) -> None:
@@ -138,6 +138,6 @@ def test_the_component_walk_holds_the_line_too(race: Callable[..., dict[str, int
             s.call("write_file", path=f"d/w-{i}.txt", content="w\n"),
             s.call("read_file", path="d/v.txt"),
             s.call("move_file", source_path="d/v.txt", destination_path=f"got-{i}.txt"),
-            s.call("peek", path="d/f.txt")], plugins=(PublicApiTools(),))
+            s.call("peek", path="d/f.txt")], plugins=(_api_tools,))
     finally:
         confine.use_openat2(True)

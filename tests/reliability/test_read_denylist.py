@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ._api_tools import PublicApiTools
+from . import _api_tools
 
 SECRETS = ("sk-test-4b1d", "PEM-SECRET-LINE", "leaked_symbol", "SSH-KEY-LINE", "NETRC-LINE")
 
@@ -63,7 +63,7 @@ def denying(callgate_session: Callable[..., Any], tmp_path: Path,
 
     def make(on: bool = True, engine: str = "rg") -> Any:
         s = callgate_session(
-            plugins=[PublicApiTools()], files=FILES,
+            plugins=[_api_tools], files=FILES,
             entrypoints=["files", "search", "code", "media", "capability"],
             config={"files": {"read_denylist": on, "watch": False},
                     "search": {"grep_engine": engine},

@@ -17,19 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from callgate import ToolError, ToolSpec, hookimpl
+from callgate import ToolError
+
+from . import _emit_tool
 
 BIG = 100_000  # over the 64 KiB a result may keep in memory: it goes to disk
-
-
-class Emit:
-    @hookimpl
-    def callgate_register_tools(self, registry: Any) -> None:
-        registry.add(ToolSpec(
-            name="emit", description="return the text given", read_only=True,
-            schema={"type": "object", "properties": {"text": {"type": "string"}},
-                    "required": ["text"]},
-            execute=lambda ctx, args: args["text"]))
 
 
 def page_all(session: Any, call_id: str, ref: str) -> str:
@@ -47,8 +39,8 @@ def page_all(session: Any, call_id: str, ref: str) -> str:
 def test_two_sessions_sharing_a_session_dir_keep_their_own_results(
         callgate_session: Callable[..., Any], tmp_path: Path) -> None:
     shared = tmp_path / "session"
-    a = callgate_session(plugins=[Emit()], session_dir=shared)
-    b = callgate_session(plugins=[Emit()], session_dir=shared, host=a.host)
+    a = callgate_session(plugins=[_emit_tool], session_dir=shared)
+    b = callgate_session(plugins=[_emit_tool], session_dir=shared, host=a.host)
     texts = {"a": "A" * BIG, "b": "B" * BIG}
     [ra] = a.run({"id": "c1", "name": "emit", "arguments": {"text": texts["a"]}})
     [rb] = b.run({"id": "c1", "name": "emit", "arguments": {"text": texts["b"]}})
@@ -62,8 +54,8 @@ def test_unrecorded_sessions_spill_to_private_directories(
         callgate_session: Callable[..., Any], tmp_path: Path) -> None:
     shared = tmp_path / "session"
     off = {"sessions": {"record": "off"}}
-    a = callgate_session(plugins=[Emit()], session_dir=shared, config=off)
-    b = callgate_session(plugins=[Emit()], session_dir=shared, host=a.host)
+    a = callgate_session(plugins=[_emit_tool], session_dir=shared, config=off)
+    b = callgate_session(plugins=[_emit_tool], session_dir=shared, host=a.host)
     [ra] = a.run({"id": "c1", "name": "emit", "arguments": {"text": "A" * BIG}})
     [rb] = b.run({"id": "c1", "name": "emit", "arguments": {"text": "B" * BIG}})
     assert page_all(a.session, "c1", ra.meta["result_ref"]) == "A" * BIG
@@ -83,7 +75,7 @@ def test_a_planted_symlink_in_the_results_dir_is_never_followed(
     victim = outside / "victim.txt"
     victim.write_text("precious\n")
     session_dir = ws / ".sessions" / "s1"
-    s = callgate_session(plugins=[Emit()], entrypoints=["shell"], workspace=ws,
+    s = callgate_session(plugins=[_emit_tool], entrypoints=["shell"], workspace=ws,
                          session_dir=session_dir)
     plant = "; ".join(f"ln -s {victim} .sessions/s1/results/{n:08d}.txt" for n in range(1, 9))
     r = s.call("bash", command=f"mkdir -p .sessions/s1/results && {plant} && echo planted")
@@ -101,7 +93,7 @@ def test_a_results_dir_planted_as_a_symlink_is_not_used(
     ws.mkdir()
     outside.mkdir()
     session_dir = ws / ".sessions" / "s1"
-    s = callgate_session(plugins=[Emit()], entrypoints=["shell"], workspace=ws,
+    s = callgate_session(plugins=[_emit_tool], entrypoints=["shell"], workspace=ws,
                          session_dir=session_dir)
     r = s.call("bash", command=f"ln -s {outside} .sessions/s1/results && echo planted")
     assert "planted" in r.text, r.text
@@ -116,7 +108,7 @@ def test_a_result_file_replaced_after_it_was_written_is_not_read(
     result "no longer retained"; its bytes never come back as the result."""
     secret = tmp_path / "secret.txt"
     secret.write_text("SECRET-5c2e\n" * 10_000)
-    s = callgate_session(plugins=[Emit()], session_dir=tmp_path / "session",
+    s = callgate_session(plugins=[_emit_tool], session_dir=tmp_path / "session",
                          config={"sessions": {"record": "off"}})
     [big] = s.run({"id": "c1", "name": "emit", "arguments": {"text": "q" * BIG}})
     [stored] = list(Path(s.session.results._directory).iterdir())

@@ -38,6 +38,7 @@ from .._registry.registry import Registry
 from .._validation.compiled import Compiled, compile_schema
 
 if TYPE_CHECKING:
+    from .._pipeline.executor import Executor
     from .._session.session import Session
 
 log = logging.getLogger("callgate")
@@ -183,6 +184,29 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
     # enforced by the gate and the file API for every file tool; plugins add keys of their
     # own (`Registry.extend_config`: callgate-files' ``watch``)
     FILES_TABLE: FILES_SCHEMA,
+    # where sessions' tools run (docs/executors.md): a transport names a program the host
+    # starts, so only the user's config may set it (a workspace could run anything)
+    "executor": {
+        "type": "object",
+        "additionalProperties": False,
+        "x-workspace": "user",
+        "properties": {
+            "transport": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "default": [],
+                "x-workspace": "user",
+                "x-kind": "program",
+            },
+            "connect_timeout_s": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "default": 60,
+                "x-workspace": "user",
+                "x-kind": "limit",
+            },
+        },
+    },
     # read only from the user config (`_config.layers.is_trusted`); claimed so it validates there
     "trust": {
         "type": "object",
@@ -542,6 +566,7 @@ class Host:
         resume: str | None = None,
         name: str | None = None,
         principal: str | None = None,
+        executor: Sequence[str] | Executor | None = None,
     ) -> Session:
         """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
 
@@ -550,16 +575,104 @@ class Host:
         that name, creating it on first use. ``principal`` names who the session belongs to
         (default: the operating-system user, `callgate.store.local_principal`); the session
         tools and ``resume``/``name`` reach only that principal's stored sessions. See
-        docs/sessions.md for what comes back."""
-        if not os.path.isdir(workspace):
-            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
+        docs/sessions.md for what comes back.
+
+        ``executor`` says where the session's tools run (docs/executors.md): ``None`` (the
+        user config's ``[executor] transport``, else here), an argv (a worker's transport:
+        ``workspace`` is then the workspace as the worker sees it, and need not exist
+        here), ``[]`` (here, whatever the config says) or an `Executor`."""
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
         from .._session.session import Session  # with the pipeline: on first open, not at boot
 
+        if executor is None:
+            executor = self.config("executor")["transport"]
+        bound: Executor | None = None
+        if isinstance(executor, Sequence) and not isinstance(executor, str):
+            if executor:
+                from .._executor.remote import RemoteExecutor
+
+                bound = RemoteExecutor(
+                    list(executor),
+                    os.fspath(workspace),
+                    connect_timeout=self.config("executor")["connect_timeout_s"],
+                )
+        else:
+            bound = executor
+        if bound is None and not os.path.isdir(workspace):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
         return Session(
-            self, workspace, session_dir, origin, resume=resume, name=name, principal=principal
+            self,
+            workspace,
+            session_dir,
+            origin,
+            resume=resume,
+            name=name,
+            principal=principal,
+            executor=bound,
         )
+
+    def worker_boot(self) -> dict[str, Any]:
+        """How a worker of this host's sessions boots (`_executor.protocol`'s
+        ``initialize``): this host's config tables, as its user config (the policy the
+        worker enforces is this host's), the entry points and plugin modules it loaded, its
+        surface and OS. Tables that only a host uses (``executor``, ``sessions``, ``trust``,
+        ``plugins``) stay here. `ValueError` when a plugin that confines programs cannot
+        be booted there (an object, not a module or an entry point)."""
+        from types import ModuleType
+
+        local_only = {"executor", "sessions", "trust", "plugins"}
+        tables = {
+            name: self.config(name)
+            for name in self.registry.config_schemas
+            if name not in local_only
+        }
+        entry_points, modules = [], []
+        for name, plugin in self.pm.list_name_plugin():
+            source = self._plugin_sources.get(name, (None, ""))[1]
+            if source.startswith("entry point"):
+                entry_points.append(name)
+            elif isinstance(plugin, ModuleType):
+                modules.append(plugin.__name__)
+        # a sandbox the worker cannot boot would leave its programs unconfined: refuse
+        for impl in self.pm.hook.callgate_confine_process.get_hookimpls():
+            name = impl.plugin_name
+            shipped = name in entry_points or (
+                isinstance(impl.plugin, ModuleType) and impl.plugin.__name__ in modules
+            )
+            if not shipped:
+                raise ValueError(
+                    f"plugin {name!r} confines programs (callgate_confine_process) but is an "
+                    "object, not a module or an entry point, so a worker cannot boot it and "
+                    "the worker's programs would run unconfined: register it as a module or "
+                    "an entry point, or run the session here"
+                )
+        return {
+            "config": tables,
+            "environ": self.worker_environ(),
+            "entry_points": sorted(entry_points),
+            "modules": sorted(modules),
+            "surface": self.surface_mode,
+            "os": self.os,
+        }
+
+    def worker_environ(self) -> dict[str, str]:
+        """The host variables a worker of this host's sessions is handed in its handshake:
+        those a plugin passes to the programs it starts (`callgate_program_environment`,
+        under this host's config) that the transport's own environment lacks (the spawn
+        door drops secret-looking variables from it). So secrets reach the worker only
+        when the user's config lets a plugin pass them, and then exactly those."""
+        from .. import process
+
+        transport = process.Environment().build()
+        handed: dict[str, str] = {}
+        for spec in self.pm.hook.callgate_program_environment(host=self):
+            if spec is None:
+                continue
+            for name, value in spec.build().items():
+                if name not in transport and os.environ.get(name) == value:
+                    handed[name] = value
+        return handed
 
     def execution_facts(self) -> list[ExecutionFact]:
         """The writer and destructive calls every session of this host ran, oldest first

@@ -84,6 +84,11 @@ class ToolSpec:
       workspace (the web, other servers). Clients use them as hints only.
     - ``surface_order`` places the tool on the surface: tools with an order
       come first, lowest first; the others follow by name.
+    - ``runs_at`` says where the tool runs when the session's tools run on a remote
+      executor (docs/executors.md): ``"workspace"`` (the default: next to the files, on
+      the worker) or ``"host"`` (with the session's policy and records: a tool that asks
+      the user, opens child sessions, reads the session store or judges permissions
+      itself). A local session runs every tool in-process either way.
     """
 
     name: str
@@ -113,6 +118,7 @@ class ToolSpec:
     title: str | None = None
     idempotent: bool | None = None
     open_world: bool = False
+    runs_at: Literal["workspace", "host"] = "workspace"
     plugin: str | None = None
 
     @property

@@ -524,10 +524,15 @@ async def _approval(state: SessionState, step: Step, decision: Decision) -> Even
     signature = _signature(decision)
     preview, versions = None, None
     if tool.preview is not None:
-        try:
-            preview, versions = await anyio.to_thread.run_sync(_preview, state, step)
-        except ToolError as exc:
-            raise Answered(exc.to_result()) from None
+        # a session bound to a worker previews where its files are (`_executor.remote`)
+        remote = getattr(getattr(state.view, "executor", None), "preview", None)
+        if remote is not None and tool.runs_at != "host":
+            preview, versions = await remote(state, step)
+        else:
+            try:
+                preview, versions = await anyio.to_thread.run_sync(_preview, state, step)
+            except ToolError as exc:
+                raise Answered(exc.to_result()) from None
     answer = state.host.hooks.ask_permission(call, tool, state.view, preview)
     if inspect.isawaitable(answer):
         answer = await answer
@@ -707,10 +712,15 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
-def stages_for(profiled: bool) -> tuple[Stage, ...]:
+def stages_for(profiled: bool, run: Stage = dispatch) -> tuple[Stage, ...]:
     """The stages a session runs, in `STAGES`' order: every one for a session with profiles,
-    every one but `profile` for a session without (it would have nothing to check)."""
-    return STAGES if profiled else tuple(s for s in STAGES if s is not profile)
+    every one but `profile` for a session without (it would have nothing to check).
+
+    ``run`` is the last stage: `dispatch` (the call runs here), or a remote executor's
+    (`_pipeline.executor`: the call, judged here, runs next to its workspace). The
+    executor is chosen once per session, so the loop pays nothing for the seam."""
+    stages = STAGES if profiled else tuple(s for s in STAGES if s is not profile)
+    return stages if run is dispatch else (*stages[:-1], run)
 
 
 # --- shape: after the batch's barrier, in call order -----------------------------------------

@@ -43,6 +43,21 @@ class NoticeQueue:
                 out.append(text)
         return out
 
+    def drain_items(self) -> list[tuple[NoticeSource, str]]:
+        """`drain`, keeping each text's source (a remote worker hands its notices to the
+        host's queue under the same sources)."""
+        if not self._pending:
+            return []
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        out = []
+        for source in sorted(pending):
+            value = pending[source]
+            text = value() if callable(value) else value
+            if text:
+                out.append((source, text))
+        return out
+
     def __bool__(self) -> bool:
         with self._lock:
             return bool(self._pending)

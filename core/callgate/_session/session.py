@@ -39,6 +39,7 @@ from .._pipeline import profiles as _profiles
 from .._pipeline import telemetry as _telemetry
 from .._pipeline.batch import FifoLock
 from .._pipeline.childprofile import ChildProfile
+from .._pipeline.executor import LOCAL, Executor
 from .._pipeline.progress import PROGRESS_SINK, ProgressSink
 from .._pipeline.shared import SharedResources
 from .._pipeline.state import SessionState
@@ -93,6 +94,7 @@ class Session:
         profile: ChildProfile | None = None,
         shared: SharedResources | None = None,
         principal: str | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self._extensions: dict[str, Any] = {}
         self._extension_lock = threading.RLock()
@@ -179,6 +181,13 @@ class Session:
         self.route: ProxyRoute | None = next(
             (s.route for s in host.routes() if s.name in tools), None
         )
+        #: where this session's judged calls run (`_pipeline.executor`): `LOCAL`, or a worker
+        #: next to the workspace (a child works where its parent does)
+        self.executor: Executor = (
+            executor
+            if executor is not None
+            else (parent.executor.for_child(self) if parent is not None else LOCAL)
+        )
         #: what the pipeline runs on (`SessionState`)
         self.state = SessionState(
             view=self,
@@ -197,7 +206,7 @@ class Session:
             profile=profile,
             depth=self.depth,
             turn_origin=origin,
-            stages=_pipeline.stages_for(bool(self.profiles)),
+            stages=_pipeline.stages_for(bool(self.profiles), self.executor.dispatch),
         )
         self.shared.join()
         if parent is not None:
@@ -250,6 +259,23 @@ class Session:
                 if found is _MISSING:
                     found = self._extensions[key.name] = factory(self)
         return found  # type: ignore[no-any-return]
+
+    async def snapshot(self, key: SessionKey[Any]) -> Any:
+        """What this session's extension ``key`` reports of itself, as JSON (its
+        ``snapshot()``: a job table's jobs, for dashboards), from wherever the session's
+        tools run: here, or its worker (docs/executors.md). `LookupError` when no loaded
+        plugin adds ``key`` or its object has no ``snapshot``."""
+        remote = getattr(self.executor, "snapshot", None)
+        if remote is not None:
+            return await remote(self.state, key.name)
+        return self.local_snapshot(key)
+
+    def local_snapshot(self, key: SessionKey[Any]) -> Any:
+        """`snapshot` of this process's extension object (the worker answers with it)."""
+        found = getattr(self.extension(key), "snapshot", None)
+        if not callable(found):
+            raise LookupError(f"the session extension {key.name!r} reports no snapshot")
+        return found()
 
     def find_extension(self, key: SessionKey[T]) -> T | None:
         """`extension`, or ``None`` when no loaded plugin adds ``key``."""
@@ -415,6 +441,11 @@ class Session:
         self.cancel_event.set()
         for child in list(self._children):
             await child.close()
+        if self.executor is not LOCAL:
+            try:
+                await self.executor.close(self)
+            except Exception:
+                log.exception("closing the session's executor failed")
         await anyio.to_thread.run_sync(self._end)
 
     def _end(self) -> None:

@@ -90,7 +90,7 @@ def _server_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
     plan = McpPlan(server=server, tool=None, identity=config.identity, cap_id=cap.text,
                    approved_read_only=False, approved_destructive=False)
     connected = servers.live(server) is not None
-    spec = ToolSpec(name=connect_permission_name(server), schema=EMPTY_SCHEMA,
+    spec = ToolSpec(runs_at="host", name=connect_permission_name(server), schema=EMPTY_SCHEMA,
                     description=f"Connect MCP server {server} and list its tools.",
                     execute=plan.directory if connected else plan.connect,
                     read_only=connected, plugin=ctx.tool.plugin)
@@ -126,7 +126,7 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
         plan = McpPlan(server=server, tool=cap.name, identity=config.identity,
                        cap_id=cap.text, approved_read_only=read_only,
                        approved_destructive=destructive, validated_fp=info.fingerprint)
-        spec = ToolSpec(name=permission, schema=info.input_schema,
+        spec = ToolSpec(runs_at="host", name=permission, schema=info.input_schema,
                         description=info.description, execute=plan.call,
                         read_only=read_only, destructive=destructive,
                         plugin=ctx.tool.plugin)
@@ -143,7 +143,7 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
         plan = McpPlan(server=server, tool=cap.name, identity=config.identity,
                        cap_id=cap.text, approved_read_only=read_only,
                        approved_destructive=destructive, deferred=True)
-        spec = ToolSpec(name=permission, schema=DEFERRED_SCHEMA,
+        spec = ToolSpec(runs_at="host", name=permission, schema=DEFERRED_SCHEMA,
                         description=info.description if info is not None else "",
                         execute=plan.call, read_only=read_only, destructive=destructive,
                         plugin=ctx.tool.plugin)
@@ -244,7 +244,7 @@ class McpPlan:
         if error is not None:
             return schema_config_error(ctx, self.server, self.tool, info, error)
         if self.validated_fp != info.fingerprint:
-            live_spec = ToolSpec(name=tool_permission_name(self.server, self.tool),
+            live_spec = ToolSpec(runs_at="host", name=tool_permission_name(self.server, self.tool),
                                  schema=info.input_schema, description=info.description,
                                  execute=self.call, plugin=ctx.tool.plugin)
             checked, invalid = ctx.session.check_arguments(live_spec, args,

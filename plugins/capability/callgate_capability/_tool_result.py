@@ -66,5 +66,5 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return ToolResult.ok(text)
 
 
-SPEC = ToolSpec(name=NAME, description=DESCRIPTION, schema=SCHEMA, execute=execute,
+SPEC = ToolSpec(runs_at="host", name=NAME, description=DESCRIPTION, schema=SCHEMA, execute=execute,
                 read_only=True)

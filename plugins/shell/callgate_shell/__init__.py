@@ -20,7 +20,12 @@ integrators read a session's jobs with ``session.extension(JOBS).jobs()``.
 
 from ._jobs import JOBS, Job, JobTable
 from .config import CONFIG_SCHEMA, ShellChoice, select_shell
-from .plugin import callgate_register_tools, callgate_session_end, callgate_shape_result
+from .plugin import (
+    callgate_program_environment,
+    callgate_register_tools,
+    callgate_session_end,
+    callgate_shape_result,
+)
 
 __all__ = [
     "CONFIG_SCHEMA",
@@ -28,6 +33,7 @@ __all__ = [
     "Job",
     "JobTable",
     "ShellChoice",
+    "callgate_program_environment",
     "callgate_register_tools",
     "callgate_session_end",
     "callgate_shape_result",

@@ -137,6 +137,15 @@ class Job:
                     "pid": self.pid, "runtime_s": round(self.runtime(), 3),
                     "unread_bytes": self.total - self.cursor, "log": self.log_path}
 
+    def snapshot(self) -> dict[str, Any]:
+        """`summary` and the byte counts and state a dashboard (or a test) polls, as JSON."""
+        found = self.summary()
+        with self._lock:
+            found.update(total=self.total, cursor=self.cursor, running=self.running,
+                         finished=self.finished.is_set(), log_path=self.log_path,
+                         log_error=self.log_error)
+        return found
+
     # --- output (supervisor thread) ------------------------------------------------------
 
     def open_log(self, directory: str | None, error: str | None) -> None:
@@ -365,6 +374,11 @@ class JobTable:
     def __call__(self) -> list[dict[str, Any]]:
         """A summary of every job, in id order (for dashboards)."""
         return [job.summary() for job in self.jobs()]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every job's `Job.snapshot` and the log directory, as JSON
+        (``await session.snapshot(JOBS)``: from a remote session's worker too)."""
+        return {"directory": self._dir, "jobs": [job.snapshot() for job in self.jobs()]}
 
     def jobs(self) -> list[Job]:
         with self._lock:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import Host, Registry, hookimpl
+from callgate import Host, Registry, hookimpl, process
 from callgate_commandline import COMMAND
 
+from ._env import command_environment
 from ._jobs import JOBS, JobTable
 from .config import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
 from .tools.bash import bash_tool
@@ -37,6 +38,13 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
         registry.add(spec)
     # a config shared by both OSes may name the shell this host does not register
     registry.add_rule_names(lambda name: name in SHELLS)
+
+
+@hookimpl
+def callgate_program_environment(host: Host) -> process.Environment:
+    """The environment shell commands and jobs get under this host's ``[shell]`` config
+    (what a remote workspace's worker must be handed to give its commands the same)."""
+    return command_environment(host.config("shell"))
 
 
 @hookimpl

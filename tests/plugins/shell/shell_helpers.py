@@ -48,3 +48,8 @@ def group_members(pgid: int) -> list[psutil.Process]:
             if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
                 out.append(proc)
     return out
+
+
+from tests.jobs_view import jobs_of  # noqa: E402  (re-exported for the shell tests)
+
+__all__ = ["group_members", "jobs_of", "pid_alive", "read_pid", "wait_until"]

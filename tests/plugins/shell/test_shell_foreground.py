@@ -231,6 +231,7 @@ def test_undecodable_bytes_become_replacement_characters(shell):  # §5.32
 
 def test_cancelling_the_session_ends_the_group(shell):
     s = shell()
+    s.call("bash", {"command": "true"})  # a remote executor's worker starts on the first call
     threading.Timer(0.5, s.session.cancel).start()
     start = time.monotonic()
     r = s.call("bash", {"command": "echo start; sleep 30 & echo $! > p; wait"})

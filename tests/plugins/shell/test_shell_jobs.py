@@ -9,8 +9,7 @@ import stat
 import time
 
 import pytest
-from callgate_shell import JOBS
-from shell_helpers import pid_alive, read_pid, wait_until
+from shell_helpers import jobs_of, pid_alive, read_pid, wait_until
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="bash end-to-end tests need POSIX")
 
@@ -55,7 +54,7 @@ def test_ids_count_per_session_and_skip_foreground_calls(shell):  # §5.18
 def test_reads_return_only_new_output(shell):  # §5.19
     s = shell()
     start(s, "echo first; while [ ! -e go ]; do sleep 0.05; done; echo second")
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").total > 0, 5)
+    assert wait_until(lambda: jobs_of(s).get("bash-1").total > 0, 5)
     first = s.call("job_output", {"job_id": "bash-1"})
     assert first.text == "[bash-1] running\nfirst"
     s.write("go", "")
@@ -79,13 +78,13 @@ def test_a_waiting_read_gives_up_at_its_timeout(shell):  # §5.20
 def test_filter_shows_matching_new_lines_and_still_moves_the_cursor(shell):  # §5.21
     s = shell()
     start(s, "printf 'a1\\nb2\\na3\\n'")
-    wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 5)
+    wait_until(lambda: jobs_of(s).get("bash-1").finished.is_set(), 5)
     r = s.call("job_output", {"job_id": "bash-1", "filter": "^a"})
     assert r.text == "[bash-1] done (exit code 0)\na1\na3\n(filter kept 2 of 3 new lines)"
     assert s.call("job_output", {"job_id": "bash-1"}).text.endswith("(no new output)")
 
     start(s, "printf 'a1\\nb2\\na3\\n'")
-    wait_until(lambda: s.session.extension(JOBS).get("bash-2").finished.is_set(), 5)
+    wait_until(lambda: jobs_of(s).get("bash-2").finished.is_set(), 5)
     bad = s.call("job_output", {"job_id": "bash-2", "filter": "("})
     assert bad.error.kind == "invalid_arguments" and bad.meta["executed"] is False
     assert "/filter" in bad.text
@@ -103,7 +102,7 @@ def test_list_mode_shows_every_job_and_moves_no_cursor(shell):  # §5.23
     s = shell()
     assert s.call("job_output", {}).text == "No background jobs in this session."
     start(s, "echo built", description="build")
-    wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 5)
+    wait_until(lambda: jobs_of(s).get("bash-1").finished.is_set(), 5)
     start(s, "sleep 30")
     lines = s.call("job_output", {}).text.splitlines()
     assert lines[0] == "Background jobs in this session: 2 (1 running)"
@@ -171,7 +170,7 @@ def test_closing_the_session_kills_its_jobs_and_removes_the_logs(shell):  # §5.
     s = shell()
     start(s, "sleep 60 & echo $! > p; wait")
     pid = read_pid(s.path("p"))
-    directory = s.session.extension(JOBS).directory
+    directory = jobs_of(s).directory
     assert os.path.isdir(directory)
     t0 = time.monotonic()
     s.close()
@@ -182,7 +181,7 @@ def test_closing_the_session_kills_its_jobs_and_removes_the_logs(shell):  # §5.
 def test_a_finished_job_is_announced_once_on_the_next_result(shell):  # §5.29
     s = shell()
     start(s, "echo hi")
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 5)
+    assert wait_until(lambda: jobs_of(s).get("bash-1").finished.is_set(), 5)
     r = s.call("bash", {"command": "true"})
     last = r.text.splitlines()[-1]
     assert "bash-1" in last and "done" in last and "job_output" in last
@@ -203,8 +202,8 @@ def test_killed_jobs_get_no_notice_but_max_lifetime_does(shell):
     start(s, "sleep 30")
     start(s, "sleep 30")
     s.call("job_kill", {"job_id": "bash-2"})
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 5)
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-2").finished.is_set(), 5)
+    assert wait_until(lambda: jobs_of(s).get("bash-1").finished.is_set(), 5)
+    assert wait_until(lambda: jobs_of(s).get("bash-2").finished.is_set(), 5)
     text = s.call("bash", {"command": "true"}).text
     assert "bash-1 (sleep 30) killed (max lifetime exceeded)" in text
     assert "bash-2" not in text
@@ -213,11 +212,11 @@ def test_killed_jobs_get_no_notice_but_max_lifetime_does(shell):
 def test_bash_output_reads_like_job_output_and_shares_the_cursor(shell):  # §5.30
     s = shell()
     start(s, "echo one; while [ ! -e go ]; do sleep 0.05; done; echo two")
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").total > 0, 5)
+    assert wait_until(lambda: jobs_of(s).get("bash-1").total > 0, 5)
     assert s.call("bash_output", {"job_id": "bash-1"}).text == "[bash-1] running\none"
     assert s.call("job_output", {"job_id": "bash-1"}).text == "[bash-1] running\n(no new output)"
     s.write("go", "")
-    wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 5)
+    wait_until(lambda: jobs_of(s).get("bash-1").finished.is_set(), 5)
     r = s.call("bash_output", {"job_id": "bash-1", "filter": "t"})
     assert r.text == "[bash-1] done (exit code 0)\ntwo\n(filter kept 1 of 1 new lines)"
     assert s.call("bash_output", {"job_id": "bash-1", "filter": "("}).error.kind == \
@@ -266,15 +265,15 @@ def test_a_deny_on_job_kill_also_denies_kill_shell(shell):  # §5.31
     r = s.call("kill_shell", {"job_id": "bash-1"})
     assert r.is_error and r.error.kind == "blocked" and "job_kill" in r.text
     assert s.call("job_output", {"job_id": "bash-1"}).text.startswith("[bash-1] running")
-    assert s.session.extension(JOBS).get("bash-1").running
+    assert jobs_of(s).get("bash-1").running
 
 
 def test_job_logs_are_private_files_holding_the_whole_output(shell):
     s = shell()
     start(s, "seq 1 100000")
     wait_done(s, "bash-1", 20_000)
-    job = s.session.extension(JOBS).get("bash-1")
-    assert stat.S_IMODE(os.stat(s.session.extension(JOBS).directory).st_mode) == 0o700
+    job = jobs_of(s).get("bash-1")
+    assert stat.S_IMODE(os.stat(jobs_of(s).directory).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(job.log_path).st_mode) == 0o600
     with open(job.log_path, "rb") as fh:
         assert fh.read() == "".join(f"{i}\n" for i in range(1, 100001)).encode()
@@ -283,8 +282,8 @@ def test_job_logs_are_private_files_holding_the_whole_output(shell):
 def test_an_unreadable_log_falls_back_to_the_memory_tail(shell):
     s = shell()
     start(s, "seq 1 30000")
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 10)
-    os.unlink(s.session.extension(JOBS).get("bash-1").log_path)
+    assert wait_until(lambda: jobs_of(s).get("bash-1").finished.is_set(), 10)
+    os.unlink(jobs_of(s).get("bash-1").log_path)
     r = s.call("job_output", {"job_id": "bash-1"})
     lines = r.text.split("\n")
     assert lines[0] == "[bash-1] done (exit code 0)"
@@ -298,7 +297,7 @@ def test_session_jobs_lists_the_jobs_for_dashboards(shell):
     s = shell()
     start(s, "echo x", description="say x")
     wait_done(s, "bash-1")
-    [job] = s.session.extension(JOBS)()
+    [job] = jobs_of(s)()
     assert (job["id"], job["status"], job["label"], job["exit_code"]) == \
         ("bash-1", "done", "say x", 0)
 

@@ -11,11 +11,10 @@ import callgate_shell
 import pytest
 from callgate import hookimpl
 from callgate.process import Confined
-from callgate_shell import JOBS
 from callgate_shell._capture import ByteTail, Capture, incomplete_utf8_suffix
 from callgate_shell._env import FORCED, command_env
 from callgate_shell._exemption import keeps_background_processes
-from shell_helpers import wait_until
+from shell_helpers import jobs_of, wait_until
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="needs POSIX")
 
@@ -53,7 +52,7 @@ def test_the_wrapper_runs_background_jobs_and_its_note_joins_the_job_notes(callg
     wrapper = Wrapper()
     s = callgate_session(plugins=[callgate_shell, ("wrapper", wrapper)])
     s.call("bash", {"command": "echo $WRAPPED; exit 2", "run_in_background": True})
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").finished.is_set(), 5)
+    assert wait_until(lambda: jobs_of(s).get("bash-1").finished.is_set(), 5)
     r = s.call("job_output", {"job_id": "bash-1"})
     assert r.text == ("[bash-1] failed (exit code 2)\nyes\n"
                       "[note: wrapper saw exit 2 after 4 characters]")
@@ -119,7 +118,7 @@ def test_a_running_job_read_never_splits_a_character(shell):
     s = shell()
     s.call("bash", {"command": "printf '\\xe4\\xb8'; while [ ! -e go ]; do sleep 0.05; done; "
                                "printf '\\xad\\n'", "run_in_background": True})
-    assert wait_until(lambda: s.session.extension(JOBS).get("bash-1").total == 2, 5)
+    assert wait_until(lambda: jobs_of(s).get("bash-1").total == 2, 5)
     assert s.call("job_output", {"job_id": "bash-1"}).text == "[bash-1] running\n(no new output)"
     s.write("go", "")
     time.sleep(0.05)

@@ -136,6 +136,7 @@ def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Any]:
 
 
 ASK = ToolSpec(
+    runs_at="host",
     name="ask",
     description=ASK_DESCRIPTION,
     schema=ASK_SCHEMA,

@@ -130,6 +130,7 @@ ROUTE = ProxyRoute(
 )
 
 SPEC = ToolSpec(
+    runs_at="host",
     name=PROXY_NAME,
     description=DESCRIPTION,
     schema=SCHEMA,

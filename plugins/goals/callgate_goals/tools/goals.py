@@ -99,9 +99,10 @@ def check_create(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
 TOOLS = (
     ToolSpec(name="create_goal", description=CREATE_DESCRIPTION, schema=CREATE_SCHEMA,
              execute=run_create, validate=check_create, read_only=False, destructive=False,
-             groups=("goals",)),
+             groups=("goals",), runs_at="host"),
     ToolSpec(name="get_goal", description=GET_DESCRIPTION, schema=GET_SCHEMA,
-             execute=run_get, read_only=True, groups=("goals",)),
+             execute=run_get, read_only=True, groups=("goals",), runs_at="host"),
     ToolSpec(name="update_goal", description=UPDATE_DESCRIPTION, schema=UPDATE_SCHEMA,
-             execute=run_update, read_only=False, destructive=False, groups=("goals",)),
+             execute=run_update, read_only=False, destructive=False, groups=("goals",),
+             runs_at="host"),
 )

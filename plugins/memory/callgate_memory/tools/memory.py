@@ -163,9 +163,10 @@ def run_memory(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 TOOLS = (
     ToolSpec(name="remember", description=REMEMBER_DESCRIPTION, schema=REMEMBER_SCHEMA,
-             execute=run_remember, read_only=False, destructive=False, groups=("memory",)),
-    ToolSpec(name="forget", description=FORGET_DESCRIPTION, schema=FORGET_SCHEMA,
+             execute=run_remember, read_only=False, destructive=False, groups=("memory",),
+             runs_at="host"),
+    ToolSpec(runs_at="host", name="forget", description=FORGET_DESCRIPTION, schema=FORGET_SCHEMA,
              execute=run_forget, read_only=False, destructive=False, groups=("memory",)),
-    ToolSpec(name="memory", description=MEMORY_DESCRIPTION, schema=MEMORY_SCHEMA,
+    ToolSpec(runs_at="host", name="memory", description=MEMORY_DESCRIPTION, schema=MEMORY_SCHEMA,
              execute=run_memory, read_only=True, groups=("memory",)),
 )

@@ -138,10 +138,10 @@ def run_history(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 
 TOOLS = (
-    ToolSpec(name="list_sessions", description=LIST_DESCRIPTION, schema=LIST_SCHEMA,
+    ToolSpec(runs_at="host", name="list_sessions", description=LIST_DESCRIPTION, schema=LIST_SCHEMA,
              execute=run_list, read_only=True, groups=GROUPS),
-    ToolSpec(name="read_session", description=READ_DESCRIPTION, schema=READ_SCHEMA,
+    ToolSpec(runs_at="host", name="read_session", description=READ_DESCRIPTION, schema=READ_SCHEMA,
              execute=run_read, read_only=True, groups=GROUPS),
-    ToolSpec(name="history", description=HISTORY_DESCRIPTION, schema=HISTORY_SCHEMA,
+    ToolSpec(runs_at="host", name="history", description=HISTORY_DESCRIPTION, schema=HISTORY_SCHEMA,
              execute=run_history, read_only=True, groups=GROUPS, validate=check_history),
 )

@@ -151,6 +151,7 @@ def run_install_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 SPEC = ToolSpec(
     name="install_skill",
+    runs_at="host",
     description=DESCRIPTION,
     schema=SCHEMA,
     execute=run_install_skill,

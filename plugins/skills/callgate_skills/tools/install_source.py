@@ -386,6 +386,7 @@ def run_install_source(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 SPEC = ToolSpec(
     name="install_source",
+    runs_at="host",
     description=DESCRIPTION,
     schema=SCHEMA,
     execute=run_install_source,

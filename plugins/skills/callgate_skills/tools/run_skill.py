@@ -341,6 +341,7 @@ async def run_read_only_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
 
 RUN_SPEC = ToolSpec(
     name="run_skill",
+    runs_at="host",
     description=RUN_DESCRIPTION,
     schema=RUN_SCHEMA,
     execute=run_run_skill,
@@ -348,6 +349,7 @@ RUN_SPEC = ToolSpec(
 )
 READ_ONLY_SPEC = ToolSpec(
     name="read_only_skill",
+    runs_at="host",
     description=READ_ONLY_DESCRIPTION,
     schema=READ_ONLY_SCHEMA,
     execute=run_read_only_skill,

@@ -183,6 +183,7 @@ def profile_tool(name: str) -> ToolSpec:
         return _result(book.finish(record, outcome), ctx.session.max_chars)
 
     return ToolSpec(
+        runs_at="host",
         name=name,
         description=DESCRIPTIONS[name],
         schema=PROFILE_SCHEMA,
@@ -234,6 +235,7 @@ async def run_read_only_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResu
 
 TOOLS = (
     ToolSpec(
+        runs_at="host",
         name="read_only_task",
         description=READ_ONLY_TASK_DESCRIPTION,
         schema=READ_ONLY_TASK_SCHEMA,

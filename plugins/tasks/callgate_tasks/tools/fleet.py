@@ -374,6 +374,7 @@ def run_output(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 FLEET_TOOLS = (
     ToolSpec(
+        runs_at="host",
         name="fleet",
         description=FLEET_DESCRIPTION,
         schema=FLEET_SCHEMA,
@@ -384,6 +385,7 @@ FLEET_TOOLS = (
         requires_hooks=NEEDS,
     ),
     ToolSpec(
+        runs_at="host",
         name="fleet_output",
         description=OUTPUT_DESCRIPTION,
         schema=OUTPUT_SCHEMA,

@@ -203,10 +203,11 @@ NEEDS = ("callgate_subagent_runner",)
 
 TOOLS = (
     ToolSpec(name="task", description=TASK_DESCRIPTION, schema=TASK_SCHEMA, execute=run_task,
-             available=available, groups=("tasks",), requires_hooks=NEEDS),
+             available=available, groups=("tasks",), requires_hooks=NEEDS, runs_at="host"),
     ToolSpec(name="parallel_tasks", description=PARALLEL_DESCRIPTION, schema=PARALLEL_SCHEMA,
-             execute=run_parallel, available=available, groups=("tasks",), requires_hooks=NEEDS),
+             execute=run_parallel, available=available, groups=("tasks",), requires_hooks=NEEDS,
+             runs_at="host"),
     ToolSpec(name="read_subagent_result", description=READ_DESCRIPTION, schema=READ_SCHEMA,
              execute=run_read, read_only=True, available=available, groups=("tasks",),
-             requires_hooks=NEEDS),
+             requires_hooks=NEEDS, runs_at="host"),
 )

@@ -93,6 +93,7 @@ class WebFetch:
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
+            runs_at="host",
             name="web_fetch",
             open_world=True,
             description=DESCRIPTION,

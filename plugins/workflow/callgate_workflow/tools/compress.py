@@ -140,4 +140,5 @@ async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
 TOOL = ToolSpec(name="compress", description=DESCRIPTION, schema=SCHEMA, execute=run,
                 validate=check, read_only=True, exclusive=True, visibility="surface",
                 surface_order=80, available=available, groups=("workflow",),
-                requires_hooks=("callgate_session_conversation", "callgate_session_summarizer"))
+                requires_hooks=("callgate_session_conversation", "callgate_session_summarizer"),
+                runs_at="host")

@@ -137,5 +137,5 @@ def run(ctx: ToolContext, args: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-TOOL = ToolSpec(name="present", description=DESCRIPTION, schema=SCHEMA, execute=run,
+TOOL = ToolSpec(runs_at="host", name="present", description=DESCRIPTION, schema=SCHEMA, execute=run,
                 read_only=True, groups=("workflow",))

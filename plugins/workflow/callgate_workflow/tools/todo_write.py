@@ -191,4 +191,4 @@ def run(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 TOOL = ToolSpec(name="todo_write", description=DESCRIPTION, schema=SCHEMA, execute=run,
-                validate=check, read_only=True, groups=("workflow",))
+                validate=check, read_only=True, groups=("workflow",), runs_at="host")
