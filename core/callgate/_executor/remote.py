@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._model.values import ToolResult
 from .._pipeline import record
-from .._pipeline.executor import LOCAL
+from .._pipeline.pipeline import dispatch as local_dispatch
 from .._pipeline.progress import PROGRESS_SINK
 from .._pipeline.worker import Abandoned, run_async
 from . import protocol
@@ -335,7 +335,7 @@ class RemoteExecutor:
         tool = step.tool
         assert tool is not None
         if tool.runs_at == "host":
-            await LOCAL.dispatch(state, step)
+            await local_dispatch(state, step)
             return
         try:
             conn = await self._session_connection(state)
@@ -437,12 +437,13 @@ class RemoteExecutor:
         reply: dict[str, Any] | None = None
         try:
             # the worker applies the grace itself; this waits a little longer for its answer
-            reply = await run_async(
+            answer: dict[str, Any] = await run_async(
                 lambda: conn.call("tool/run", params, sink),
                 state.cancel_event,
                 state.cancel_grace_s + 2.0,
             )
-            result = protocol.result_from_wire(reply["result"])
+            reply = answer
+            result = protocol.result_from_wire(answer["result"])
         except Abandoned as exc:
             result = ToolResult.failure(
                 "cancelled",

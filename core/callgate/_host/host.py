@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import attrs
 import pluggy
@@ -290,7 +290,7 @@ class Host:
         entrypoints: bool | Sequence[str] = True,
         workspace: str | os.PathLike[str] | None = None,
         user_config: str | os.PathLike[str] | Mapping[str, Any] | bool = True,
-    ) -> Host:
+    ) -> Self:
         """Boot a host.
 
         ``config`` is a file, a mapping, or ``None`` (look for ``callgate.toml`` or
@@ -597,6 +597,8 @@ class Host:
                     os.fspath(workspace),
                     connect_timeout=self.config("executor")["connect_timeout_s"],
                 )
+        elif isinstance(executor, str):
+            raise TypeError("executor is an argv list, [] or an Executor, not a string")
         else:
             bound = executor
         if bound is None and not os.path.isdir(workspace):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from .pipeline import dispatch
+from .pipeline import dispatch as _dispatch
 
 if TYPE_CHECKING:
     from .pipeline import Stage
@@ -47,7 +47,10 @@ class LocalExecutor:
     """Runs every call in this process (`pipeline.dispatch`): today's behaviour."""
 
     name = "local"
-    dispatch: Stage = staticmethod(dispatch)  # type: ignore[assignment]
+
+    @property
+    def dispatch(self) -> Stage:
+        return _dispatch
 
     def for_child(self, child: SessionView) -> LocalExecutor:
         return self

@@ -104,6 +104,10 @@ class HostView(Protocol):
 
     def execution_facts(self) -> list[ExecutionFact]: ...
 
+    def worker_boot(self) -> dict[str, Any]:
+        """How a worker of this host's sessions boots (its ``initialize`` parameters)."""
+        ...
+
     @property
     def store_location(self) -> str: ...
 
