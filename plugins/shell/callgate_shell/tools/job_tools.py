@@ -208,13 +208,16 @@ def wait_for_jobs(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     targets = wanted or [job.id for job in table.running()]
     if not targets:
         return ToolResult.ok("No background jobs to wait for.")
+    found = {job_id: table.get(job_id) for job_id in targets}
+    unknown = [job_id for job_id, job in found.items() if job is None]
+    if unknown:  # as job_output, bash_output and kill_shell answer: not found, nothing waited
+        names = ", ".join(f'"{job_id}"' for job_id in unknown)
+        raise ToolError("not_found", f"no background job {names} in this session; "
+                        "job_output() with no job_id lists this session's jobs", "not_found")
     deadline = time.monotonic() + int(args.get("timeout_seconds", 30))
     blocks = []
-    for job_id in targets:
-        job = table.get(job_id)
-        if job is None:
-            blocks.append(f"[{job_id}] no such job in this session")
-            continue
+    for job in found.values():
+        assert job is not None  # every unknown id was refused above
         left_ms = max(0, int((deadline - time.monotonic()) * 1000))
         blocks.append(report(ctx, job, wait=True, timeout_ms=left_ms, pattern=None))
     return ToolResult.ok("\n\n".join(blocks), {"job_ids": targets})
