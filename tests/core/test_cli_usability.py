@@ -107,6 +107,13 @@ SUGGESTIONS = {
     "Read_File": "did you mean read_file?",
     "readfile": "did you mean read_file?",
     "grep_search": 'did you mean use_capability with capability_id "tool:grep"?',
+    # issue 36.7: close in meaning or spelling, and callable here
+    "task": None,  # unavailable here (no integrator hook): not "ask", a look-alike
+    "Task": None,
+    "str_replace": "did you mean edit_file?",  # another agent's name for the same tool
+    "shell": None,  # no shell plugin here: no look-alike either
+    "view": "did you mean read_file?",
+    "rread_file": "did you mean read_file?",
 }
 
 
@@ -125,6 +132,14 @@ def test_did_you_mean_names_only_what_the_session_can_call(ws: Path, tmp_path: P
             assert content == f'unknown tool "{name}"'
         else:
             assert content.endswith(suggestion)
+    # the capability proxy follows the same rule: compress is not present
+    via = json.dumps({"id": "c", "name": "use_capability", "arguments": {
+        "action": "call", "capability_id": "tool:compress", "arguments": {}}})
+    transcript.write_text(via + "\n")
+    proc = run_cli("replay", str(transcript), "--workspace", str(ws), env=BUILTIN)
+    assert proc.returncode == 0, proc.stderr
+    content = json.loads(proc.stdout)["content"]
+    assert '"compress"' in content and "present" not in content, content
     called = run_cli("call", "nope_tool", "{}", "--workspace", str(ws), env=BUILTIN)
     assert called.returncode == 1
     assert _result(called.stdout)["content"] == 'unknown tool "nope_tool"'

@@ -151,6 +151,29 @@ def test_suggestions_come_from_usable_names_only(word: str, said: str) -> None:
         assert did_you_mean(word, ["read_file"], ["grep", "glob"]) == ""
 
 
+WINDOWS = ["pwsh", "job_output", "job_kill", "bash_output", "kill_shell", "wait", "edit_file",
+           "read_file", "write_file", "use_capability"]
+
+
+@pytest.mark.parametrize(("word", "direct", "hidden", "said"), [  # issue 36.7
+    ("bash", WINDOWS, ["grep"], "; did you mean pwsh?"),  # not bash_output: another tool
+    ("task", ["ask", "read_file"], ["grep"], ""),  # no task here; ask is a look-alike
+    ("task", ["ask", "read_file"], ["task", "grep"],
+     '; did you mean use_capability with capability_id "tool:task"?'),  # exact beats close
+    ("compress", ["read_file"], ["present", "grep"], ""),
+    ("Agent", ["read_file"], ["task"], '; did you mean use_capability with capability_id '
+                                        '"tool:task"?'),
+    ("WebFetch", ["web_fetch"], [], "; did you mean web_fetch?"),
+    ("todowrite", ["todo_write"], [], "; did you mean todo_write?"),
+    ("reed_file", ["read_file"], [], "; did you mean read_file?"),
+    ("bash", ["bash_output"], [], ""),
+])
+def test_suggestions_are_close_in_meaning_or_spelling(word: str, direct: list[str],
+                                                      hidden: list[str], said: str) -> None:
+    via = 'use_capability with capability_id "tool:{name}"'
+    assert did_you_mean(word, direct, hidden, via) == said
+
+
 @pytest.mark.parametrize(("text", "first"), [
     ('Find files, e.g. "*.go" or "a/b". Prints them.', 'Find files, e.g. "*.go" or "a/b"'),
     ("Do this (i.e. that). Then more.", "Do this (i.e. that)"),
