@@ -177,3 +177,20 @@ def test_tools_summaries_do_not_stop_at_abbreviations() -> None:
     assert proc.returncode == 0, proc.stderr
     [glob] = [line for line in proc.stdout.splitlines() if line.startswith("glob ")]
     assert glob.endswith('e.g. "*.go", "cmd/*/main.go" or "**/*_test.py"')
+
+
+# --- issue 36.9: null arguments are {} both ways -------------------------------------------
+
+
+def test_null_arguments_through_the_proxy_are_empty_as_for_a_direct_call(ws: Path,
+                                                                        tmp_path: Path) -> None:
+    calls = [*({"id": f"via-{i}", "name": "use_capability",
+                "arguments": {"action": "call", "capability_id": "tool:get_goal",
+                              "arguments": inner}} for i, inner in enumerate([None, {}]))]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(c) + "\n" for c in calls))
+    proc = run_cli("replay", str(transcript), "--workspace", str(ws), env=BUILTIN)
+    assert proc.returncode == 0, proc.stderr
+    results = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert not results["via-1"]["is_error"], results["via-1"]
+    assert results["via-0"]["content"] == results["via-1"]["content"]

@@ -38,7 +38,9 @@ def resolve(ctx: ToolContext, args: dict[str, Any]) -> Target | ToolResult | Non
         return None
     cap = parse(args["capability_id"])
     assert cap is not None  # the envelope validator has checked the form
-    arguments = args.get("arguments", {})
+    arguments = args.get("arguments")
+    if arguments is None:  # null is {}, as a direct call's null arguments are
+        arguments = {}
     inventory = Inventory(ctx.session)
     if cap.kind == "tool":
         return _tool_target(ctx, inventory, cap, arguments)
