@@ -37,7 +37,7 @@ from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
 from ._observations import version_of
 from ._results import truncate
 from ._spec import Target, ToolSpec
-from ._suggest import did_you_mean
+from ._suggest import did_you_mean, meanings_of
 from ._textio import display
 from ._validation import NotAnObject, check_call, decode_arguments, shape_problem
 from ._worker import Abandoned, run_async, run_sync
@@ -202,11 +202,11 @@ def resolve(session: Session, step: Step) -> ToolSpec:
     name = step.sent.name
     tool = session.tool(name) if isinstance(name, str) else None
     if tool is None:
-        if session.profiles and isinstance(name, str):  # a tool the child's profile left out
-            refused = _profiles.left_out(session, name)
-            if refused is not None:
-                judged(step, "deny", refused.error.signature if refused.error else "profile")
-                raise Answered(refused)
+        absent = session.why_absent(name) if isinstance(name, str) else None
+        if absent is not None:  # registered, but a profile or a missing hook left it out
+            if absent.error is not None and absent.error.kind == "blocked":
+                judged(step, "deny", absent.error.signature)
+            raise Answered(absent)
         raise Answered(unknown_tool(session, name))
     step.tool = tool
     if tool.visibility != "alias" and not session.is_visible(name):
@@ -228,7 +228,8 @@ def unknown_tool(session: Session, name: Any) -> ToolResult:
     hidden = [n for n in tools if n not in direct]
     route = session.route
     message = f'unknown tool "{label}"' + did_you_mean(
-        label, direct, hidden, route.hidden_tool if route is not None else None)
+        label, direct, hidden, route.hidden_tool if route is not None else None,
+        meanings_of(session.host.registry.tools()))
     return ToolResult.failure("unknown_tool", message, f"unknown_tool:{label}",
                               {"executed": False})
 

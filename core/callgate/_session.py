@@ -219,6 +219,25 @@ class Session:
     def is_visible(self, name: str) -> bool:
         return name in self._visible_set
 
+    def why_absent(self, name: str) -> ToolResult | None:
+        """Why a tool the host registers is not in this session, as the answer a call of it
+        gets (directly or through a proxy: one verdict both ways): a child profile's
+        ``blocked`` refusal, or ``unavailable`` saying why (hooks no plugin implements, or
+        the tool's own ``available``). ``None`` when the host registers no such tool."""
+        if name in self._tools or self.host.registry.get(name) is None:
+            return None
+        if self.profiles:
+            refused = _profiles.left_out(self, name)
+            if refused is not None:
+                return refused
+        why = f'tool "{name}" is not available in this session'
+        missing = self.host.unhooked().get(name)
+        if missing:
+            why += (f": it needs the {', '.join(missing)} hook"
+                    f"{'s' if len(missing) > 1 else ''}, which no loaded plugin implements")
+        return ToolResult.failure("unavailable", why, f"unavailable:{name}",
+                                  {"executed": False})
+
     def surface(self, provider: str | None = None) -> list[Any]:
         specs = [self._tools[n] for n in self._visible]
         return self.host.render_tools(specs, provider)

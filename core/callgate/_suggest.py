@@ -11,10 +11,10 @@ A name is close when it is, in order:
 
 - the same name in another case or spelling of separators (``Read_File``,
   ``readfile``);
-- a name other agents give the same tool (`SAME_MEANING`: ``shell`` or, on
-  Windows, ``bash`` → the shell tool there is; ``str_replace`` → ``edit_file``).
-  A known name whose tool this session lacks suggests nothing rather than a
-  look-alike (``task`` without the tasks plugin is not ``ask``);
+- a name other agents give the same tool (each tool's `ToolSpec.known_as`:
+  ``shell`` or, on Windows, ``bash`` → the shell tool there is; ``str_replace``
+  → ``edit_file``). A known name whose tool this session lacks suggests nothing
+  rather than a look-alike (``agent`` without a subagent tool is not ``ask``);
 - a close spelling: ratio 0.75 or more with the same first letter, or 0.9 or
   more (``read_fil`` → ``read_file``);
 - the word extending a name (``grep_search`` → ``grep``), never the reverse: a
@@ -26,48 +26,15 @@ A name is close when it is, in order:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 CUTOFF = 0.75
 CUTOFF_ANY_START = 0.9
 MAX_SUGGESTIONS = 3
 MIN_PREFIX = 4
 
-_SHELL = ("bash", "pwsh")
-
-#: the names other agents (Claude Code, Codex, Gemini CLI, OpenHands, Cline, Cursor) and
-#: common words give a tool, by the callgate tools that do the same job (normalised:
-#: lowercase, no separators)
-SAME_MEANING: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("bash", "pwsh", "powershell", "shell", "sh", "zsh", "cmd", "terminal",
-                     "runshellcommand", "executecommand", "runcommand", "execcommand",
-                     "localshell", "runterminalcmd", "exec", "command"), _SHELL),
-    **dict.fromkeys(("read", "view", "cat", "openfile", "readmanyfiles", "viewfile",
-                     "readfiles"), ("read_file",)),
-    **dict.fromkeys(("write", "create", "createfile", "writetofile", "newfile"),
-                    ("write_file",)),
-    **dict.fromkeys(("edit", "strreplace", "replace", "strreplaceeditor", "replaceinfile",
-                     "searchreplace", "applydiff", "editfile", "strreplacebasededittool"),
-                    ("edit_file", "apply_patch")),
-    **dict.fromkeys(("applypatch", "patch"), ("apply_patch", "edit_file")),
-    **dict.fromkeys(("search", "searchfiles", "findinfiles", "rg", "ripgrep",
-                     "codebasesearch", "grepsearch", "searchfilecontent"), ("grep",)),
-    **dict.fromkeys(("find", "findfiles", "filesearch", "globfiles"), ("glob",)),
-    **dict.fromkeys(("list", "listdir", "listdirectory", "listfiles", "dir"), ("ls",)),
-    **dict.fromkeys(("fetch", "webfetch", "curl", "browse", "openurl", "readurl", "urlfetch"),
-                    ("web_fetch",)),
-    **dict.fromkeys(("todo", "todowrite", "todoread", "updateplan", "plan", "updatetodos"),
-                    ("todo_write",)),
-    **dict.fromkeys(("notebookedit", "editnotebook"), ("notebook_edit",)),
-    **dict.fromkeys(("killshell", "kill", "killjob", "killbash"), ("job_kill",)),
-    **dict.fromkeys(("bashoutput", "shelloutput", "joboutput", "readoutput"), ("job_output",)),
-    **dict.fromkeys(("move", "mv", "rename", "renamefile", "movefile"), ("move_file",)),
-    **dict.fromkeys(("askuser", "askuserquestion", "askfollowupquestion", "question"),
-                    ("ask",)),
-    **dict.fromkeys(("task", "agent", "subagent", "dispatchagent", "spawnagent", "runagent",
-                     "delegate"), ("task",)),
-    **dict.fromkeys(("savememory", "memorize"), ("remember",)),
-}
+Meanings = Mapping[str, tuple[str, ...]]
 
 
 def _key(name: str) -> str:
@@ -75,7 +42,19 @@ def _key(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch not in "_-. ")
 
 
-def close_names(word: str, pool: Iterable[str]) -> list[str]:
+def meanings_of(specs: Iterable[Any]) -> dict[str, tuple[str, ...]]:
+    """``{compared name: tools}`` from the tools' `ToolSpec.known_as` (pass every tool the
+    host registers, so a known name of a tool missing here suggests nothing)."""
+    found: dict[str, list[str]] = {}
+    for spec in specs:
+        for other in getattr(spec, "known_as", ()):
+            names = found.setdefault(_key(other), [])
+            if spec.name not in names:
+                names.append(spec.name)
+    return {key: tuple(names) for key, names in found.items()}
+
+
+def close_names(word: str, pool: Iterable[str], meanings: Meanings | None = None) -> list[str]:
     """Up to `MAX_SUGGESTIONS` names of ``pool`` close to ``word``, best first (see the
     module's docstring for what counts as close)."""
     names = sorted(set(pool))
@@ -87,7 +66,7 @@ def close_names(word: str, pool: Iterable[str]) -> list[str]:
         return []
     if key in keyed:
         return [keyed[key]]
-    meant = SAME_MEANING.get(key)
+    meant = meanings.get(key) if meanings else None
     if meant is not None:  # a name we know: its tools here, or nothing (not a look-alike)
         return [n for n in meant if n in names][:MAX_SUGGESTIONS]
     found: list[str] = []
@@ -109,7 +88,8 @@ def close_names(word: str, pool: Iterable[str]) -> list[str]:
 
 
 def did_you_mean(word: str, callable_names: Iterable[str],
-                 reachable_names: Iterable[str] = (), via: str | None = None) -> str:
+                 reachable_names: Iterable[str] = (), via: str | None = None,
+                 meanings: Meanings | None = None) -> str:
     """``"; did you mean …?"`` naming callable tools, then hidden ones as calls through the
     proxy (``via``: `ProxyRoute.hidden_tool`, a template of ``{name}``); ``""`` when nothing
     is close enough. A hidden tool of exactly that name wins over direct look-alikes."""
@@ -119,9 +99,10 @@ def did_you_mean(word: str, callable_names: Iterable[str],
     if exact_hidden:
         direct, hidden = [], exact_hidden[:1]
     else:
-        direct = close_names(word, callable_names)
+        direct = close_names(word, callable_names, meanings)
         exact = bool(direct) and _key(direct[0]) == _key(word)
-        hidden = [] if exact or not reachable else close_names(word, reachable - set(direct))
+        hidden = [] if exact or not reachable else \
+            close_names(word, reachable - set(direct), meanings)
     parts = list(direct[:MAX_SUGGESTIONS])
     parts += [via.format(name=n) for n in hidden[: MAX_SUGGESTIONS - len(parts)]
               if via is not None]
@@ -131,4 +112,4 @@ def did_you_mean(word: str, callable_names: Iterable[str],
                                 ", ".join(parts[:-1]) + " or " + parts[-1]) + "?"
 
 
-__all__ = ["SAME_MEANING", "close_names", "did_you_mean"]
+__all__ = ["close_names", "did_you_mean", "meanings_of"]

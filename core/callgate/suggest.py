@@ -2,6 +2,6 @@
 pipeline's unknown tool, the capability proxy's unknown capability, MCP server and tool
 names) suggests what works and means what the model meant (`close_names`)."""
 
-from ._suggest import SAME_MEANING, close_names
+from ._suggest import close_names, meanings_of
 
-__all__ = ["SAME_MEANING", "close_names"]
+__all__ = ["close_names", "meanings_of"]

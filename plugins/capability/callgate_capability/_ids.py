@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 import attrs
@@ -47,10 +47,12 @@ def parse(text: str) -> CapabilityId | None:
     return None
 
 
-def did_you_mean(word: str, candidates: Iterable[str], render: str = "{}") -> str:
+def did_you_mean(word: str, candidates: Iterable[str], render: str = "{}",
+                 meanings: Mapping[str, tuple[str, ...]] | None = None) -> str:
     """``; did you mean a, b?`` with up to 3 close names (the core's one rule,
-    `callgate.suggest.close_names`), or ``""``."""
-    close = close_names(word, candidates)
+    `callgate.suggest.close_names`; ``meanings`` from `callgate.suggest.meanings_of`), or
+    ``""``."""
+    close = close_names(word, candidates, meanings)
     if not close:
         return ""
     return "; did you mean " + ", ".join(render.format(c) for c in close) + "?"

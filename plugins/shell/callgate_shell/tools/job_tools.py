@@ -12,6 +12,11 @@ from callgate import ToolContext, ToolError, ToolResult, ToolSpec, Violation
 
 from .._jobs import Job, JobTable
 
+#: what other agents and plain words call these tools (an unknown call by one of
+#: these names is answered "did you mean" the tool)
+JOB_OUTPUT_KNOWN_AS = ("BashOutput", "shell_output", "read_output")
+JOB_KILL_KNOWN_AS = ("KillShell", "KillBash", "kill", "kill_job")
+
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
 WAIT_SLICE_S = 0.1
@@ -227,9 +232,11 @@ def job_tools() -> list[ToolSpec]:
     """The two job tools and the three hidden aliases."""
     return [
         ToolSpec(name="job_output", description=JOB_OUTPUT_DESCRIPTION, schema=JOB_OUTPUT_SCHEMA,
+                 known_as=JOB_OUTPUT_KNOWN_AS,
                  execute=job_output, read_only=True, visibility="surface", surface_order=20,
                  validate=valid_filter),
         ToolSpec(name="job_kill", description=JOB_KILL_DESCRIPTION, schema=JOB_KILL_SCHEMA,
+                 known_as=JOB_KILL_KNOWN_AS,
                  execute=job_kill, read_only=False, visibility="surface", surface_order=30),
         ToolSpec(name="bash_output", description=BASH_OUTPUT_DESCRIPTION,
                  schema=BASH_OUTPUT_SCHEMA, read_only=True, visibility="alias",
