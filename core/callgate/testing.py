@@ -21,6 +21,12 @@ the failed result (their keywords are the assertion's, never the tool's); and
 refusal changed nothing (bytes, mode, mtime, no stray files). `run_replay` runs
 ``callgate replay`` in a subprocess, the way a model's transcript would reach an
 installed plugin through its entry point.
+
+Hermetic by default: every test gets a private, empty callgate state directory
+(``$CALLGATE_HOME``) and user config directory (``$CALLGATE_CONFIG_HOME``), inherited by
+`run_replay`'s subprocess, so the author's own config (a deny rule, a mode) never decides a
+test and no test writes to their real session store. A test that means to use them opts in
+with ``@pytest.mark.callgate_user_dirs``.
 """
 
 from __future__ import annotations
@@ -41,6 +47,27 @@ from ._model import ToolCall, ToolResult
 __all__ = ["CallgateSession", "assert_error", "assert_ok", "callgate_session", "run_replay"]
 
 _ids = itertools.count(1)
+
+#: the marker a test carries to use the user's real callgate state and config directories
+USER_DIRS_MARKER = "callgate_user_dirs"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{USER_DIRS_MARKER}: use the user's real callgate state and config "
+        "directories instead of private empty ones (callgate.testing is hermetic by default)")
+
+
+@pytest.fixture(autouse=True)
+def _callgate_private_dirs(request: pytest.FixtureRequest,
+                           tmp_path_factory: pytest.TempPathFactory,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A private, empty ``$CALLGATE_HOME`` and ``$CALLGATE_CONFIG_HOME`` for every test (and
+    the subprocesses it starts), unless it is marked ``callgate_user_dirs``."""
+    if request.node.get_closest_marker(USER_DIRS_MARKER) is not None:
+        return
+    monkeypatch.setenv("CALLGATE_HOME", str(tmp_path_factory.mktemp("callgate-home")))
+    monkeypatch.setenv("CALLGATE_CONFIG_HOME", str(tmp_path_factory.mktemp("callgate-config")))
 
 
 def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | None = None
