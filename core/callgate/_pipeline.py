@@ -262,12 +262,13 @@ def valid_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
 
 
 def check_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
-                    inside: bool = False, via: ToolCall | None = None
+                    inside: bool = False, via: ToolCall | None = None, count: bool = True
                     ) -> tuple[dict[str, Any] | None, ToolResult | None]:
     """``(arguments, None)`` when ``raw`` is valid for ``tool`` (the JSON Schema, then the
     tool's own ``validate``, then ``callgate_validate_arguments``), else ``(None, result)``:
     ``invalid_arguments`` (counted), or ``config_error`` when the schema does not compile
-    (counted as skipped). Never coerces (`_validation.check_call`). ``inside``: the
+    (counted as skipped; ``count=False``: not counted). Never coerces
+    (`_validation.check_call`). ``inside``: the
     arguments sit inside a proxy's call (``via``, which the validators see as
     ``call.via``)."""
     compiled = session.host.compiled(tool)
@@ -278,11 +279,15 @@ def check_arguments(session: Session, tool: ToolSpec, raw: Any, call_id: str, *,
     route = session.route
     misplaced = tool.misplaced
     return check_call(
-        tool, compiled, raw, count=session.count,
+        tool, compiled, raw, count=session.count if count else _not_counted,
         inside=route.arguments if inside and route is not None else None,
         plugin_violations=lambda args: semantic_violations(session, tool, args, call_id, via),
         misplaced=None if misplaced is None else (lambda args: misplaced(
             ToolContext(session, ToolCall(call_id, tool.name, args, via=via), tool), args)))
+
+
+def _not_counted(name: str, n: int = 1) -> None:
+    """Arguments the model did not write (a hook's replacement) count as no failure."""
 
 
 def semantic_violations(session: Session, tool: ToolSpec, arguments: dict[str, Any],
@@ -363,9 +368,28 @@ def pre_tool_use(session: Session, step: Step) -> None:
         if isinstance(answer, Refuse):
             raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
         if isinstance(answer, Replace):
-            step.call = attrs.evolve(step.call, arguments=valid_arguments(
-                session, tool, answer.arguments, step.call.id, inside=step.inside,
-                via=step.call.via))
+            arguments, error = check_arguments(session, tool, answer.arguments, step.call.id,
+                                               inside=step.inside, via=step.call.via,
+                                               count=False)
+            if error is not None:  # the hook's fault, not the model's
+                raise Answered(bad_replacement(tool, answer, error))
+            step.call = attrs.evolve(step.call, arguments=arguments)
+
+
+def bad_replacement(tool: ToolSpec, answer: Replace, error: ToolResult) -> ToolResult:
+    """A pre-tool-use hook replaced the arguments with invalid ones: a ``config_error``
+    naming the hook (signature ``hook:<source>``), logged for the integrator, and never
+    counted or worded as the model's mistake."""
+    source = answer.source or "a pre-tool-use hook"
+    problems = [line for line in error.text.splitlines() if line.startswith("- ")]
+    log.warning("the pre-tool-use hook %s replaced %s's arguments with invalid ones: %s",
+                source, tool.name, "; ".join(problems) or error.text)
+    message = (f"{tool.name} was not run: the host's pre-tool-use hook {source} replaced its "
+               "arguments with invalid ones. This is a fault of that hook, not of your call; "
+               "tell the user (calling again will not help).")
+    if problems:
+        message += "\n" + "\n".join(problems[:20])
+    return ToolResult.failure("config_error", message, f"hook:{source}", {"executed": False})
 
 
 def blocked(message: str, signature: str) -> ToolResult:
