@@ -19,6 +19,7 @@ import functools
 import inspect
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ from ._errors import ToolError
 from ._facts import ExecutionFact
 from ._gate import check_paths
 from ._lease import WriterLease
-from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
+from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation, default_signature
 from ._observations import version_of
 from ._results import truncate
 from ._spec import Target, ToolSpec
@@ -619,7 +620,7 @@ async def _dispatched(session: Session, step: Step, tool: ToolSpec, ctx: ToolCon
             "waiting for it; it may still be running, and what it has changed is unknown",
             "cancelled", {"abandoned": True})
     except ToolError as exc:
-        return exc.to_result()
+        out = exc.to_result()
     except Exception as exc:
         log.debug("tool %s raised", tool.name, exc_info=True)
         return ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
@@ -628,7 +629,32 @@ async def _dispatched(session: Session, step: Step, tool: ToolSpec, ctx: ToolCon
     if not isinstance(out, ToolResult):
         return ToolResult.failure("tool_error", f"{tool.name} failed: it returned "
                                   f"{type(out).__name__}, not a result")
+    error = out.error
+    if error is not None and error.kind == "invalid_arguments" and \
+            not error.signature.startswith(ARGUMENT_SIGNATURE):
+        return argument_problem(session, tool, out, error)
     return out
+
+
+ARGUMENT_SIGNATURE = "argument_validation:"
+
+
+def argument_problem(session: Session, tool: ToolSpec, result: ToolResult,
+                     error: Any) -> ToolResult:
+    """A tool's own ``invalid_arguments`` answer in the contract's form, whoever wrote the
+    tool: signature ``argument_validation:<tool>:<schema fingerprint>:<category>`` (the
+    category is the tool's own code, lowercased, e.g. ``memory_credential``), the signature
+    line the model reads last, and counted as an argument failure like the schema's."""
+    own = error.signature if error.signature != default_signature(error.kind, error.message) \
+        else ""  # a failure the tool gave no code of its own
+    code = re.sub(r"[^a-z0-9_]+", "_", own.lower()).strip("_")
+    category = code if code and code != "invalid_arguments" else "tool"
+    fingerprint = session.host.compiled(tool).short_fingerprint
+    signature = f"{ARGUMENT_SIGNATURE}{tool.name}:{fingerprint}:{category}"
+    session.count("argument_failures")
+    text = f"{result.text}\nsignature: {signature}"
+    return attrs.evolve(result.with_text(text), error=attrs.evolve(
+        error, signature=signature, message=text))
 
 
 # --- 7. shape -------------------------------------------------------------------------------

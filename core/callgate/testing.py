@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -173,6 +174,17 @@ class CallgateSession:
         ``kind`` (and ``signature``, and text containing ``contains``); returns the result."""
         __tracebackhide__ = True
         return assert_error(self.call(name, arguments), kind, signature, contains=contains)
+
+    def argument_signature(self, tool: str, code: str) -> str:
+        """The signature a tool's own ``ToolError("invalid_arguments", ..., code)`` carries
+        once the host puts it in the contract's form:
+        ``argument_validation:<tool>:<schema fingerprint>:<code, lowercased>``."""
+        spec = self.session.host.registry.get(tool)
+        if spec is None:
+            raise KeyError(f"no tool {tool!r} is registered")
+        fingerprint = self.session.host.compiled(spec).short_fingerprint
+        category = re.sub(r"[^a-z0-9_]+", "_", code.lower()).strip("_") or "tool"
+        return f"argument_validation:{tool}:{fingerprint}:{category}"
 
     def snapshot(self) -> dict[str, tuple[bytes | str, int, int]]:
         """Every entry under the workspace: ``{relative path: (bytes or link target, mode,
