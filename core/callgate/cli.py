@@ -198,17 +198,19 @@ def first_sentence(text: str) -> str:
         start = end + 2
 
 
-def _contract_text() -> str:
-    """The contract of the built-in tool families (``CALLGATE_LOAD_PLUGINS`` overrides)."""
-    chosen = True if os.environ.get("CALLGATE_LOAD_PLUGINS") else _contract.builtin_families()
+def _contract_text(installed: bool = False) -> str:
+    """The contract of the built-in tool families, or with ``installed`` of every installed
+    plugin, third-party ones included (``CALLGATE_LOAD_PLUGINS`` overrides both)."""
+    chosen = True if installed or os.environ.get("CALLGATE_LOAD_PLUGINS") \
+        else _contract.builtin_families()
     posix = Host.boot({}, os="posix", surface="lean", entrypoints=chosen)
     windows = Host.boot({}, os="windows", surface="lean", entrypoints=chosen)
     return _contract.generate(posix, windows)
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
-    try:
-        text = _contract_text()
+    try:  # the committed document is callgate's own; what you print shows what is installed
+        text = _contract_text(installed=not (args.write or args.check))
     except BootError as exc:
         return _fail(str(exc))
     path = Path(args.path)
@@ -417,8 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tools)
 
     p = sub.add_parser("contract", help="generate or check docs/TOOL_CONTRACT.md",
-                       description="Print the tool contract generated from the registry, "
-                                   "write it, or check that the committed file matches.")
+                       description="Print the tool contract of every installed plugin "
+                                   "(third-party ones included), or write or check "
+                                   "callgate's own (the built-in families) at --path.")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--write", action="store_true", help="write the contract to --path")
     group.add_argument("--check", action="store_true",

@@ -86,14 +86,15 @@ def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | No
     return result.text
 
 
-def assert_error(result: ToolResult, kind: str, signature: str | None = None, *,
+def assert_error(result: ToolResult, kind: str | None = None, signature: str | None = None, *,
                  contains: str | None = None) -> ToolResult:
-    """Fail unless ``result`` is an error of ``kind`` (and ``signature``, and text containing
-    ``contains``); returns the result."""
+    """Fail unless ``result`` is an error (of ``kind`` when given, and ``signature``, and text
+    containing ``contains``); returns the result."""
     __tracebackhide__ = True
     if not result.is_error or result.error is None:
-        pytest.fail(f"{result.name} succeeded, expected a {kind} error:\n{result.text}")
-    if result.error.kind != kind:
+        expected = f"a {kind} error" if kind is not None else "an error"
+        pytest.fail(f"{result.name} succeeded, expected {expected}:\n{result.text}")
+    if kind is not None and result.error.kind != kind:
         pytest.fail(f"{result.name} failed as {result.error.kind}, expected {kind}:\n"
                     f"{result.text}")
     if signature is not None and result.error.signature != signature:
@@ -168,10 +169,11 @@ class CallgateSession:
         __tracebackhide__ = True
         return assert_ok(self.call(name, arguments), text, contains=contains)
 
-    def expect_error(self, name: str, arguments: Any = None, /, *, kind: str,
+    def expect_error(self, name: str, arguments: Any = None, /, *, kind: str | None = None,
                      signature: str | None = None, contains: str | None = None) -> ToolResult:
-        """Run one call (its arguments in one dict) and fail unless it is an error of
-        ``kind`` (and ``signature``, and text containing ``contains``); returns the result."""
+        """Run one call (its arguments in one dict) and fail unless it is an error (of
+        ``kind`` when given, and ``signature``, and text containing ``contains``); returns
+        the result."""
         __tracebackhide__ = True
         return assert_error(self.call(name, arguments), kind, signature, contains=contains)
 
