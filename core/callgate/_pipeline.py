@@ -581,7 +581,8 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
     started = time.monotonic()
     result = await _dispatched(session, step, tool, ctx, run, arguments, lease, gate_then_run,
                                gate_then_await)
-    if not step.read_only or step.destructive:
+    ran = lease is None or "from" in held  # a call the gate refused never ran: no fact
+    if ran and (not step.read_only or step.destructive):
         _fact(session, step, ctx, held.get("from", started), held.get("to", time.monotonic()),
               result)
     return result
