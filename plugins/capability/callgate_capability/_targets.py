@@ -151,6 +151,10 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
         validate = False
     fallback = _policy.mcp_fallback(ctx.host, read_only=read_only, destructive=destructive,
                                     trusted=config.trusted)
+    if validate and config.trusted and _policy.ordinary_child(ctx.session):
+        # the contract's trusted MCP path for ordinary subagents: a live (authorized)
+        # connection plus the explicit rules, never the parent's ask fallback
+        fallback = "allow"
     return Target(tool=spec, arguments=arguments, label=cap.text, permission_name=permission,
                   read_only=read_only, destructive=destructive,
                   fallback=fallback, validate=validate)  # type: ignore[arg-type]
