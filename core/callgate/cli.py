@@ -105,6 +105,26 @@ async def _replay_session(host: Host, workspace: str, lines: list[str], mode: st
             emit(entry, result)
 
 
+async def _replay_pair(host: Host, workspace: str, lines: list[str], session_dir: str | None,
+                       emit: Any) -> None:
+    """``replay --pair``: the lines before the approval line ``{"approve": true}`` go to the
+    planner (plan mode, the planner profile), the approval hands over, the lines after it go
+    to the executor; each result says whose it is (``meta.session``)."""
+    split = _replay.approval_index(lines)
+    planning = lines if split is None else lines[:split]
+    async with host.open_pair(workspace, session_dir=session_dir) as pair:
+        async for entry, result in _replay.replay(pair.planner, planning, modes=False):
+            result["meta"]["session"] = "planner"
+            emit(entry, result)
+        if split is None:
+            return
+        pair.approve()
+        async for entry, result in _replay.replay(pair.executor, lines[split + 1:], split + 2,
+                                                  modes=False):
+            result["meta"]["session"] = "executor"
+            emit(entry, result)
+
+
 def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int:
     """The ``--subagents DIR`` runner as an in-process plugin (none without the option), or
     the exit code of a bad directory."""
@@ -125,6 +145,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _fail(f"cannot open transcript {args.transcript}: {exc.strerror or exc}")
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
+    if args.pair and (args.resume or args.mode != "default"):
+        return _fail("--pair runs a new planner and executor: the approval line sets their "
+                     "modes, so it takes neither --mode nor --resume")
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
@@ -145,8 +168,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(_replay.json_line(result), flush=True)
 
     try:
-        anyio.run(_replay_session, host, args.workspace, lines, args.mode, args.session_dir,
-                  emit, args.resume)
+        if args.pair:
+            anyio.run(_replay_pair, host, args.workspace, lines, args.session_dir, emit)
+        else:
+            anyio.run(_replay_session, host, args.workspace, lines, args.mode,
+                      args.session_dir, emit, args.resume)
     except StoreError as exc:  # an unknown session, a store this callgate cannot use
         return _fail(str(exc))
     return EXIT_OK
@@ -408,6 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--answers", metavar="FILE",
                    help='answer the ask tool from FILE: {"answers": {"question or header": '
                         '"label" | ["label", ...] | null}} (docs/ask.md)')
+    p.add_argument("--pair", action="store_true",
+                   help='run a planner and an executor (docs/subagents.md): the lines before '
+                        'an approval line {"approve": true} go to the planner, the lines '
+                        "after it to the executor; results carry meta.session")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
