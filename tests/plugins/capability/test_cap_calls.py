@@ -289,9 +289,9 @@ def test_a_server_crashing_mid_call_fails_that_call_and_the_next_reconnects(
 def test_a_slow_answer_times_out_and_counts_as_dispatched(callgate_session, tmp_path):
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path,
                                                                    call_timeout_s=1)})
-    started = time.monotonic()
-    r = uc(s, action="call", capability_id="mcp-tool:fixture/slow", arguments={"seconds": 5})
-    assert time.monotonic() - started < 4.5
+    # the tool would answer after 60 s: a timeout answer proves the 1 s limit (no wall-clock
+    # bound here: server start-up under load is not what this test measures)
+    r = uc(s, action="call", capability_id="mcp-tool:fixture/slow", arguments={"seconds": 60})
     assert r.error.kind == "timeout"
     assert r.text == 'MCP tool "slow" on "fixture" did not answer within 1 s'
     assert s.sync.counters()["remote_dispatches"] == 1
