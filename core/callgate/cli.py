@@ -29,6 +29,7 @@ from ._config.state import HOME_VARIABLE
 from ._host.host import NO_TOOLS, Host
 from ._model.errors import BootError
 from ._model.values import Decision
+from ._session.pair import SessionPair
 from ._store.names import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -126,6 +127,30 @@ async def _replay_session(
             emit(entry, result)
 
 
+async def _replay_pair(
+    host: Host, workspace: str, lines: list[str], session_dir: str | None, emit: Any
+) -> None:
+    """``replay --pair``: the lines before the approval line ``{"approve": true}`` go to the
+    planner (plan mode, the planner profile), the approval hands over, the lines after it go
+    to the executor; each result says whose it is (``meta.session``)."""
+    from ._cli import replay as _replay  # the replay machinery: only here
+
+    split = _replay.approval_index(lines)
+    planning = lines if split is None else lines[:split]
+    async with SessionPair(host, workspace, session_dir=session_dir) as pair:
+        async for entry, result in _replay.replay(pair.planner, planning, modes=False):
+            result["meta"]["session"] = "planner"
+            emit(entry, result)
+        if split is None:
+            return
+        pair.approve()
+        async for entry, result in _replay.replay(
+            pair.executor, lines[split + 1 :], split + 2, modes=False
+        ):
+            result["meta"]["session"] = "executor"
+            emit(entry, result)
+
+
 def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int:
     """The ``--subagents DIR`` runner as an in-process plugin (none without the option), or
     the exit code of a bad directory."""
@@ -148,6 +173,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _fail(f"cannot open transcript {args.transcript}: {exc.strerror or exc}")
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
+    if args.pair and (args.resume or args.mode != "default"):
+        return _fail(
+            "--pair runs a new planner and executor: the approval line sets their "
+            "modes, so it takes neither --mode nor --resume"
+        )
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
@@ -168,16 +198,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(_replay.json_line(result), flush=True)
 
     try:
-        anyio.run(
-            _replay_session,
-            host,
-            args.workspace,
-            lines,
-            args.mode,
-            args.session_dir,
-            emit,
-            args.resume,
-        )
+        if args.pair:
+            anyio.run(_replay_pair, host, args.workspace, lines, args.session_dir, emit)
+        else:
+            anyio.run(
+                _replay_session,
+                host,
+                args.workspace,
+                lines,
+                args.mode,
+                args.session_dir,
+                emit,
+                args.resume,
+            )
     except StoreError as exc:  # an unknown session, a store this callgate cannot use
         return _fail(str(exc))
     return EXIT_OK
@@ -233,17 +266,22 @@ def first_sentence(text: str) -> str:
         start = end + 2
 
 
-def _contract_text() -> str:
-    """The contract of the built-in tool families (``CALLGATE_LOAD_PLUGINS`` overrides)."""
-    chosen = True if os.environ.get("CALLGATE_LOAD_PLUGINS") else _contract.builtin_families()
+def _contract_text(installed: bool = False) -> str:
+    """The contract of the built-in tool families, or with ``installed`` of every installed
+    plugin, third-party ones included (``CALLGATE_LOAD_PLUGINS`` overrides both)."""
+    chosen = (
+        True
+        if installed or os.environ.get("CALLGATE_LOAD_PLUGINS")
+        else _contract.builtin_families()
+    )
     posix = Host.boot({}, os="posix", surface="lean", entrypoints=chosen)
     windows = Host.boot({}, os="windows", surface="lean", entrypoints=chosen)
     return _contract.generate(posix, windows)
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
-    try:
-        text = _contract_text()
+    try:  # the committed document is callgate's own; what you print shows what is installed
+        text = _contract_text(installed=not (args.write or args.check))
     except BootError as exc:
         return _fail(str(exc))
     path = Path(args.path)
@@ -495,6 +533,13 @@ def build_parser() -> argparse.ArgumentParser:
         help='answer the ask tool from FILE: {"answers": {"question or header": '
         '"label" | ["label", ...] | null}} (docs/ask.md)',
     )
+    p.add_argument(
+        "--pair",
+        action="store_true",
+        help="run a planner and an executor (docs/subagents.md): the lines before "
+        'an approval line {"approve": true} go to the planner, the lines '
+        "after it to the executor; results carry meta.session",
+    )
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
@@ -513,8 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "contract",
         help="generate or check docs/TOOL_CONTRACT.md",
-        description="Print the tool contract generated from the registry, "
-        "write it, or check that the committed file matches.",
+        description="Print the tool contract of every installed plugin "
+        "(third-party ones included), or write or check "
+        "callgate's own (the built-in families) at --path.",
     )
     group = p.add_mutually_exclusive_group()
     group.add_argument("--write", action="store_true", help="write the contract to --path")

@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("permissions", ("_permissions", "permissions")),
     ("registry", ("_registry",)),
     ("files", ("_files", "files")),
-    ("pipeline", ("_pipeline", "process", "hookspecs")),
+    ("pipeline", ("_pipeline", "process", "hookspecs", "suggest")),
     ("session", ("_session",)),
     ("host", ("_host", "host")),
     ("top", ("__init__", "providers", "sync", "testing", "cli", "_cli")),

@@ -84,6 +84,9 @@ class ToolSpec:
       workspace (the web, other servers). Clients use them as hints only.
     - ``surface_order`` places the tool on the surface: tools with an order
       come first, lowest first; the others follow by name.
+    - ``known_as`` are the names other agents and plain words give the same tool (Claude
+      Code's ``Read``, Codex's ``shell``, ``view``): a call of an unknown tool by one of
+      them is answered "did you mean <this tool>?" (`callgate.suggest`).
     """
 
     name: str
@@ -113,6 +116,7 @@ class ToolSpec:
     title: str | None = None
     idempotent: bool | None = None
     open_world: bool = False
+    known_as: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     plugin: str | None = None
 
     @property

@@ -44,6 +44,10 @@ from .._window import (
     read_window,
 )
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+READ_FILE_KNOWN_AS = ("Read", "view", "cat", "open_file", "read_many_files", "view_file")
+
 DEFAULT_LIMIT = 2000
 
 SCHEMA: dict[str, Any] = {
@@ -215,5 +219,6 @@ def _result(body: str, notes: list[str], rp: ResolvedPath, recorded: bool, reade
 
 
 SPEC = ToolSpec(name="read_file", description=DESCRIPTION, schema=SCHEMA, execute=execute,
+                known_as=READ_FILE_KNOWN_AS,
                 read_only=True, visibility="surface", surface_order=50,
                 permission_subject=PermissionSubject("path", ("path",)))

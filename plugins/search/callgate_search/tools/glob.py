@@ -13,6 +13,10 @@ from callgate_toolkit.walk import join_rel, walk_files
 
 from .._locate import deadline, locate, not_a_directory, timed_out_line
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+GLOB_KNOWN_AS = ("Glob", "find", "find_files", "file_search", "glob_files")
+
 MAX_FILES = 1000
 
 SCHEMA: dict[str, Any] = {
@@ -123,6 +127,6 @@ def _relative_pattern(ctx: ToolContext, pattern: str, base: str) -> str:
 
 
 SPEC = ToolSpec(
-    name="glob", description=DESCRIPTION, schema=SCHEMA, execute=execute,
+    name="glob", known_as=GLOB_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA, execute=execute,
     read_only=True, visibility="hidden", validate=validate,
     permission_subject=PermissionSubject("pattern", ("pattern",)))

@@ -15,6 +15,13 @@ from .._grep_model import GrepRequest, render
 from .._locate import deadline, locate, timed_out_line
 from .._patterns import pattern_problem
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+GREP_KNOWN_AS = (
+    "Grep", "search", "search_files", "find_in_files", "rg", "ripgrep", "codebase_search",
+    "grep_search", "search_file_content",
+)
+
 MAX_MATCHES = 200
 MAX_CONTEXT = 10
 
@@ -163,5 +170,6 @@ def spec(rg: str | None) -> ToolSpec:
     """``grep``, run by ``rg`` when one was found at boot, else by the Python engine."""
     return ToolSpec(
         name="grep", description=DESCRIPTION, schema=SCHEMA, execute=Grep(rg).execute,
+        known_as=GREP_KNOWN_AS,
         read_only=True, visibility="hidden", validate=validate,
         permission_subject=PermissionSubject("pattern", ("pattern",)))
