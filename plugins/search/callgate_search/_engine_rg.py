@@ -76,7 +76,8 @@ def command(rg: str, req: GrepRequest) -> list[str]:
     if req.context:
         args += ["--context", str(req.context)]
     if req.glob is not None and req.glob.by_name and not req.is_file:
-        args += ["--type-add", f"cg:{req.glob.pattern}", "--type", "cg"]
+        args += ["--type-add", f"cg:{req.glob.pattern}",
+                 "--type-not" if req.glob.exclude else "--type", "cg"]
     args += ["--max-filesize", str(req.max_file_bytes)]
     if req.denied is not None:
         for name in DENIED_NAMES:  # files and directories, at any depth, in any case
