@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from . import _layers
+from ._config_paths import check_paths
 from ._errors import ConfigError
 from ._fastcheck import compile_fast
 from ._layers import EXPLICIT, TRUST_TABLE, USER, WORKSPACE, LayeredSource
@@ -297,6 +298,7 @@ def validate_table(source: ConfigSource | LayeredSource, table: str,
     # booleans), so jsonschema would find no error either; anything else goes to jsonschema
     fast = compile_fast(schema)
     if fast is not None and fast(value):
+        check_paths(source, table, schema, value)
         return apply_defaults(schema, value)
     validator = _toml_validator()(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.path)),
@@ -311,6 +313,7 @@ def validate_table(source: ConfigSource | LayeredSource, table: str,
             known = ", ".join(sorted(declared)) or "none"
             raise source.error(f"unknown key; known keys here: {known}", path)
         raise source.error(_describe(err), path)
+    check_paths(source, table, schema, value)
     return apply_defaults(schema, value)
 
 

@@ -20,7 +20,8 @@ Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment",
                           "deprecated", "readOnly", "writeOnly", "format", "$schema",
-                          "x-workspace", "x-layers", "x-kind"})  # the last three: config layering
+                          # config layering (`_layers`) and path keys (`_config_paths`)
+                          "x-workspace", "x-layers", "x-kind", "x-relative-to"})
 _TYPES: dict[str, Check] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
