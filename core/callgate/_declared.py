@@ -8,6 +8,12 @@ paths) to encodings; when several match, the last one in the table wins (as in
 coding line; only a BOM beats it. Every decoding of a file in the core and in the files
 tools goes through `declared_for`, so a window, an edit and a stale-edit detail of one
 file always agree.
+
+Two more things can settle a file's encoding (issue 36): the model, for the version it
+read, with read_file's ``encoding`` argument (kept in the observation ledger, so it holds
+exactly while that version is the one observed, and for the versions the session's own
+edits write); and the user's ``[files] fallback_encodings``, tried in order for a file
+that is not UTF-8 and declares nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._permissions import RuleError, _path_forms, compile_spec
-from ._textio import Declaration
+from ._textio import CHOSEN_ORIGIN, Declaration
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -60,10 +66,18 @@ def declared_in(rules: _Rules, path: str, root: str | None) -> Declaration | Non
     return None
 
 
-def declared_for(session: Session, path: str) -> Declaration | None:
-    """The ``[files] encodings`` declaration for canonical ``path`` in ``session``."""
-    mapping = session.host.plugin_config_value("files", "encodings", None)
-    rules = encoding_rules(mapping)
-    if not rules:
-        return None
-    return declared_in(rules, path, session.workspace.root)
+def declared_for(session: Session, path: str, chosen: str | None = None) -> Declaration | None:
+    """What is declared about the encoding of canonical ``path`` in ``session``: its
+    ``[files] encodings`` entry, else ``chosen`` (the encoding the model settled for the
+    version being decoded, `ObservationLedger`'s ``Present.encoding``), with the user's
+    ``[files] fallback_encodings``; ``None`` when nothing is."""
+    host = session.host
+    rules = encoding_rules(host.plugin_config_value("files", "encodings", None))
+    found = declared_in(rules, path, session.workspace.root) if rules else None
+    if found is None and chosen:
+        found = Declaration(chosen, CHOSEN_ORIGIN)
+    fallbacks = tuple(host.plugin_config_value("files", "fallback_encodings", None) or ())
+    if fallbacks:
+        found = Declaration(found.codec if found else "", found.origin if found else "",
+                            fallbacks)
+    return found

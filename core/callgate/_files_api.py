@@ -38,9 +38,16 @@ from ._gate import (
     not_regular,
     open_for_writing,
 )
-from ._observations import SNAPSHOT_MAX_BYTES, version_of
+from ._observations import SNAPSHOT_MAX_BYTES, Present, version_of
 from ._protected import check_write
-from ._textio import Declaration, DecodedText, decode_text, encode_text, is_binary
+from ._textio import (
+    CHOSEN_ORIGIN,
+    Declaration,
+    DecodedText,
+    decode_text,
+    encode_text,
+    is_binary,
+)
 from ._workspace import ResolvedPath
 
 if TYPE_CHECKING:
@@ -109,6 +116,15 @@ class SourceFile:
     def encode_piece(self, text: str) -> bytes:
         """A piece of text for the middle of this file: its encoding, no BOM."""
         return encode_text(text, self.encoding, bom=False)
+
+
+def _chosen(source: SourceFile) -> str | None:
+    """The encoding the model settled for ``source``'s version, when its text was decoded
+    in it: the bytes written over it are in that encoding too."""
+    decoded = source.decoded
+    if decoded is not None and decoded.origin == CHOSEN_ORIGIN:
+        return decoded.encoding
+    return None
 
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
@@ -197,11 +213,24 @@ class FileAccess:
         return int(self._session.host.plugin_config_value(
             "files", "max_edit_bytes", DEFAULT_MAX_EDIT_BYTES))
 
-    def declared_encoding(self, path: ResolvedPath | str) -> Declaration | None:
-        """The ``[files] encodings`` declaration for a (canonical) path, if any: every
-        decoding of that file uses it (see `decode_text`)."""
-        return declared_for(self._session, path.path if isinstance(path, ResolvedPath)
-                            else path)
+    def declared_encoding(self, path: ResolvedPath | str,
+                          st: os.stat_result | None = None) -> Declaration | None:
+        """What is declared about a (canonical) path's encoding: its ``[files] encodings``
+        entry and the user's fallback list; with ``st``, also the encoding the model
+        settled for that very version (`chosen_encoding`). Every decoding of the file
+        uses it (see `decode_text`)."""
+        canonical = path.path if isinstance(path, ResolvedPath) else path
+        chosen = self.chosen_encoding(canonical, st) if st is not None else None
+        return declared_for(self._session, canonical, chosen)
+
+    def chosen_encoding(self, path: ResolvedPath | str, st: os.stat_result) -> str | None:
+        """The encoding the model settled (read_file's ``encoding``) for the version of
+        ``path`` that ``st`` describes, if this session observed that version with one."""
+        canonical = path.path if isinstance(path, ResolvedPath) else path
+        entry = self._session.ledger.lookup(canonical, st)
+        if isinstance(entry, Present) and entry.version == version_of(st):
+            return entry.encoding
+        return None
 
     # --- the mutation sequence (after the host gate) -----------------------------------
 
@@ -218,7 +247,8 @@ class FileAccess:
         if gated.content is not None and len(gated.content) == st.st_size:
             # the gate has just read this very version (its handle's stat before and after
             # the read was ``st``): that was this mutation's one read
-            return self._source(rp, st, gated.content, decode, tool, self.declared_encoding(rp))
+            return self._source(rp, st, gated.content, decode, tool,
+                                self.declared_encoding(rp, st))
         try:
             fd = rp.open(READ_FLAGS)
         except FileNotFoundError:
@@ -239,7 +269,7 @@ class FileAccess:
             raise io_error(rp.display, exc) from None
         finally:
             os.close(fd)
-        return self._source(rp, st, data, decode, tool, self.declared_encoding(rp))
+        return self._source(rp, st, data, decode, tool, self.declared_encoding(rp, st))
 
     @staticmethod
     def _source(rp: ResolvedPath, st: os.stat_result, data: bytes, decode: bool,
@@ -287,6 +317,7 @@ class FileAccess:
             self.record(source.resolved, source.data, text=source.decoded.text
                         if source.decoded is not None else None, expect=source.stat)
             return False
+        chosen = _chosen(source)
         try:
             directory, name = source.resolved.parent()
             with directory:
@@ -303,7 +334,7 @@ class FileAccess:
             raise changed_while_applying(source.display) from None
         except OSError as exc:
             raise io_error(source.display, exc) from None
-        self.record(source.resolved, data, text=text)
+        self.record(source.resolved, data, text=text, encoding=chosen)
         return True
 
     def create(self, gated: GatedPath | ResolvedPath, data: bytes, *,
@@ -324,12 +355,15 @@ class FileAccess:
         return made
 
     def record(self, path: ResolvedPath | str, data: bytes | None = None, *,
-               text: str | None = None, expect: os.stat_result | None = None) -> None:
+               text: str | None = None, expect: os.stat_result | None = None,
+               encoding: str | None = None) -> None:
         """Record the current version of a file this session just wrote (or found unchanged).
 
         ``data`` is what the file holds (for the digest), ``text`` its decoded form (the
         stale-detail snapshot). A stat that fails, or that is not ``expect``, forgets
-        the entry instead of recording a version nobody saw.
+        the entry instead of recording a version nobody saw. ``encoding``: the one the
+        model settled for the version written over (`chosen_encoding`), which the new
+        version, written in it, keeps.
         """
         canonical = path.path if isinstance(path, ResolvedPath) else path
         ledger = self._session.ledger
@@ -344,12 +378,12 @@ class FileAccess:
             ledger.forget(canonical)
             return
         if text is None and data is not None and len(data) <= SNAPSHOT_MAX_BYTES:
-            decoded = decode_text(data, self.declared_encoding(canonical))
+            decoded = decode_text(data, declared_for(self._session, canonical, encoding))
             text = None if is_binary(data, decoded.encoding) else decoded.text
         snapshot = text if data is not None and len(data) <= SNAPSHOT_MAX_BYTES else None
         # the ledger digests ``data`` itself when the version is young (needs_digest), and
         # only then: an old version's bytes are not hashed for nothing
-        ledger.record_present(path, st, content=data, snapshot=snapshot)
+        ledger.record_present(path, st, content=data, snapshot=snapshot, encoding=encoding)
 
     # --- simple observed reads and writes (third-party tools) ----------------------------
 

@@ -26,5 +26,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
         # User-only: it decides the bytes every edit writes, which the model never sees
         "encodings": {"type": "object", "default": {}, "x-workspace": "user",
                       "additionalProperties": {"type": "string", "minLength": 1}},
+        # encodings tried in order for a file that is not UTF-8 and declares nothing
+        # (issue 36); user-only for the same reason as encodings
+        "fallback_encodings": {"type": "array", "default": [], "x-workspace": "user",
+                               "items": {"type": "string", "minLength": 1}},
     },
 }

@@ -7,6 +7,7 @@ from typing import Any
 
 from callgate import hookimpl
 
+from ._encoding import fallback_problem
 from ._watch import FileWatch
 from .config import CONFIG_SCHEMA
 from .tools import delete_range, edit_file, move_file, notebook_edit, read_file, write_file
@@ -17,7 +18,11 @@ TOOLS = (read_file.SPEC, write_file.SPEC, edit_file.EDIT_SPEC, edit_file.MULTI_S
 
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
-    registry.add_config("files", CONFIG_SCHEMA)
+    config = registry.add_config("files", CONFIG_SCHEMA)
+    for name in config["fallback_encodings"]:
+        problem = fallback_problem(name)
+        if problem:  # fails boot naming the file, the key and the entry's line
+            raise registry.config_error(problem, ("files", "fallback_encodings"), name)
     registry.add_session_extension("file_watch", FileWatch)
     for spec in TOOLS:
         registry.add(spec)
