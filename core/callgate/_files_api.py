@@ -118,13 +118,16 @@ class SourceFile:
         return encode_text(text, self.encoding, bom=False)
 
 
-def _chosen(source: SourceFile) -> str | None:
+def _chosen(source: SourceFile, data: bytes, text: str | None) -> str | None:
     """The encoding the model settled for ``source``'s version, when its text was decoded
-    in it: the bytes written over it are in that encoding too."""
+    in it and the new bytes ``data`` are in it too (``text`` encodes to them; without a
+    text, an edit's bytes, which are always in the source's encoding)."""
     decoded = source.decoded
-    if decoded is not None and decoded.origin == CHOSEN_ORIGIN:
-        return decoded.encoding
-    return None
+    if decoded is None or decoded.origin != CHOSEN_ORIGIN:
+        return None
+    if text is not None and encode_text(text, decoded.encoding) != data:
+        return None  # written in another encoding (write_file following a coding line)
+    return decoded.encoding
 
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
@@ -317,7 +320,7 @@ class FileAccess:
             self.record(source.resolved, source.data, text=source.decoded.text
                         if source.decoded is not None else None, expect=source.stat)
             return False
-        chosen = _chosen(source)
+        chosen = _chosen(source, data, text)
         try:
             directory, name = source.resolved.parent()
             with directory:

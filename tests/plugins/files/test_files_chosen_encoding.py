@@ -111,6 +111,21 @@ def test_an_encoding_that_does_not_fit_is_refused_and_nothing_is_recorded(tmp_pa
     ok(out["e4"])
 
 
+def test_a_write_in_another_encoding_does_not_carry_the_choice(tmp_path):
+    """write_file follows the coding line of its content: the version it writes is in that
+    encoding, and the next read says so (the choice was for the version written over)."""
+    content = "# -*- coding: cp1251 -*-\nимя = 'Иван'\n"
+    out, ws = replay(tmp_path, {"c.txt": GB}, [
+        call("r1", "read_file", path="c.txt", encoding="gb18030"),
+        call("w1", "write_file", path="c.txt", content=content),
+        call("r2", "read_file", path="c.txt"),
+    ])
+    ok(out["w1"])
+    assert (ws / "c.txt").read_bytes() == content.encode("cp1251")
+    assert ok(out["r2"]) == ("1→# -*- coding: cp1251 -*-\n2→имя = 'Иван'\n\n[encoding: cp1251, "
+                             "declared by its coding line]")
+
+
 def test_move_file_carries_the_choice(tmp_path):
     out, ws = replay(tmp_path, {"c.txt": GB}, [
         call("r1", "read_file", path="c.txt", encoding="gb18030"),
