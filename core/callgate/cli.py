@@ -29,6 +29,7 @@ from ._config.state import HOME_VARIABLE
 from ._host.host import NO_TOOLS, Host
 from ._model.errors import BootError
 from ._model.values import Decision
+from ._session.pair import SessionPair
 from ._store.names import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -129,6 +130,30 @@ async def _replay_session(
             emit(entry, result)
 
 
+async def _replay_pair(
+    host: Host, workspace: str, lines: list[str], session_dir: str | None, emit: Any
+) -> None:
+    """``replay --pair``: the lines before the approval line ``{"approve": true}`` go to the
+    planner (plan mode, the planner profile), the approval hands over, the lines after it go
+    to the executor; each result says whose it is (``meta.session``)."""
+    from ._cli import replay as _replay  # the replay machinery: only here
+
+    split = _replay.approval_index(lines)
+    planning = lines if split is None else lines[:split]
+    async with SessionPair(host, workspace, session_dir=session_dir) as pair:
+        async for entry, result in _replay.replay(pair.planner, planning, modes=False):
+            result["meta"]["session"] = "planner"
+            emit(entry, result)
+        if split is None:
+            return
+        pair.approve()
+        async for entry, result in _replay.replay(
+            pair.executor, lines[split + 1 :], split + 2, modes=False
+        ):
+            result["meta"]["session"] = "executor"
+            emit(entry, result)
+
+
 def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int:
     """The ``--subagents DIR`` runner as an in-process plugin (none without the option), or
     the exit code of a bad directory."""
@@ -152,6 +177,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     executor = _executor_option(args.executor)
     if isinstance(executor, int):
         return executor
+    if args.pair and (args.resume or args.mode != "default" or executor):
+        return _fail(
+            "--pair runs a new planner and executor here: the approval line sets their "
+            "modes, so it takes neither --mode, --resume nor --executor"
+        )
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
@@ -176,17 +206,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(_replay.json_line(result), flush=True)
 
     try:
-        anyio.run(
-            _replay_session,
-            host,
-            args.workspace,
-            lines,
-            args.mode,
-            args.session_dir,
-            emit,
-            args.resume,
-            executor,
-        )
+        if args.pair:
+            anyio.run(_replay_pair, host, args.workspace, lines, args.session_dir, emit)
+        else:
+            anyio.run(
+                _replay_session,
+                host,
+                args.workspace,
+                lines,
+                args.mode,
+                args.session_dir,
+                emit,
+                args.resume,
+                executor,
+            )
     except StoreError as exc:  # an unknown session, a store this callgate cannot use
         return _fail(str(exc))
     return EXIT_OK
@@ -273,17 +306,22 @@ def first_sentence(text: str) -> str:
         start = end + 2
 
 
-def _contract_text() -> str:
-    """The contract of the built-in tool families (``CALLGATE_LOAD_PLUGINS`` overrides)."""
-    chosen = True if os.environ.get("CALLGATE_LOAD_PLUGINS") else _contract.builtin_families()
+def _contract_text(installed: bool = False) -> str:
+    """The contract of the built-in tool families, or with ``installed`` of every installed
+    plugin, third-party ones included (``CALLGATE_LOAD_PLUGINS`` overrides both)."""
+    chosen = (
+        True
+        if installed or os.environ.get("CALLGATE_LOAD_PLUGINS")
+        else _contract.builtin_families()
+    )
     posix = Host.boot({}, os="posix", surface="lean", entrypoints=chosen)
     windows = Host.boot({}, os="windows", surface="lean", entrypoints=chosen)
     return _contract.generate(posix, windows)
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
-    try:
-        text = _contract_text()
+    try:  # the committed document is callgate's own; what you print shows what is installed
+        text = _contract_text(installed=not (args.write or args.check))
     except BootError as exc:
         return _fail(str(exc))
     path = Path(args.path)
@@ -543,6 +581,13 @@ def build_parser() -> argparse.ArgumentParser:
         "overriding [executor] transport; --workspace is then the workspace as the worker "
         "sees it; '[]' runs them here (docs/executors.md)",
     )
+    p.add_argument(
+        "--pair",
+        action="store_true",
+        help="run a planner and an executor (docs/subagents.md): the lines before "
+        'an approval line {"approve": true} go to the planner, the lines '
+        "after it to the executor; results carry meta.session",
+    )
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
@@ -571,8 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "contract",
         help="generate or check docs/TOOL_CONTRACT.md",
-        description="Print the tool contract generated from the registry, "
-        "write it, or check that the committed file matches.",
+        description="Print the tool contract of every installed plugin "
+        "(third-party ones included), or write or check "
+        "callgate's own (the built-in families) at --path.",
     )
     group = p.add_mutually_exclusive_group()
     group.add_argument("--write", action="store_true", help="write the contract to --path")

@@ -7,7 +7,10 @@ session; its batches still run one at a time, in arrival order.
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -19,6 +22,43 @@ from ._model.values import ToolCall, ToolResult
 from ._session.session import Session as AsyncSession
 
 __all__ = ["Host", "Session"]
+
+log = logging.getLogger("callgate")
+
+#: portals not yet stopped, held strongly so a forgotten host's portal is never finalised by
+#: the garbage collector on its own loop thread (which then waits on itself forever)
+_PORTALS: dict[int, AbstractContextManager[BlockingPortal]] = {}
+#: hosts not yet closed: at interpreter exit each is closed (sessions, then its loop thread)
+_OPEN: weakref.WeakSet[Host] = weakref.WeakSet()
+_EXIT_LOCK = threading.Lock()
+_exit_registered = False
+
+
+def _close_at_exit() -> None:
+    """Interpreter exit: close every host a script left open, then stop any portal left,
+    before threading joins the loop threads (which would otherwise wait forever)."""
+    for host in list(_OPEN):
+        try:
+            host.close()
+        except Exception:
+            log.exception("closing a callgate host at exit failed")
+    for key in list(_PORTALS):
+        cm = _PORTALS.pop(key, None)
+        if cm is not None:
+            try:
+                cm.__exit__(None, None, None)
+            except Exception:
+                log.exception("stopping a callgate event-loop thread at exit failed")
+
+
+def _register_exit() -> None:
+    """Once, after the first portal started (so after concurrent.futures registered its own
+    thread join): threading runs exit callbacks newest first, so ours runs before it."""
+    global _exit_registered
+    with _EXIT_LOCK:
+        if not _exit_registered:
+            threading._register_atexit(_close_at_exit)  # type: ignore[attr-defined]
+            _exit_registered = True
 
 
 class Session:
@@ -56,13 +96,17 @@ class Session:
 
 
 class Host:
-    """A booted host plus its event-loop thread. ``close()`` stops the thread."""
+    """A booted host plus its event-loop thread. ``close()`` stops the thread; a script that
+    forgets to still exits (its open hosts are closed at interpreter exit)."""
 
     def __init__(self, host: AsyncHost) -> None:
         self.host = host
         self._cm: AbstractContextManager[BlockingPortal] | None = start_blocking_portal()
         self.portal: BlockingPortal = self._cm.__enter__()
         self._sessions: list[Session] = []
+        _PORTALS[id(self._cm)] = self._cm
+        _OPEN.add(self)
+        _register_exit()
 
     @classmethod
     def boot(
@@ -86,6 +130,8 @@ class Host:
         self._sessions.clear()
         if self._cm is not None:
             cm, self._cm = self._cm, None
+            _OPEN.discard(self)
+            _PORTALS.pop(id(cm), None)
             cm.__exit__(None, None, None)
 
     def __enter__(self) -> Host:

@@ -21,6 +21,12 @@ the failed result (their keywords are the assertion's, never the tool's); and
 refusal changed nothing (bytes, mode, mtime, no stray files). `run_replay` runs
 ``callgate replay`` in a subprocess, the way a model's transcript would reach an
 installed plugin through its entry point.
+
+Hermetic by default: every test gets a private, empty callgate state directory
+(``$CALLGATE_HOME``) and user config directory (``$CALLGATE_CONFIG_HOME``), inherited by
+`run_replay`'s subprocess, so the author's own config (a deny rule, a mode) never decides a
+test and no test writes to their real session store. A test that means to use them opts in
+with ``@pytest.mark.callgate_user_dirs``.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -41,6 +48,31 @@ from ._model.values import ToolCall, ToolResult
 __all__ = ["CallgateSession", "assert_error", "assert_ok", "callgate_session", "run_replay"]
 
 _ids = itertools.count(1)
+
+#: the marker a test carries to use the user's real callgate state and config directories
+USER_DIRS_MARKER = "callgate_user_dirs"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{USER_DIRS_MARKER}: use the user's real callgate state and config "
+        "directories instead of private empty ones (callgate.testing is hermetic by default)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _callgate_private_dirs(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A private, empty ``$CALLGATE_HOME`` and ``$CALLGATE_CONFIG_HOME`` for every test (and
+    the subprocesses it starts), unless it is marked ``callgate_user_dirs``."""
+    if request.node.get_closest_marker(USER_DIRS_MARKER) is not None:
+        return
+    monkeypatch.setenv("CALLGATE_HOME", str(tmp_path_factory.mktemp("callgate-home")))
+    monkeypatch.setenv("CALLGATE_CONFIG_HOME", str(tmp_path_factory.mktemp("callgate-config")))
 
 
 def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | None = None) -> str:
@@ -58,14 +90,19 @@ def assert_ok(result: ToolResult, text: str | None = None, *, contains: str | No
 
 
 def assert_error(
-    result: ToolResult, kind: str, signature: str | None = None, *, contains: str | None = None
+    result: ToolResult,
+    kind: str | None = None,
+    signature: str | None = None,
+    *,
+    contains: str | None = None,
 ) -> ToolResult:
-    """Fail unless ``result`` is an error of ``kind`` (and ``signature``, and text containing
-    ``contains``); returns the result."""
+    """Fail unless ``result`` is an error (of ``kind`` when given, and ``signature``, and text
+    containing ``contains``); returns the result."""
     __tracebackhide__ = True
     if not result.is_error or result.error is None:
-        pytest.fail(f"{result.name} succeeded, expected a {kind} error:\n{result.text}")
-    if result.error.kind != kind:
+        expected = f"a {kind} error" if kind is not None else "an error"
+        pytest.fail(f"{result.name} succeeded, expected {expected}:\n{result.text}")
+    if kind is not None and result.error.kind != kind:
         pytest.fail(f"{result.name} failed as {result.error.kind}, expected {kind}:\n{result.text}")
     if signature is not None and result.error.signature != signature:
         pytest.fail(
@@ -169,14 +206,26 @@ class CallgateSession:
         arguments: Any = None,
         /,
         *,
-        kind: str,
+        kind: str | None = None,
         signature: str | None = None,
         contains: str | None = None,
     ) -> ToolResult:
-        """Run one call (its arguments in one dict) and fail unless it is an error of
-        ``kind`` (and ``signature``, and text containing ``contains``); returns the result."""
+        """Run one call (its arguments in one dict) and fail unless it is an error (of
+        ``kind`` when given, and ``signature``, and text containing ``contains``); returns
+        the result."""
         __tracebackhide__ = True
         return assert_error(self.call(name, arguments), kind, signature, contains=contains)
+
+    def argument_signature(self, tool: str, code: str) -> str:
+        """The signature a tool's own ``ToolError("invalid_arguments", ..., code)`` carries
+        once the host puts it in the contract's form:
+        ``argument_validation:<tool>:<schema fingerprint>:<code, lowercased>``."""
+        spec = self.session.host.registry.get(tool)
+        if spec is None:
+            raise KeyError(f"no tool {tool!r} is registered")
+        fingerprint = self.session.host.compiled(spec).short_fingerprint
+        category = re.sub(r"[^a-z0-9_]+", "_", code.lower()).strip("_") or "tool"
+        return f"argument_validation:{tool}:{fingerprint}:{category}"
 
     def snapshot(self) -> dict[str, tuple[bytes | str, int, int]]:
         """Every entry under the workspace: ``{relative path: (bytes or link target, mode,

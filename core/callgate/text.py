@@ -1,9 +1,10 @@
 """Text as file tools read and write it: encodings, BOMs, line endings, display forms.
 
-`decode_text` settles a file's encoding (a `Declaration` from ``[files] encodings``
-or the file's own coding line, else detection: BOMs, UTF-8, UTF-16, a guess among
-legacy encodings, else UTF-8 with undecodable bytes escaped; `detect` says on what
-basis) and keeps what is needed to write the text back byte-for-byte
+`decode_text` settles a file's encoding (a `Declaration` from ``[files] encodings``,
+or the encoding the model gave read_file for the version (`CHOSEN_ORIGIN`), or the
+file's own coding line, else detection: BOMs, UTF-8, UTF-16, the user's fallback list
+(`FALLBACK_ORIGIN`), a guess among legacy encodings, else UTF-8 with undecodable bytes
+escaped; `detect` says on what basis) and keeps what is needed to write the text back byte-for-byte
 (`DecodedText.encode`);
 `encode_text` writes in a named encoding. `display`/`display_line(s)` show
 control characters the way every file tool shows them; `split_lines`,
@@ -13,8 +14,10 @@ control characters the way every file tool shows them; `split_lines`,
 from ._text.charset import declaration as coding_declaration
 from ._text.charset import usable_codec
 from ._text.textio import (
+    CHOSEN_ORIGIN,
     DETECT_BYTES,
     ENCODINGS,
+    FALLBACK_ORIGIN,
     Declaration,
     DecodedText,
     Detection,
@@ -35,13 +38,16 @@ from ._text.textio import (
     newline_bytes,
     split_lines,
     to_crlf,
+    undecodable_at,
     unencodable,
     unit_of,
 )
 
 __all__ = [
+    "CHOSEN_ORIGIN",
     "DETECT_BYTES",
     "ENCODINGS",
+    "FALLBACK_ORIGIN",
     "Declaration",
     "DecodedText",
     "Detection",
@@ -63,6 +69,7 @@ __all__ = [
     "newline_bytes",
     "split_lines",
     "to_crlf",
+    "undecodable_at",
     "unencodable",
     "unit_of",
     "usable_codec",

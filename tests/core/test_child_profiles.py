@@ -85,7 +85,7 @@ def test_a_strict_child_refuses_write_file_and_destructive_tools(parent):
         ("bash", {"command": "ls", "run_in_background": True}),
     ):
         _blocked(child.call(name, args))
-    # through the proxy too: tool:write_file is not in the child at all
+    # through the proxy too: the same verdict as the direct call (issue 36.6)
     r = child.call(
         "use_capability",
         {
@@ -94,7 +94,8 @@ def test_a_strict_child_refuses_write_file_and_destructive_tools(parent):
             "arguments": {"path": "x", "content": "x"},
         },
     )
-    assert r.is_error and r.meta.get("executed") is False, r.text
+    _blocked(r)
+    assert r.text == child.call("write_file", {"path": "x", "content": "x"}).text
     parent.assert_unchanged(before)
     assert "write_file" not in child.session.tool_names()  # and hidden, as a convenience
 
@@ -156,7 +157,7 @@ def test_an_allowlist_judges_the_tool_a_proxy_runs(parent):
             "arguments": {"path": "x", "content": "x"},
         },
     )
-    assert r.is_error and r.meta.get("executed") is False, r.text
+    _blocked(r, "viaproxy")
     parent.assert_unchanged(before)
 
 

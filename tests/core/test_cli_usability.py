@@ -103,10 +103,16 @@ def test_verbose_works_before_and_after_the_command(tmp_path: Path) -> None:
 
 SUGGESTIONS = {
     "nope_tool": None,
-    "compress": None,  # hidden and unavailable here: suggesting present would mislead
     "Read_File": "did you mean read_file?",
     "readfile": "did you mean read_file?",
     "grep_search": 'did you mean use_capability with capability_id "tool:grep"?',
+    # issue 36.7: close in meaning or spelling, and callable here
+    "task": None,  # unavailable here (no integrator hook): not "ask", a look-alike
+    "Task": None,
+    "str_replace": "did you mean edit_file?",  # another agent's name for the same tool
+    "shell": None,  # no shell plugin here: no look-alike either
+    "view": "did you mean read_file?",
+    "rread_file": "did you mean read_file?",
 }
 
 
@@ -125,6 +131,14 @@ def test_did_you_mean_names_only_what_the_session_can_call(ws: Path, tmp_path: P
             assert content == f'unknown tool "{name}"'
         else:
             assert content.endswith(suggestion)
+    # the capability proxy follows the same rule: compos is not present
+    via = json.dumps({"id": "c", "name": "use_capability", "arguments": {
+        "action": "call", "capability_id": "tool:compos", "arguments": {}}})
+    transcript.write_text(via + "\n")
+    proc = run_cli("replay", str(transcript), "--workspace", str(ws), env=BUILTIN)
+    assert proc.returncode == 0, proc.stderr
+    content = json.loads(proc.stdout)["content"]
+    assert '"compos"' in content and "present" not in content, content
     called = run_cli("call", "nope_tool", "{}", "--workspace", str(ws), env=BUILTIN)
     assert called.returncode == 1
     assert _result(called.stdout)["content"] == 'unknown tool "nope_tool"'
@@ -162,3 +176,41 @@ def test_tools_summaries_do_not_stop_at_abbreviations() -> None:
     assert proc.returncode == 0, proc.stderr
     [glob] = [line for line in proc.stdout.splitlines() if line.startswith("glob ")]
     assert glob.endswith('e.g. "*.go", "cmd/*/main.go" or "**/*_test.py"')
+
+
+# --- issue 36.9: null arguments are {} both ways -------------------------------------------
+
+
+def test_null_arguments_through_the_proxy_are_empty_as_for_a_direct_call(ws: Path,
+                                                                        tmp_path: Path) -> None:
+    calls = [*({"id": f"via-{i}", "name": "use_capability",
+                "arguments": {"action": "call", "capability_id": "tool:get_goal",
+                              "arguments": inner}} for i, inner in enumerate([None, {}]))]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(c) + "\n" for c in calls))
+    proc = run_cli("replay", str(transcript), "--workspace", str(ws), env=BUILTIN)
+    assert proc.returncode == 0, proc.stderr
+    results = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert not results["via-1"]["is_error"], results["via-1"]
+    assert results["via-0"]["content"] == results["via-1"]["content"]
+
+
+# --- issue 36.6: one verdict directly and through the proxy -----------------------------------
+
+
+def test_an_unhooked_tool_gets_the_same_verdict_directly_and_through_the_proxy(
+        ws: Path, tmp_path: Path) -> None:
+    """compress needs hooks only an integrator with a conversation implements: it is
+    registered but not in the session, and both doors say so in the same words."""
+    calls = [{"id": "direct", "name": "compress", "arguments": {}},
+             {"id": "via", "name": "use_capability", "arguments": {
+                 "action": "call", "capability_id": "tool:compress", "arguments": {}}}]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(c) + "\n" for c in calls))
+    proc = run_cli("replay", str(transcript), "--workspace", str(ws), env=BUILTIN)
+    assert proc.returncode == 0, proc.stderr
+    direct, via = map(json.loads, proc.stdout.splitlines())
+    reason = 'tool "compress" is not available in this session: it needs the '
+    assert direct["is_error"] and direct["content"].startswith(reason), direct
+    assert via["is_error"] and via["content"] == "capability unavailable: " + direct["content"]
+    assert "which no loaded plugin implements" in direct["content"]

@@ -106,3 +106,13 @@ def test_read_only_calls_leave_no_fact(callgate_session):
     s.expect_ok("append_line", {"path": "a.txt", "text": "x"})
     [fact] = s.host.execution_facts()
     assert (fact.session, fact.profile, fact.depth, fact.outcome) == (s.session.id, None, 0, "ok")
+
+
+def test_a_call_the_gate_refused_leaves_no_fact(callgate_session):
+    """Issue 36.11: facts record what executed; the gate's refusals never ran."""
+    s = callgate_session(plugins=[SlowWriter()], files={".git/config": "[core]\n"})
+    s.expect_error("append_line", {"path": ".git/config", "text": "x"})  # protected
+    s.expect_error("append_line", {"path": "../out.txt", "text": "x"}, kind="outside_workspace")
+    assert s.host.execution_facts() == []
+    s.expect_ok("append_line", {"path": "b.txt", "text": "x"})
+    assert [f.call_id for f in s.host.execution_facts()] != []

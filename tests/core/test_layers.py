@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("permissions", ("_permissions", "permissions")),
     ("registry", ("_registry",)),
     ("files", ("_files", "files")),
-    ("pipeline", ("_pipeline", "process", "hookspecs")),
+    ("pipeline", ("_pipeline", "process", "hookspecs", "suggest")),
     ("executor", ("_executor",)),
     ("session", ("_session",)),
     ("host", ("_host", "host")),

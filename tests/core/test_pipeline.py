@@ -212,8 +212,15 @@ def test_replacement_arguments_are_validated_again(callgate_session, rec) -> Non
             return None
 
     s = callgate_session([rec, Rewriter()])
+    failures = s.session.counters().get("argument_failures", 0)
     r = s.call("bash", {"command": "rewrite"})
-    assert r.error.kind == "invalid_arguments" and rec.executed == []
+    assert rec.executed == []
+    # issue 36.4: the hook's fault, named, not feedback to the model
+    assert r.error.kind == "config_error" and r.error.signature == "hook:rewriter"
+    assert r.text.startswith("bash was not run: the host's pre-tool-use hook rewriter "
+                             "replaced its arguments with invalid ones")
+    assert "fix them and call again" not in r.text and "- /command: type" in r.text
+    assert s.session.counters().get("argument_failures", 0) == failures
     r = s.call("bash", {"command": "refuse"})
     assert r.error.kind == "blocked" and r.error.signature == "hook:rewriter"
     assert r.text == "blocked: commands named refuse are refused"

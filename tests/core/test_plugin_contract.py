@@ -82,10 +82,12 @@ def test_hook_order_for_a_replaced_call(callgate_session) -> None:
 
 
 def test_an_invalid_replacement_is_refused_and_never_runs(callgate_session) -> None:
+    """The hook's fault, not the model's (issue 36.4): config_error naming the hook."""
     recorder, tools = HookRecorder(replace={"text": 42}), Tools()
     s = callgate_session([tools, recorder], config=ASK)
     r = s.call("write_note", {"text": "original"})
-    assert r.error.kind == "invalid_arguments" and tools.ran == []
+    assert r.error.kind == "config_error" and tools.ran == []
+    assert r.error.signature == "hook:recorder"
     assert "check_permission" not in recorder.hooks()
 
 

@@ -89,3 +89,46 @@ def test_writes_wait_for_approval_and_ledgers_are_isolated(pair):
     assert p.planner.id != p.executor.id
     facts = s.host.execution_facts()
     assert [(f.session, f.tool, f.outcome) for f in facts] == [(p.executor.id, "write_file", "ok")]
+
+
+def test_replay_pair_plans_then_approves_then_executes(tmp_path) -> None:
+    """Issue 36.12: `callgate replay --pair` reaches the planner/executor pair: a planner
+    transcript, an approval line, an executor transcript."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+    lines = [
+        {"id": "p1", "name": "read_file", "arguments": {"path": "a.txt"}},
+        {"id": "p2", "name": "write_file", "arguments": {"path": "b.txt", "content": "x"}},
+        {"mode": "default"},  # the planner never leaves plan mode
+        {"approve": True},
+        {"id": "e1", "name": "read_file", "arguments": {"path": "a.txt"}},
+        {"id": "e2", "name": "edit_file",
+         "arguments": {"path": "a.txt", "old_string": "alpha", "new_string": "beta"}},
+    ]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "files"}
+    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+                           "--workspace", str(ws), "--pair"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    sessions = [r["meta"]["session"] for r in out]
+    assert sessions == ["planner", "planner", "planner", "executor", "executor"]
+    p1, p2, bad, e1, e2 = out
+    assert not p1["is_error"] and p2["error"]["signature"] == "mode:plan"
+    assert bad["error"]["kind"] == "invalid_transcript" and bad["meta"]["line"] == 3
+    assert not e1["is_error"] and not e2["is_error"], e2
+    assert "[plan approved]" in e1["content"]
+    assert e2["meta"]["line"] == 6
+    assert (ws / "a.txt").read_text() == "beta\n" and not (ws / "b.txt").exists()
+    refused = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+                              "--workspace", str(ws), "--pair", "--mode", "plan"],
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert refused.returncode != 0 and "--pair" in refused.stderr

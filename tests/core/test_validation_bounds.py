@@ -4,9 +4,16 @@ test_replay_robustness.py, test_storm_replay.py and tests/plugins/capability).""
 from __future__ import annotations
 
 import time
+from typing import Any
 
+import callgate_ask
+import callgate_files
+import callgate_shell
+import callgate_tasks
+import callgate_web
+import callgate_workflow
 import pytest
-from callgate._pipeline.suggest import did_you_mean
+from callgate._pipeline.suggest import did_you_mean, meanings_of
 from callgate._results.storm import arguments_fingerprint
 from callgate._validation.arguments import (
     MAX_DEPTH,
@@ -19,6 +26,8 @@ from callgate._validation.compiled import compile_schema
 from callgate._validation.dialects import dialect_uri, outside_reference, validator_class
 from callgate._validation.patterns import PatternTimeout, pattern_budget, search
 from callgate.cli import first_sentence
+from callgate_shell.tools.job_tools import job_tools
+from callgate_shell.tools.pwsh import pwsh_tool
 
 
 @pytest.mark.parametrize(("declared", "dialect"), [
@@ -141,7 +150,6 @@ def test_argument_fingerprints_ignore_form_and_never_crash() -> None:
     ("nope_tool", ""), ("READ_FILE", "; did you mean read_file?"),
     ("read_fil", "; did you mean read_file?"),
     ("grep_search", '; did you mean use_capability with capability_id "tool:grep"?'),
-    ("edit", "; did you mean edit_file?"),
 ])
 def test_suggestions_come_from_usable_names_only(word: str, said: str) -> None:
     via = 'use_capability with capability_id "tool:{name}"'  # the proxy's ProxyRoute.hidden_tool
@@ -149,6 +157,41 @@ def test_suggestions_come_from_usable_names_only(word: str, said: str) -> None:
                         ["grep", "glob"], via) == said
     if "tool:" in said:  # without a proxy, hidden tools are not suggested
         assert did_you_mean(word, ["read_file"], ["grep", "glob"]) == ""
+
+
+WINDOWS = ["pwsh", "job_output", "job_kill", "bash_output", "kill_shell", "wait", "edit_file",
+           "read_file", "write_file", "use_capability"]
+
+
+@pytest.mark.parametrize(("word", "direct", "hidden", "said"), [  # issue 36.7
+    ("edit", ["read_file", "edit_file"], [], "; did you mean edit_file?"),
+    ("str_replace", ["edit_file"], [], "; did you mean edit_file?"),
+    ("task", ["ask", "read_file"], ["grep"], ""),  # no task here; ask is a look-alike
+    ("task", ["ask", "read_file"], ["task", "grep"],
+     '; did you mean use_capability with capability_id "tool:task"?'),  # exact beats close
+    ("compress", ["read_file"], ["present", "grep"], ""),
+    ("Agent", ["read_file"], ["task"], '; did you mean use_capability with capability_id '
+                                        '"tool:task"?'),
+    ("WebFetch", ["web_fetch"], [], "; did you mean web_fetch?"),
+    ("todowrite", ["todo_write"], [], "; did you mean todo_write?"),
+    ("reed_file", ["read_file"], [], "; did you mean read_file?"),
+    ("bash", ["bash_output"], [], ""),
+])
+def test_suggestions_are_close_in_meaning_or_spelling(callgate_session: Any, word: str,
+                                                      direct: list[str], hidden: list[str],
+                                                      said: str) -> None:
+    via = 'use_capability with capability_id "tool:{name}"'
+    s = callgate_session(plugins=[callgate_shell, callgate_files, callgate_web,
+                                  callgate_workflow, callgate_tasks, callgate_ask])
+    meanings = meanings_of(s.session.host.registry.tools())  # the tools' known_as
+    assert did_you_mean(word, direct, hidden, via, meanings) == said
+
+
+def test_on_windows_bash_suggests_pwsh_not_bash_output() -> None:
+    """The Windows host registers pwsh, not bash: "bash" means the shell there is."""
+    meanings = meanings_of([pwsh_tool("pwsh.exe"), *job_tools()])
+    assert did_you_mean("bash", WINDOWS, ["grep"], None, meanings) == "; did you mean pwsh?"
+    assert did_you_mean("bash", WINDOWS, ["grep"]) == ""  # bash_output is another tool
 
 
 @pytest.mark.parametrize(("text", "first"), [

@@ -83,6 +83,8 @@ ATTACKS: tuple[Attack, ...] = (
            warns=False, trusted_applies=False),
     Attack(("files", "allow_protected"), ["**"]),
     Attack(("files", "encodings"), {"**/*.py": "utf-16"}),
+    # a fallback decides the bytes an edit writes into every undeclared legacy file
+    Attack(("files", "fallback_encodings"), ["cp1252"]),
     # --- shell
     Attack(("shell", "force"), "bash"),
     Attack(("shell", "bash_path"), "/bin/sh"),

@@ -178,7 +178,8 @@ def test_attack_a_symlinked_callgate_toml_is_not_read(callgate_session, home, tm
         "vendor/.mcp.json": '{"mcpServers": {"hidden-name": {"command": "uvx"}}}'})
     os.symlink(outside, s.workspace / "callgate.toml")
     r = s.call("install_source", {"source": "vendor/.mcp.json"})
-    assert r.is_error and r.error.signature == "INSTALL_BAD_CONFIG", r.text
+    assert r.is_error and r.error.signature == s.argument_signature(
+        "install_source", "INSTALL_BAD_CONFIG"), r.text
     assert "already configured" not in r.text
 
 

@@ -144,7 +144,8 @@ def test_attack_credential_formats_are_refused_and_nothing_is_stored(memory, wha
             continue
         result = memory.call("remember", args)
         assert result.is_error, f"{what} was stored"
-        assert result.error.signature == "MEMORY_CREDENTIAL", result.text
+        assert result.error.signature == memory.argument_signature(
+            "remember", "MEMORY_CREDENTIAL"), result.text
         assert "Nothing was saved" in result.text
         assert _stored(memory) == before
 

@@ -17,7 +17,7 @@ interface would tell it.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -210,15 +210,43 @@ def json_line(value: Any, indent: int | None = None) -> str:
     return text
 
 
+#: the line of a ``--pair`` transcript that ends planning: the human approved the plan
+APPROVAL_LINE = {"approve": True}
+
+
+def approval_index(lines: Sequence[str]) -> int | None:
+    """The index of the first approval line (``{"approve": true}``) in ``lines``, if any."""
+    for index, text in enumerate(lines):
+        if '"approve"' not in text:
+            continue
+        try:
+            if json.loads(text) == APPROVAL_LINE:
+                return index
+        except (json.JSONDecodeError, RecursionError):
+            continue
+    return None
+
+
 async def replay(
-    session: Session, lines: Iterable[str], first: int = 1
+    session: Session, lines: Iterable[str], first: int = 1, *, modes: bool = True
 ) -> AsyncIterator[tuple[Entry, dict[str, Any]]]:
     """Run every line; yields each call position with its JSON result, in order. ``first``
-    is the number of the first line (a scripted child replays its transcript line by line)."""
+    is the number of the first line (a scripted child replays its transcript line by line).
+    ``modes=False`` (a planner/executor pair, whose modes the approval line sets): a mode
+    line is a bad line."""
     for number, text in enumerate(lines, first):
         if not text.strip():
             continue
         parsed = parse_line(text, number)
+        if parsed.mode is not None and not modes:
+            bad = _invalid(
+                number,
+                "shape",
+                f"line {number}: a --pair transcript has no mode "
+                'lines; the approval line {"approve": true} ends planning',
+            )
+            yield Entry(number, invalid=bad), result_json(bad)
+            continue
         if parsed.mode is not None:
             switch_mode(session, parsed.mode)
             continue

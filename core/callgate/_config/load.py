@@ -24,6 +24,7 @@ from .._model.errors import ConfigError
 from .._validation.fastcheck import compile_fast
 from . import layers as _layers
 from .layers import TRUST_TABLE, LayeredSource
+from .paths import check_paths
 from .source import _HEADER, USER, WORKSPACE, ConfigSource, _norm_table, key_at
 
 if TYPE_CHECKING:  # jsonschema (~35 ms) is imported only for a table the fast check is unsure of
@@ -198,6 +199,7 @@ def validate_table(
     # booleans), so jsonschema would find no error either; anything else goes to jsonschema
     fast = compile_fast(schema)
     if fast is not None and fast(value):
+        check_paths(source, table, schema, value)
         return apply_defaults(schema, value)
     validator = _toml_validator()(schema)
     errors = sorted(
@@ -213,6 +215,7 @@ def validate_table(
             known = ", ".join(sorted(declared)) or "none"
             raise source.error(f"unknown key; known keys here: {known}", path)
         raise source.error(_describe(err), path)
+    check_paths(source, table, schema, value)
     return apply_defaults(schema, value)
 
 

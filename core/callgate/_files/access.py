@@ -23,10 +23,17 @@ import attrs
 from .._fs.atomic import FileChanged, create_file, replace_file, replace_in
 from .._fs.confine import READ_FLAGS, HeldDir
 from .._fs.file_lease import WriterOpen
-from .._fs.observations import SNAPSHOT_MAX_BYTES, version_of
+from .._fs.observations import SNAPSHOT_MAX_BYTES, Present, version_of
 from .._fs.workspace import ResolvedPath
 from .._model.errors import ToolError
-from .._text.textio import Declaration, DecodedText, decode_text, encode_text, is_binary
+from .._text.textio import (
+    CHOSEN_ORIGIN,
+    Declaration,
+    DecodedText,
+    decode_text,
+    encode_text,
+    is_binary,
+)
 from .gate import (
     GatedPath,
     changed_while_applying,
@@ -107,6 +114,18 @@ class SourceFile:
         return encode_text(text, self.encoding, bom=False)
 
 
+def _chosen(source: SourceFile, data: bytes, text: str | None) -> str | None:
+    """The encoding the model settled for ``source``'s version, when its text was decoded
+    in it and the new bytes ``data`` are in it too (``text`` encodes to them; without a
+    text, an edit's bytes, which are always in the source's encoding)."""
+    decoded = source.decoded
+    if decoded is None or decoded.origin != CHOSEN_ORIGIN:
+        return None
+    if text is not None and encode_text(text, decoded.encoding) != data:
+        return None  # written in another encoding (write_file following a coding line)
+    return decoded.encoding
+
+
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return version_of(a) == version_of(b)
 
@@ -149,10 +168,25 @@ class FileAccess:
         """``[files] max_edit_bytes`` (64 MiB unless configured)."""
         return self.scope.policy.max_edit_bytes
 
-    def declared_encoding(self, path: ResolvedPath | str) -> Declaration | None:
-        """The ``[files] encodings`` declaration for a (canonical) path, if any: every
-        decoding of that file uses it (see `decode_text`)."""
-        return self.scope.declared(path.path if isinstance(path, ResolvedPath) else path)
+    def declared_encoding(
+        self, path: ResolvedPath | str, st: os.stat_result | None = None
+    ) -> Declaration | None:
+        """What is declared about a (canonical) path's encoding: its ``[files] encodings``
+        entry and the user's fallback list; with ``st``, also the encoding the model
+        settled for that very version (`chosen_encoding`). Every decoding of the file
+        uses it (see `decode_text`)."""
+        canonical = path.path if isinstance(path, ResolvedPath) else path
+        chosen = self.chosen_encoding(canonical, st) if st is not None else None
+        return self.scope.declared(canonical, chosen)
+
+    def chosen_encoding(self, path: ResolvedPath | str, st: os.stat_result) -> str | None:
+        """The encoding the model settled (read_file's ``encoding``) for the version of
+        ``path`` that ``st`` describes, if this session observed that version with one."""
+        canonical = path.path if isinstance(path, ResolvedPath) else path
+        entry = self.scope.ledger.lookup(canonical, st)
+        if isinstance(entry, Present) and entry.version == version_of(st):
+            return entry.encoding
+        return None
 
     # --- the mutation sequence (after the host gate) -----------------------------------
 
@@ -170,7 +204,7 @@ class FileAccess:
         if gated.content is not None and len(gated.content) == st.st_size:
             # the gate has just read this very version (its handle's stat before and after
             # the read was ``st``): that was this mutation's one read
-            return self._source(rp, st, gated.content, decode, tool, self.declared_encoding(rp))
+            return self._source(rp, st, gated.content, decode, tool, self.declared_encoding(rp, st))
         try:
             fd = rp.open(READ_FLAGS)
         except FileNotFoundError:
@@ -191,7 +225,7 @@ class FileAccess:
             raise io_error(rp.display, exc) from None
         finally:
             os.close(fd)
-        return self._source(rp, st, data, decode, tool, self.declared_encoding(rp))
+        return self._source(rp, st, data, decode, tool, self.declared_encoding(rp, st))
 
     @staticmethod
     def _source(
@@ -249,6 +283,7 @@ class FileAccess:
                 expect=source.stat,
             )
             return False
+        chosen = _chosen(source, data, text)
         try:
             directory, name = source.resolved.parent()
             with directory:
@@ -270,7 +305,7 @@ class FileAccess:
             raise changed_while_applying(source.display) from None
         except OSError as exc:
             raise io_error(source.display, exc) from None
-        self.record(source.resolved, data, text=text)
+        self.record(source.resolved, data, text=text, encoding=chosen)
         return True
 
     def create(
@@ -301,12 +336,15 @@ class FileAccess:
         *,
         text: str | None = None,
         expect: os.stat_result | None = None,
+        encoding: str | None = None,
     ) -> None:
         """Record the current version of a file this session just wrote (or found unchanged).
 
         ``data`` is what the file holds (for the digest), ``text`` its decoded form (the
         stale-detail snapshot). A stat that fails, or that is not ``expect``, forgets
-        the entry instead of recording a version nobody saw.
+        the entry instead of recording a version nobody saw. ``encoding``: the one the
+        model settled for the version written over (`chosen_encoding`), which the new
+        version, written in it, keeps.
         """
         canonical = path.path if isinstance(path, ResolvedPath) else path
         ledger = self.scope.ledger
@@ -321,12 +359,12 @@ class FileAccess:
             ledger.forget(canonical)
             return
         if text is None and data is not None and len(data) <= SNAPSHOT_MAX_BYTES:
-            decoded = decode_text(data, self.declared_encoding(canonical))
+            decoded = decode_text(data, self.scope.declared(canonical, encoding))
             text = None if is_binary(data, decoded.encoding) else decoded.text
         snapshot = text if data is not None and len(data) <= SNAPSHOT_MAX_BYTES else None
         # the ledger digests ``data`` itself when the version is young (needs_digest), and
         # only then: an old version's bytes are not hashed for nothing
-        ledger.record_present(path, st, content=data, snapshot=snapshot)
+        ledger.record_present(path, st, content=data, snapshot=snapshot, encoding=encoding)
 
     # --- simple observed reads and writes (third-party tools) ----------------------------
 

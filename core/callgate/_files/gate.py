@@ -172,7 +172,8 @@ def stale_detail(
         return None
     if len(raw) > STALE_DETAIL_MAX_BYTES:
         return None
-    decoded = decode_text(raw, scope.declared(os.fspath(path)))
+    # in the encoding the model settled for the version it saw, if it did: its snapshot is
+    decoded = decode_text(raw, scope.declared(os.fspath(path), entry.encoding))
     if is_binary(raw, decoded.encoding):
         return None
     now = decoded.text

@@ -1,13 +1,13 @@
 """The core's ``[files]`` table: the keys the host enforces on every tool that reads or
 writes files, whichever plugin brought the tool.
 
-The core declares and reads these six keys itself (a host whose only file tool is a
+The core declares and reads these seven keys itself (a host whose only file tool is a
 third party's still hides what ``read_denylist`` hides and refuses writes to what
 ``protected`` names); a file-tool family may add keys of its own to the table
 (``Registry.extend_config``: callgate-files' ``watch``).
 
 - `FilesPolicy`: the table compiled once per host (the deny list switch, the edit limit,
-  stale details, declared encodings, protected paths).
+  stale details, declared and fallback encodings, protected paths).
 - `FileScope` (`_files.scope`): one session's files under this policy.
 """
 
@@ -68,6 +68,15 @@ SCHEMA: dict[str, Any] = {
             "x-workspace": "user",
             "additionalProperties": {"type": "string", "minLength": 1},
         },
+        # encodings tried in order for a file that is not UTF-8 and declares nothing
+        # (issue 36); user-only for the same reason as encodings; each one is checked at
+        # boot (`_files.declared.fallback_problem`)
+        "fallback_encodings": {
+            "type": "array",
+            "default": [],
+            "x-workspace": "user",
+            "items": {"type": "string", "minLength": 1},
+        },
     },
 }
 
@@ -123,6 +132,7 @@ class FilesPolicy:
         self.max_edit_bytes = int(table.get("max_edit_bytes", DEFAULT_MAX_EDIT_BYTES))
         self.stale_detail = bool(table.get("stale_detail", True))
         self.encodings: Rules = encoding_rules(table.get("encodings"))
+        self.fallback_encodings: tuple[str, ...] = tuple(table.get("fallback_encodings") or ())
         self._source = source
         self._protection: Protection | None = None
         self._lock = threading.Lock()

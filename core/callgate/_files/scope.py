@@ -11,7 +11,7 @@ from collections.abc import Callable
 from .._fs.observations import ObservationLedger
 from .._fs.workspace import ResolvedPath, Workspace
 from .._text.textio import Declaration
-from .declared import declared_in
+from .declared import declaration, declared_in
 from .policy import FilesPolicy, ReadDenylist
 from .protected import Protection, check_write, find_hooks_dirs, protected_paths
 
@@ -54,10 +54,13 @@ class FileScope:
         denylist = self.denylist
         return denylist is not None and denylist.denies(path)
 
-    def declared(self, path: str) -> Declaration | None:
-        """The ``[files] encodings`` declaration for canonical ``path``, if any."""
+    def declared(self, path: str, chosen: str | None = None) -> Declaration | None:
+        """What is declared about canonical ``path``'s encoding: its ``[files] encodings``
+        entry, else ``chosen`` (the encoding the model settled for the version being
+        decoded), with the user's ``[files] fallback_encodings`` (`declaration`)."""
         rules = self.policy.encodings
-        return declared_in(rules, path, self.workspace.root) if rules else None
+        found = declared_in(rules, path, self.workspace.root) if rules else None
+        return declaration(found, chosen, self.policy.fallback_encodings)
 
     def hooks_dirs(self) -> tuple[str, ...]:
         """Git's ``core.hooksPath`` when it points into a write root (asked once)."""

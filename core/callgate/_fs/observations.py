@@ -112,11 +112,14 @@ def needs_digest(st: os.stat_result, now_ns: int | None = None) -> bool:
 
 @attrs.frozen
 class Present:
-    """The session saw this version of the file."""
+    """The session saw this version of the file. ``encoding``: the encoding the model
+    settled for this version (read_file's ``encoding`` argument), which every decoding
+    of this version, and the session's own writes of it, keep."""
 
     version: Version
     identity: Identity
     digest: str | None = None
+    encoding: str | None = None
 
 
 @attrs.frozen
@@ -132,11 +135,10 @@ def entry_to_json(entry: Entry) -> dict[str, Any]:
     """A ledger entry as the session store keeps it."""
     if isinstance(entry, Absent):
         return {"absent": True}
-    return {
-        "version": list(entry.version),
-        "identity": list(entry.identity),
-        "digest": entry.digest,
-    }
+    out = {"version": list(entry.version), "identity": list(entry.identity), "digest": entry.digest}
+    if entry.encoding is not None:
+        out["encoding"] = entry.encoding
+    return out
 
 
 def entry_from_json(data: Any) -> Entry | None:
@@ -146,6 +148,7 @@ def entry_from_json(data: Any) -> Entry | None:
     if data.get("absent") is True:
         return ABSENT
     version, identity, digest = data.get("version"), data.get("identity"), data.get("digest")
+    encoding = data.get("encoding")
     if not (
         isinstance(version, list)
         and len(version) == 9
@@ -153,9 +156,10 @@ def entry_from_json(data: Any) -> Entry | None:
         and len(identity) == 2
         and all(isinstance(v, int) for v in version + identity)
         and (digest is None or isinstance(digest, str))
+        and (encoding is None or isinstance(encoding, str))
     ):
         return None
-    return Present(tuple(version), tuple(identity), digest)  # type: ignore[arg-type]
+    return Present(tuple(version), tuple(identity), digest, encoding)  # type: ignore[arg-type]
 
 
 class ObservationLedger:
@@ -189,6 +193,7 @@ class ObservationLedger:
         digest: str | None = None,
         content: bytes | None = None,
         snapshot: str | None = None,
+        encoding: str | None = None,
     ) -> Present:
         """Record that the session observed ``path`` at the version ``st`` describes.
 
@@ -196,6 +201,8 @@ class ObservationLedger:
         (the bytes just read or written) or, failing that, from the file (``path`` a
         `ResolvedPath`: read beneath its root). ``content`` given with a ``digest`` must
         be the bytes that digest was taken from. The key is the canonical path.
+        ``encoding`` is the one the model settled for this version (`Present`); seeing
+        the same version again without one keeps it.
         """
         source, path = path, os.fspath(path)
         whole = content is not None and len(content) == st.st_size
@@ -208,9 +215,17 @@ class ObservationLedger:
                     digest = sha256_file(source)
                 except OSError:
                     digest = None
-        entry = Present(version_of(st), identity_of(st), digest)
         with self._lock:
             old = self._by_path.get(path)
+            if (
+                encoding is None
+                and isinstance(old, Present)
+                and old.digest == digest
+                and old.version == version_of(st)
+                and old.identity == identity_of(st)
+            ):
+                encoding = old.encoding
+            entry = Present(version_of(st), identity_of(st), digest, encoding)
             if isinstance(old, Present) and old.identity != entry.identity:
                 self._drop_snapshot(old.identity)
                 self._drop_content(old.identity)
@@ -283,9 +298,14 @@ class ObservationLedger:
             kept = self._snapshots.get(old.identity) if isinstance(old, Present) else None
             snap = kept[0] if kept is not None else None
             digest = old.digest if isinstance(old, Present) else None
+            encoding = old.encoding if isinstance(old, Present) else None
         self.record_absent(source)
         self.record_present(
-            destination, st, snapshot=snap, digest=digest if digest and needs_digest(st) else None
+            destination,
+            st,
+            snapshot=snap,
+            digest=digest if digest and needs_digest(st) else None,
+            encoding=encoding,
         )
 
     # --- reading ---------------------------------------------------

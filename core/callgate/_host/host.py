@@ -24,6 +24,7 @@ import pluggy
 
 from .. import hookspecs
 from .._config import load as _config
+from .._files.declared import fallback_problem
 from .._files.policy import SCHEMA as FILES_SCHEMA
 from .._files.policy import TABLE as FILES_TABLE
 from .._files.policy import FilesPolicy
@@ -417,6 +418,10 @@ class Host:
         self._check_store()
         #: the core's ``[files]`` table, as the gate and the file API apply it
         self.files_policy = FilesPolicy(registry.table(FILES_TABLE), self.config_source)
+        for name in self.files_policy.fallback_encodings:
+            problem = fallback_problem(name)
+            if problem:  # fails boot naming the file, the key and the entry's line
+                raise registry.config_error(problem, (FILES_TABLE, "fallback_encodings"), name)
         self.permissions = RuleEngine.from_host(self)
         self.warnings.extend(self.permissions.warnings)
         if not registry.names():

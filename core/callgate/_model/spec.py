@@ -89,6 +89,9 @@ class ToolSpec:
       the worker) or ``"host"`` (with the session's policy and records: a tool that asks
       the user, opens child sessions, reads the session store or judges permissions
       itself). A local session runs every tool in-process either way.
+    - ``known_as`` are the names other agents and plain words give the same tool (Claude
+      Code's ``Read``, Codex's ``shell``, ``view``): a call of an unknown tool by one of
+      them is answered "did you mean <this tool>?" (`callgate.suggest`).
     """
 
     name: str
@@ -119,6 +122,7 @@ class ToolSpec:
     idempotent: bool | None = None
     open_world: bool = False
     runs_at: Literal["workspace", "host"] = "workspace"
+    known_as: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     plugin: str | None = None
 
     @property

@@ -24,6 +24,7 @@ import functools
 import inspect
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,15 @@ from .._fs.lease import WriterLease
 from .._fs.observations import version_of
 from .._model.errors import ToolError
 from .._model.spec import Target, ToolSpec
-from .._model.values import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
+from .._model.values import (
+    Decision,
+    Refuse,
+    Replace,
+    ToolCall,
+    ToolResult,
+    Violation,
+    default_signature,
+)
 from .._results.results import truncate
 from .._text.textio import display
 from .._validation.arguments import NotAnObject, check_call, decode_arguments, shape_problem
@@ -45,7 +54,7 @@ from . import record
 from .batch import ALONE, FIRST, LATER, BatchOrder, Tail, cancelled_result
 from .context import ToolContext
 from .step import Answered, Event, Step, judged
-from .suggest import did_you_mean
+from .suggest import did_you_mean, meanings_of
 from .worker import Abandoned, run_async, run_sync
 
 if TYPE_CHECKING:
@@ -167,10 +176,11 @@ def resolve(state: SessionState, step: Step) -> None:
     name = step.sent.name
     tool = state.tool(name) if isinstance(name, str) else None
     if tool is None:
-        if state.profiles and isinstance(name, str):  # a tool the child's profile left out
-            refused = _profiles.left_out(state, name)
-            if refused is not None:
-                raise Answered(refused, judged(step, "deny", _sig(refused, "profile")))
+        absent = why_absent(state, name) if isinstance(name, str) else None
+        if absent is not None:  # registered, but a profile or a missing hook left it out
+            if absent.error is not None and absent.error.kind == "blocked":
+                raise Answered(absent, judged(step, "deny", _sig(absent, "profile")))
+            raise Answered(absent)
         raise Answered(unknown_tool(state, name))
     step.tool = tool
     if tool.visibility != "alias" and not state.is_visible(name):
@@ -183,6 +193,28 @@ def resolve(state: SessionState, step: Step) -> None:
         )
 
 
+def why_absent(state: SessionState, name: str) -> ToolResult | None:
+    """Why a tool the host registers is not in this session, as the answer a call of it
+    gets (directly or through a proxy: one verdict both ways): a child profile's
+    ``blocked`` refusal, or ``unavailable`` saying why (hooks no plugin implements, or the
+    tool's own ``available``). ``None`` when the host registers no such tool."""
+    host = state.host
+    if name in state.tools or host.registry.get(name) is None:
+        return None
+    if state.profiles:
+        refused = _profiles.left_out(state, name)
+        if refused is not None:
+            return refused
+    why = f'tool "{name}" is not available in this session'
+    missing = host.unhooked().get(name)
+    if missing:
+        why += (
+            f": it needs the {', '.join(missing)} hook"
+            f"{'s' if len(missing) > 1 else ''}, which no loaded plugin implements"
+        )
+    return ToolResult.failure("unavailable", why, f"unavailable:{name}", {"executed": False})
+
+
 def unknown_tool(state: SessionState, name: Any) -> ToolResult:
     """``unknown tool "<name>"`` with the close names this session can really use: on its
     surface (and aliases), then hidden ones in the words of its proxy."""
@@ -192,7 +224,11 @@ def unknown_tool(state: SessionState, name: Any) -> ToolResult:
     hidden = [n for n in tools if n not in direct]
     route = state.route
     message = f'unknown tool "{label}"' + did_you_mean(
-        label, direct, hidden, route.hidden_tool if route is not None else None
+        label,
+        direct,
+        hidden,
+        route.hidden_tool if route is not None else None,
+        meanings_of(state.host.registry.tools()),
     )
     return ToolResult.failure("unknown_tool", message, f"unknown_tool:{label}", {"executed": False})
 
@@ -245,13 +281,14 @@ def check_arguments(
     *,
     inside: bool = False,
     via: ToolCall | None = None,
+    count: bool = True,
 ) -> tuple[dict[str, Any] | None, ToolResult | None]:
     """``(arguments, None)`` when ``raw`` is valid for ``tool`` (the JSON Schema, then the
     tool's own ``validate``, then ``callgate_validate_arguments``), else ``(None, result)``:
     ``invalid_arguments`` (counted), or ``config_error`` when the schema does not compile
-    (counted as skipped). Never coerces (`_validation.arguments.check_call`). ``inside``:
-    the arguments sit inside a proxy's call (``via``, which the validators see as
-    ``call.via``)."""
+    (counted as skipped; ``count=False``: not counted). Never coerces
+    (`_validation.arguments.check_call`). ``inside``: the arguments sit inside a proxy's
+    call (``via``, which the validators see as ``call.via``)."""
     host = state.host
     compiled = host.compiled(tool)
     certain = host.certainly_valid(tool)
@@ -270,7 +307,7 @@ def check_arguments(
         tool,
         compiled,
         raw,
-        count=state.count,
+        count=state.count if count else _not_counted,
         inside=route.arguments if inside and route is not None else None,
         plugin_violations=lambda args: semantic_violations(state, tool, args, call_id, via),
         misplaced=None
@@ -281,6 +318,10 @@ def check_arguments(
             )
         ),
     )
+
+
+def _not_counted(name: str, n: int = 1) -> None:
+    """Arguments the model did not write (a hook's replacement) count as no failure."""
 
 
 def semantic_violations(
@@ -411,17 +452,40 @@ def pre_tool_use(state: SessionState, step: Step) -> None:
         if isinstance(answer, Refuse):
             raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
         if isinstance(answer, Replace):
-            step.call = attrs.evolve(
-                step.call,
-                arguments=valid_arguments(
-                    state,
-                    tool,
-                    answer.arguments,
-                    step.call.id,
-                    inside=step.inside,
-                    via=step.call.via,
-                ),
+            arguments, error = check_arguments(
+                state,
+                tool,
+                answer.arguments,
+                step.call.id,
+                inside=step.inside,
+                via=step.call.via,
+                count=False,
             )
+            if error is not None:  # the hook's fault, not the model's
+                raise Answered(bad_replacement(tool, answer, error))
+            step.call = attrs.evolve(step.call, arguments=arguments)
+
+
+def bad_replacement(tool: ToolSpec, answer: Replace, error: ToolResult) -> ToolResult:
+    """A pre-tool-use hook replaced the arguments with invalid ones: a ``config_error``
+    naming the hook (signature ``hook:<source>``), logged for the integrator, and never
+    counted or worded as the model's mistake."""
+    source = answer.source or "a pre-tool-use hook"
+    problems = [line for line in error.text.splitlines() if line.startswith("- ")]
+    log.warning(
+        "the pre-tool-use hook %s replaced %s's arguments with invalid ones: %s",
+        source,
+        tool.name,
+        "; ".join(problems) or error.text,
+    )
+    message = (
+        f"{tool.name} was not run: the host's pre-tool-use hook {source} replaced its "
+        "arguments with invalid ones. This is a fault of that hook, not of your call; "
+        "tell the user (calling again will not help)."
+    )
+    if problems:
+        message += "\n" + "\n".join(problems[:20])
+    return ToolResult.failure("config_error", message, f"hook:{source}", {"executed": False})
 
 
 def blocked(message: str, signature: str) -> ToolResult:
@@ -639,7 +703,8 @@ async def dispatch(state: SessionState, step: Step) -> None:
     result = await _dispatched(
         state, tool, ctx, run, arguments, lease, gate_then_run, gate_then_await
     )
-    if not step.read_only or step.destructive:  # a writer: its execution fact
+    ran = lease is None or "from" in held  # a call the gate refused never ran: no fact
+    if ran and (not step.read_only or step.destructive):  # a writer: its execution fact
         record.dispatched(
             state,
             step,
@@ -685,7 +750,7 @@ async def _dispatched(
             {"abandoned": True},
         )
     except ToolError as exc:
-        return exc.to_result()
+        out = exc.to_result()
     except Exception as exc:
         log.debug("tool %s raised", tool.name, exc_info=True)
         return ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
@@ -695,7 +760,38 @@ async def _dispatched(
         return ToolResult.failure(
             "tool_error", f"{tool.name} failed: it returned {type(out).__name__}, not a result"
         )
+    error = out.error
+    if (
+        error is not None
+        and error.kind == "invalid_arguments"
+        and not error.signature.startswith(ARGUMENT_SIGNATURE)
+    ):
+        return argument_problem(state, tool, out, error)
     return out
+
+
+ARGUMENT_SIGNATURE = "argument_validation:"
+
+
+def argument_problem(
+    state: SessionState, tool: ToolSpec, result: ToolResult, error: Any
+) -> ToolResult:
+    """A tool's own ``invalid_arguments`` answer in the contract's form, whoever wrote the
+    tool: signature ``argument_validation:<tool>:<schema fingerprint>:<category>`` (the
+    category is the tool's own code, lowercased, e.g. ``memory_credential``), the signature
+    line the model reads last, and counted as an argument failure like the schema's."""
+    own = (
+        error.signature if error.signature != default_signature(error.kind, error.message) else ""
+    )  # a failure the tool gave no code of its own
+    code = re.sub(r"[^a-z0-9_]+", "_", own.lower()).strip("_")
+    category = code if code and code != "invalid_arguments" else "tool"
+    fingerprint = state.host.compiled(tool).short_fingerprint
+    signature = f"{ARGUMENT_SIGNATURE}{tool.name}:{fingerprint}:{category}"
+    state.count("argument_failures")
+    text = f"{result.text}\nsignature: {signature}"
+    return attrs.evolve(
+        result.with_text(text), error=attrs.evolve(error, signature=signature, message=text)
+    )
 
 
 #: The enforcement order (host.md §3): fixed, and the host's alone.

@@ -325,6 +325,13 @@ class Session:
         renders them for a provider)."""
         return [self.state.tools[n] for n in self._visible]
 
+    def why_absent(self, name: str) -> ToolResult | None:
+        """Why a tool the host registers is not in this session, as the answer a call of it
+        gets (directly or through a proxy: one verdict both ways): a child profile's
+        ``blocked`` refusal, or ``unavailable`` saying why (hooks no plugin implements, or
+        the tool's own ``available``). ``None`` when the host registers no such tool."""
+        return _pipeline.why_absent(self.state, name)
+
     def _ledger_changed(self, path: str, entry: Any) -> None:
         from .._store.records import LedgerPut  # imported by then (the journal needs it)
 

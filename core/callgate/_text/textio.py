@@ -127,10 +127,15 @@ def _utf16_guess(sample: bytes) -> str | None:
 @attrs.frozen
 class Declaration:
     """An encoding a file is declared to have from outside its bytes: ``codec`` as
-    written, ``origin`` saying where (``[files] encodings "legacy/**"``)."""
+    written, ``origin`` saying where (``[files] encodings "legacy/**"``, or the encoding
+    read_file was given for the version it read); ``""`` for none. ``fallbacks`` (the
+    user's ``[files] fallback_encodings``) are tried in order for a file that declares
+    nothing and is not UTF-8: the first that decodes it strictly, and writes it back
+    byte for byte, settles it."""
 
     codec: str
     origin: str
+    fallbacks: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -211,9 +216,11 @@ def detect(
 
     ``complete`` says the sample is the whole file; otherwise a sample cut in the
     middle of a character is tolerated. First hit wins: a BOM; ``declared`` (the
-    ``[files] encodings`` entry for the path); the file's own coding line or XML
-    declaration; BOM-less UTF-16; strict UTF-8; mostly-UTF-8 with some bad bytes
-    (lossy, unknown); a clear charset-normalizer guess; else lossy UTF-8 (unknown).
+    ``[files] encodings`` entry for the path, or the encoding read_file was given for
+    this version); the file's own coding line or XML declaration; BOM-less UTF-16;
+    strict UTF-8; mostly-UTF-8 with some bad bytes (lossy, unknown); the first of
+    ``declared.fallbacks`` that decodes it (declared); a clear charset-normalizer guess;
+    else lossy UTF-8 (unknown).
     """
     complete = complete and len(sample) <= DETECT_BYTES
     sample = sample[:DETECT_BYTES]
@@ -221,7 +228,7 @@ def detect(
         if sample.startswith(bom):
             return Detection(kind)
     notes = []
-    if declared is not None:
+    if declared is not None and declared.codec:
         found, note = _use_declaration(declared.codec, declared.origin, sample, complete)
         if found is not None:
             return found
@@ -243,10 +250,58 @@ def detect(
         return Detection("utf-8", note=note)
     if b"\x00" in sample[:PROBE_BYTES] or _charset.looks_like_damaged_utf8(sample):
         return Detection("utf-8-lossy", "unknown", note=note)
+    for name in declared.fallbacks if declared is not None else ():
+        fallback = _fallback(name, sample, complete)
+        if fallback is not None:
+            return Detection(fallback, "declared", FALLBACK_ORIGIN, note)
     codec = _charset.guess(sample, complete=complete)
     if codec is not None and _reproduces(sample, codec, complete):
         return Detection(codec, "guessed", note=note)
     return Detection("utf-8-lossy", "unknown", note=note)
+
+
+#: The origin of an encoding settled by the user's fallback list.
+FALLBACK_ORIGIN = "[files] fallback_encodings"
+#: The origin of an encoding the model settled with read_file's ``encoding`` argument.
+CHOSEN_ORIGIN = "read_file's encoding argument"
+
+
+def _fallback(name: str, sample: bytes, complete: bool) -> str | None:
+    """The kind fallback encoding ``name`` reads ``sample`` as, when it decodes it strictly
+    and writes it back byte for byte (never UTF-16: that is found by its bytes)."""
+    codec, _ = _charset.usable_codec(name)
+    if codec is None or codec.startswith("utf-16"):
+        return None
+    kind = declared_kind(codec)
+    body = sample if complete else _charset.boundary_cut(sample)
+    if not _decodes(body, codec_of(kind), True) or not _reproduces(sample, kind, complete):
+        return None
+    return kind
+
+
+def undecodable_at(sample: bytes, encoding: str, *, complete: bool = True) -> int | None:
+    """Where ``sample`` stops being text in ``encoding``: the offset of the first byte it
+    cannot decode, or of the first that does not come back when the text is encoded again;
+    ``None`` when it reads and writes back byte for byte (a sample that is not
+    ``complete`` may end in the middle of a character)."""
+    codec = codec_of(encoding)
+    body = sample if complete else _charset.boundary_cut(sample)
+    try:
+        text = body.decode(codec)
+    except UnicodeDecodeError as exc:
+        return exc.start
+    except LookupError:
+        return 0
+    try:
+        again = text.encode(codec)
+    except UnicodeEncodeError:
+        again = b""
+    if again == body:
+        return None
+    return next(
+        (i for i, (a, b) in enumerate(zip(again, body, strict=False)) if a != b),
+        min(len(again), len(body)),
+    )
 
 
 def detect_encoding(
@@ -439,7 +494,7 @@ def decode_text(data: bytes, declared: Declaration | None = None) -> DecodedText
     it encodes the text back, or the file is read as lossy UTF-8 instead.
     """
     if (
-        declared is None
+        (declared is None or not declared.codec)
         and not data.startswith(tuple(BOMS.values()))
         and _utf16_guess(data) is None
         and _charset.declaration(data) is None

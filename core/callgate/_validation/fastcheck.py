@@ -30,11 +30,13 @@ _ANNOTATIONS = frozenset(
         "writeOnly",
         "format",
         "$schema",
+        # config layering (`_config.layers`) and path keys (`_config.paths`)
         "x-workspace",
         "x-layers",
         "x-kind",
+        "x-relative-to",
     }
-)  # the last three: config layering
+)
 _TYPES: dict[str, Check] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),

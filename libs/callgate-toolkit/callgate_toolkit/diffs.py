@@ -147,8 +147,8 @@ def change_diff(old: str | None, new: str, path: str, *,
         so = len(old) if nl < 0 else nl + 1
         sn = len(new) - (len(old) - so)
     before_lines = old.count("\n", 0, p)
-    a_mid = display_lines(old[p:so])
-    b_mid = display_lines(new[p:sn])
+    a_mid = _ended_lines(old[p:so])
+    b_mid = _ended_lines(new[p:sn])
     if len(a_mid) > DIFF_MAX_LINES or len(b_mid) > DIFF_MAX_LINES:
         return _omitted(len(b_mid), len(a_mid))
     ctx_start = p
@@ -156,14 +156,14 @@ def change_diff(old: str | None, new: str, path: str, *,
         if ctx_start == 0:
             break
         ctx_start = old.rfind("\n", 0, ctx_start - 1) + 1
-    head = display_lines(old[ctx_start:p]) if p else []
+    head = _ended_lines(old[ctx_start:p]) if p else []
     tail_end = so
     for _ in range(CONTEXT):
         if tail_end >= len(old):
             break
         nl = old.find("\n", tail_end)
         tail_end = len(old) if nl < 0 else nl + 1
-    tail = display_lines(old[so:tail_end])
+    tail = _ended_lines(old[so:tail_end])
     a = head + a_mid + tail
     b = head + b_mid + tail
     shift = first_line + before_lines - len(head)
@@ -176,17 +176,45 @@ def change_diff(old: str | None, new: str, path: str, *,
                    f"+{_range(first[3] + shift, last[4] - first[3])} @@")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                out.extend(" " + line for line in a[i1:i2])
+                out.extend(" " + _shown(line) for line in a[i1:i2])
                 continue
             if tag in ("replace", "delete"):
-                out.extend("-" + line for line in a[i1:i2])
+                out.extend("-" + _shown(line) for line in a[i1:i2])
                 removed += i2 - i1
             if tag in ("replace", "insert"):
-                out.extend("+" + line for line in b[j1:j2])
+                out.extend("+" + _shown(line) for line in b[j1:j2])
                 added += j2 - j1
+            if tag == "replace":
+                out.extend(_ending_notes(a[i1:i2], b[j1:j2]))
     if len(out) == 2:
         return ChangeDiff("", 0, 0)
     return ChangeDiff(display("\n".join(out)), added, removed)
+
+
+def _ended_lines(text: str) -> list[str]:
+    """The lines of ``text`` without their ``\\n`` but with the ``\\r`` of a CRLF: lines
+    compare by their ending too, so a change of ending alone is a change the diff shows."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def _shown(line: str) -> str:
+    return line[:-1] if line.endswith("\r") else line
+
+
+def _ending_notes(removed: list[str], added: list[str]) -> list[str]:
+    """``\\ …`` comment lines (as unified diff's "No newline at end of file") for the lines
+    of a replaced block whose text stayed and whose ending alone changed."""
+    notes = []
+    for old, new in zip(removed, added, strict=False):
+        if old != new and _shown(old) == _shown(new):
+            was, now = ("CRLF", "LF") if old.endswith("\r") else ("LF", "CRLF")
+            notes.append(f"\\ line ending of \"{_shown(new)[:40]}\" changed from {was} to {now}")
+    return notes
 
 
 def _omitted(added: int, removed: int) -> ChangeDiff:

@@ -131,18 +131,47 @@ class IgnoreRules:
             self._chains[rel_dir] = found
         return found
 
-    def verdict(self, rel: str, is_dir: bool) -> bool:
-        """True when the rules of the entry's ancestors ignore ``rel`` itself (one component)."""
+    def decision(self, rel: str, is_dir: bool) -> bool | None:
+        """What the rules of the entry's ancestors say about ``rel`` itself (one component):
+        ``True`` ignored, ``False`` re-included by a ``!`` rule, ``None`` no rule matches."""
         chain = self.chain(rel.rpartition("/")[0])
         if not chain:
-            return False
+            return None
         suffix = "/" if is_dir else ""
         for base, spec in reversed(chain):
             sub = rel[len(base) + 1:] if base else rel
             result = _judge(spec, sub + suffix)
             if result is not None:
                 return result
+        return None
+
+    def verdict(self, rel: str, is_dir: bool) -> bool:
+        """True when the rules of the entry's ancestors ignore ``rel`` itself (one component)."""
+        return self.decision(rel, is_dir) is True
+
+    def reincludes(self, rel: str, is_dir: bool) -> bool:
+        """True when a ``!`` rule decides for ``rel`` itself: a hidden name it names is
+        walked (`hidden_skipped`)."""
+        return self.decision(rel, is_dir) is False
+
+    def hidden_below(self, rel: str, top: str) -> bool:
+        """True when a walk of directory ``top`` never reaches file ``rel``: a component
+        below ``top`` is a hidden name no ``!`` rule re-includes (`hidden_skipped`)."""
+        parts = rel.split("/")
+        start = len(top.split("/")) if top else 0
+        for depth in range(start + 1, len(parts) + 1):
+            if parts[depth - 1].startswith(".") and \
+                    hidden_skipped(self, "/".join(parts[:depth]), depth < len(parts)):
+                return True
         return False
+
+    def reincludes_between(self, top: str) -> bool:
+        """True when the root or a directory above ``top`` has a ``.gitignore`` with a ``!``
+        rule (a reader of the files at and below ``top`` alone would miss it)."""
+        parent = top.rpartition("/")[0] if top else None
+        if parent is None:
+            return False
+        return any(not ignores for _base, spec in self.chain(parent) for ignores, _ in spec)
 
     def ignored_below(self, rel: str, top: str) -> bool:
         """True when any component of file ``rel`` below directory ``top`` is ignored."""
@@ -164,7 +193,15 @@ class IgnoreRules:
         return parent is not None and bool(self.chain(parent))
 
 
-__all__ = ["FileEntry", "IgnoreRules", "join_rel", "walk_files"]
+__all__ = ["FileEntry", "IgnoreRules", "hidden_skipped", "join_rel", "walk_files"]
+
+
+def hidden_skipped(ignore: IgnoreRules | None, rel: str, is_dir: bool) -> bool:
+    """The one rule for a hidden name (a name starting with ``.``) met while walking: it is
+    left out unless a ``.gitignore`` ``!`` rule re-includes that very entry (``!.github/``,
+    ``!.env.example``), as ripgrep does. A ``!`` rule for something inside a hidden
+    directory does not open the directory itself. ``ignore`` ``None``: always left out."""
+    return ignore is None or not ignore.reincludes(rel, is_dir)
 
 
 class FileEntry(NamedTuple):
@@ -183,7 +220,8 @@ def walk_files(root: str | ResolvedPath, top_rel: str, *, skip_hidden: bool,
 
     - ``root``: a confined `callgate.ResolvedPath` (a directory), or a path string (held
       as named; everything below it is then confined to it).
-    - ``skip_hidden``: names starting with ``.`` are left out (files and directories).
+    - ``skip_hidden``: names starting with ``.`` are left out (files and directories),
+      unless a ``.gitignore`` ``!`` rule re-includes them (`hidden_skipped`).
     - ``ignore``: gitignored entries are left out (rules above ``top_rel`` apply too).
     - ``enter(rel, name)``: asked for each `PRUNE` directory; the walk enters only when it
       says yes (default: never).
@@ -207,7 +245,8 @@ def walk_files(root: str | ResolvedPath, top_rel: str, *, skip_hidden: bool,
                 stack.pop()
                 held.close()
                 continue
-            if skip_hidden and name.startswith("."):
+            if skip_hidden and name.startswith(".") and hidden_skipped(ignore, rel,
+                                                                     kind == "dir"):
                 continue
             if kind == "dir":
                 if name in PRUNE and (enter is None or not enter(rel, name)):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 import attrs
+from callgate.suggest import close_names
 
 Kind = Literal["tool", "mcp-server", "mcp-tool", "session"]
 FORMS = "tool:<name>, mcp-server:<server>, mcp-tool:<server>/<tool>, session:tool_result"
@@ -47,13 +47,12 @@ def parse(text: str) -> CapabilityId | None:
     return None
 
 
-def did_you_mean(word: str, candidates: Iterable[str], render: str = "{}") -> str:
-    """``; did you mean a, b?`` with up to 3 close matches, or ``""``."""
-    pool = sorted(set(candidates))
-    close = difflib.get_close_matches(word, pool, n=3, cutoff=0.5)
-    if not close:
-        lowered = word.lower()
-        close = [c for c in pool if lowered and (lowered in c.lower() or c.lower() in lowered)][:3]
+def did_you_mean(word: str, candidates: Iterable[str], render: str = "{}",
+                 meanings: Mapping[str, tuple[str, ...]] | None = None) -> str:
+    """``; did you mean a, b?`` with up to 3 close names (the core's one rule,
+    `callgate.suggest.close_names`; ``meanings`` from `callgate.suggest.meanings_of`), or
+    ``""``."""
+    close = close_names(word, candidates, meanings)
     if not close:
         return ""
     return "; did you mean " + ", ".join(render.format(c) for c in close) + "?"

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 from callgate import ToolResult, ToolSpec
 from callgate.schema import canonical_schema, short_fingerprint
+from callgate.suggest import meanings_of
 
 from . import _policy
 from ._cache import McpToolInfo
@@ -93,15 +94,19 @@ class Inventory:
         return shown, denied
 
     def unknown_tool(self, cap: CapabilityId) -> ToolResult:
-        registered = self.host.registry.get(cap.name) is not None and cap.name != PROXY_NAME
         if cap.name == PROXY_NAME:
-            why = "use_capability cannot be reached through itself"
-        elif registered:
-            why = f'tool "{cap.name}" is not available in this session'
-        else:
-            why = f'tool "{cap.name}" is not registered in this session'
+            return unavailable(cap.text, "use_capability cannot be reached through itself")
+        absent = self.session.why_absent(cap.name)
+        if absent is not None and absent.error is not None:
+            # the verdict a direct call gets: a profile's refusal as it is; unavailable (a
+            # missing hook) in the same words, under the capability id
+            if absent.error.kind != "unavailable":
+                return absent
+            return unavailable(cap.text, absent.error.message)
+        why = f'tool "{cap.name}" is not registered in this session'
         pool = [n for n in self.session.available_tools() if n != PROXY_NAME]
-        return unavailable(cap.text, why + did_you_mean(cap.name, pool, "tool:{}"))
+        meanings = meanings_of(self.host.registry.tools())
+        return unavailable(cap.text, why + did_you_mean(cap.name, pool, "tool:{}", meanings))
 
     # --- servers ---------------------------------------------------------------------
 

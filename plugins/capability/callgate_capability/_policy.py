@@ -81,6 +81,15 @@ def mcp_fallback(host: Any, *, read_only: bool, destructive: bool, trusted: bool
     return current
 
 
+def ordinary_child(session: Any) -> bool:
+    """A writer-capable subagent's session (a task or fleet child, not strictly read-only):
+    the contract sends its MCP calls down the trusted path (live authorization plus explicit
+    rules). A strict child's profile still judges every call by the tool's hints."""
+    if getattr(session, "depth", 0) < 1 or getattr(session, "mode", "") == "plan":
+        return False
+    return not any(profile.read_only for profile in getattr(session, "profiles", ()))
+
+
 def gate_hints(config: ServerConfig, info: McpToolInfo | None) -> tuple[bool, bool]:
     """``(read_only, destructive)`` as the gates judge a tool: its own annotations for a
     trusted server; for an untrusted one never read-only (a claim that only relaxes),

@@ -39,7 +39,9 @@ def resolve(ctx: ToolContext, args: dict[str, Any]) -> Target | ToolResult | Non
         return None
     cap = parse(args["capability_id"])
     assert cap is not None  # the envelope validator has checked the form
-    arguments = args.get("arguments", {})
+    arguments = args.get("arguments")
+    if arguments is None:  # null is {}, as a direct call's null arguments are
+        arguments = {}
     inventory = Inventory(ctx.session)
     if cap.kind == "tool":
         return _tool_target(ctx, inventory, cap, arguments)
@@ -150,6 +152,10 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
         validate = False
     fallback = _policy.mcp_fallback(ctx.host, read_only=read_only, destructive=destructive,
                                     trusted=config.trusted)
+    if validate and config.trusted and _policy.ordinary_child(ctx.session):
+        # the contract's trusted MCP path for ordinary subagents: a live (authorized)
+        # connection plus the explicit rules, never the parent's ask fallback
+        fallback = "allow"
     return Target(tool=spec, arguments=arguments, label=cap.text, permission_name=permission,
                   read_only=read_only, destructive=destructive,
                   fallback=fallback, validate=validate)  # type: ignore[arg-type]

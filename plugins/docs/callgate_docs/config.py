@@ -11,7 +11,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
         # x-workspace (callgate's config layering): a workspace config the user config does
         # not trust may only narrow the user's list and turn callgate's own docs off
         "paths": {"type": "array", "items": {"type": "string", "minLength": 1},
-                  "default": [], "x-workspace": "subset", "x-kind": "path"},
+                  "default": [], "x-workspace": "subset", "x-kind": "path",
+                  "x-relative-to": "workspace"},
         "host_docs": {"type": "boolean", "default": True, "x-workspace": [True, False]},
     },
 }

@@ -2,8 +2,11 @@
 
 A file read as UTF-8 (or UTF-16, through a BOM) or in a declared encoding has a
 settled encoding: new text is written in it, or refused when it has characters that
-encoding cannot write (``FS_UNENCODABLE``). A file that is not UTF-8 and declares
-nothing is read by a guess (charset-normalizer) or lossily (bad bytes as U+FFFD);
+encoding cannot write (``FS_UNENCODABLE``). Declared also covers the encoding the model
+gave read_file for the version it read and the user's ``[files] fallback_encodings``
+(issue 36; `choice_conflict` says when the model may not choose). A file that is not
+UTF-8 and declares nothing is read by a guess (charset-normalizer) or lossily (bad bytes
+as U+FFFD);
 writing non-ASCII text into it would turn a guess into bytes, so edits that bring in
 non-ASCII text are refused (``FS_ENCODING_UNSETTLED``) with the ways to settle the
 question. ASCII is safe either way: every encoding a file can be guessed in writes
@@ -21,6 +24,8 @@ from collections.abc import Iterable
 from callgate import ToolError
 from callgate.files import SourceFile
 from callgate.text import (
+    CHOSEN_ORIGIN,
+    FALLBACK_ORIGIN,
     Declaration,
     DecodedText,
     Detection,
@@ -29,6 +34,7 @@ from callgate.text import (
     declared_kind,
     display,
     has_escapes,
+    undecodable_at,
     unencodable,
     usable_codec,
 )
@@ -37,6 +43,9 @@ from ._common import fail
 
 #: The first characters of a text that hold its coding line (two lines, PEP 263).
 DECLARATION_CHARS = 2048
+#: The origin prefix of a ``[files] encodings`` declaration (the user's; it outranks a
+#: coding line, which the fallback list and the model's choice do not)
+USER_DECLARED = "[files] encodings"
 OWN = ("its coding line", "its XML declaration")
 
 
@@ -48,10 +57,12 @@ def _name(encoding: str) -> str:
 def settle_hint(p: str, encoding: str | None) -> str:
     """The ways to settle a file's encoding, for a refusal."""
     enc = encoding or "<encoding>"
-    return (f'settle it first: declare it in callgate.toml ([files] encodings = {{"{p}" = '
-            f'"{enc}"}}) or with a coding line ("# -*- coding: {enc} -*-" as line 1 or 2, '
-            "where a # comment is allowed; adding it is an ASCII edit), or replace the whole "
-            "file with write_file, which writes it as UTF-8")
+    return (f'settle it first: if you know its encoding, read it again with read_file and '
+            f'encoding="{enc}" (that version is then read, edited and written in it), or add '
+            f'a coding line ("# -*- coding: {enc} -*-" as line 1 or 2, where a # comment is '
+            "allowed; adding it is an ASCII edit), or replace the whole file with write_file, "
+            f'which writes it as UTF-8 (the user may also declare it: [files] encodings = '
+            f'{{"{p}" = "{enc}"}} in their config)')
 
 
 def _describe(ch: str) -> str:
@@ -149,7 +160,7 @@ def check_declaration(source: SourceFile, head: str | None) -> None:
     if head is None or decoded is None:
         return
     origin = decoded.origin or ""
-    if origin.startswith("[files]") or decoded.encoding.endswith("-bom"):
+    if origin.startswith(USER_DECLARED) or decoded.encoding.endswith("-bom"):
         return
     now = _declares(head)
     p = source.display
@@ -168,23 +179,73 @@ def check_declaration(source: SourceFile, head: str | None) -> None:
                    "rewrite the whole file with write_file to change its encoding")
 
 
-def read_note(found: Detection, p: str) -> str | None:
-    """What read_file says about a file's encoding, or ``None`` when it is plain."""
-    settle = ("[files] encodings in callgate.toml, or a coding line; write_file of the "
-              "whole file makes it UTF-8")
+#: Candidates read_file names for a file whose encoding it could not tell: common legacy
+#: encodings, multi-byte first (a single-byte code page decodes almost any bytes).
+CANDIDATES = ("gb18030", "big5", "shift_jis", "euc_kr", "cp1252", "cp1251")
+
+
+def read_note(found: Detection, p: str, sample: bytes = b"", complete: bool = True
+              ) -> str | None:
+    """What read_file says about a file's encoding, or ``None`` when it is plain.
+
+    Never a silent guess: a guessed or unknown encoding says so, and how to settle it
+    (read_file with ``encoding``); an unknown one names the candidates ``sample`` reads
+    in without an error, for the model to try (only the text shows which is right).
+    """
+    settle = ("a coding line or the user's [files] encodings also settle it; write_file of "
+              "the whole file makes it UTF-8")
     notes = []
     if found.note:
         notes.append(f"[{found.note}]")
     if found.basis == "guessed":
         notes.append(f"[{p} is not UTF-8 and declares no encoding: shown as {found.encoding}, "
                      "a guess; edits that add non-ASCII text are refused until the encoding "
-                     f"is settled ({settle})]")
+                     f'is settled: read it again with encoding="{found.encoding}" if the text '
+                     "is right (or name the encoding that is), which settles it for this "
+                     f"version ({settle})]")
     elif found.basis == "unknown":
-        notes.append(f"[{p} is not valid UTF-8 and its encoding could not be told; edits that "
-                     f"add non-ASCII text are refused until the encoding is settled ({settle})]")
+        fits = [c for c in CANDIDATES if undecodable_at(sample, c, complete=complete) is None]
+        tries = (f"; it reads without an error as {', '.join(fits)}, and the text would show "
+                 "which, if any, is right") if sample and fits else ""
+        notes.append(f"[{p} is not valid UTF-8 and its encoding could not be told (its "
+                     f"undecodable bytes show as U+FFFD){tries}: if you know its encoding, read "
+                     'it again with encoding="<name>", which settles it for this version; '
+                     "until then edits that add non-ASCII text are refused "
+                     f"({settle})]")
+    elif found.origin == CHOSEN_ORIGIN:
+        notes.append(f'[encoding: {found.encoding}, as read_file was asked (encoding="'
+                     f'{found.encoding}"): edits of this version read and write it in '
+                     f"{found.encoding}]")
+    elif found.origin == FALLBACK_ORIGIN:
+        notes.append(f"[encoding: {found.encoding}, the first of the user's [files] "
+                     f"fallback_encodings that reads {p}]")
     elif found.basis == "declared" and _name(found.encoding) != "utf-8":
         notes.append(f"[encoding: {found.encoding}, declared by {found.origin}]")
     return "\n".join(notes) or None
+
+
+def choice_conflict(natural: Detection, chosen: str, p: str) -> str | None:
+    """Why the model may not read ``p`` as ``chosen``: its encoding is settled otherwise
+    (its bytes, a BOM, the user's declaration or its own coding line), or ``None``. An
+    encoding only guessed, unknown, or taken from the fallback list may be overruled;
+    choosing the encoding it has already changes nothing."""
+    if not natural.settled or natural.origin in (FALLBACK_ORIGIN, CHOSEN_ORIGIN):
+        return None
+    if _same_codec(chosen, natural.encoding):
+        return None
+    enc = _name(natural.encoding)
+    if natural.encoding.endswith("-bom"):
+        why = f"starts with a {enc.removesuffix('-bom').upper()} byte order mark"
+    elif natural.basis == "detected" and natural.encoding == "utf-8":
+        why = "is valid UTF-8"
+    elif natural.basis == "detected":
+        why = f"reads as {enc} by its bytes"
+    elif natural.origin in OWN:
+        why = f"declares {enc} in {natural.origin}"
+    else:
+        why = f"is declared {enc} by {natural.origin}"
+    return (f"{p} {why}, so it is not read as {chosen}; nothing was recorded; read it "
+            "without encoding")
 
 
 def write_encoding(source: SourceFile, text: str) -> tuple[str, str | None]:
@@ -208,7 +269,7 @@ def write_encoding(source: SourceFile, text: str) -> tuple[str, str | None]:
                    "edit_file (it keeps them), or write content without U+FFFD")
     origin = decoded.origin or ""
     encoding, how, note = decoded.encoding, _how(decoded), None
-    if not (origin.startswith("[files]") or decoded.encoding.endswith("-bom")):
+    if not (origin.startswith(USER_DECLARED) or decoded.encoding.endswith("-bom")):
         now = _declares(text)
         if now:
             encoding, how = declared_kind(now), "declared by its coding line"
@@ -229,7 +290,8 @@ def write_encoding(source: SourceFile, text: str) -> tuple[str, str | None]:
 def create_encoding(declared: Declaration | None, text: str, p: str) -> str:
     """The encoding a new file is created in: its ``[files] encodings`` entry, else the
     content's coding line, else UTF-8; a refusal if that encoding cannot write ``text``."""
-    codec = usable_codec(declared.codec)[0] if declared is not None else None
+    codec = usable_codec(declared.codec)[0] if declared is not None and declared.codec \
+        else None
     how = f"declared by {declared.origin}" if codec and declared is not None else ""
     if codec is None:
         codec = _declares(text) or None

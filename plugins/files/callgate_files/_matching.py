@@ -5,6 +5,13 @@ lines in four modes, the first mode with any match deciding: trailing
 whitespace ignored; plus tab = 4 spaces in the indentation; then the same two
 with read_file's ``  12→`` prefixes stripped. Leading indentation always has
 to match: a fuzzy match never re-indents code it was not shown.
+
+Line endings follow the file, line by line (issue 36): a line new_string keeps from
+the matched text (the same line, as matching compares lines) keeps its bytes, its
+terminator and trailing whitespace included; a line new_string brings in ends like
+the line it replaces (an inserted line: like the matched line before it), unless
+new_string spells a CRLF itself. So an edit of a file with mixed endings changes no
+byte of a line it did not change.
 """
 
 from __future__ import annotations
@@ -297,25 +304,51 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, path: str) -> E
     """Replace ``old`` with ``new`` in ``text`` per §6.3, or raise `MatchFailure`."""
     o, n = old, new
     i = text.find(old)
-    crlf = None
-    if i < 0:
-        crlf = "\r\n" in text
-        if crlf:
-            o_crlf = to_crlf(old)
+    if i < 0 and "\r\n" in text:
+        o_crlf = to_crlf(old)
+        if o_crlf != old:
             i = text.find(o_crlf)
             if i >= 0:
                 o, n = o_crlf, to_crlf(new)
     if i >= 0:
         second = text.find(o, i + len(o))
         if second < 0:
-            return Edited(text, [(i, i + len(o), n)], 1, False)
+            return Edited(text, [(i, i + len(o), _exact_endings(text, i, i + len(o), o, n))],
+                          1, False)
         spans = _exact_spans(text, o)
         if not replace_all:
             raise _not_unique(text, spans, path)
-        return Edited(text, [(a, b, n) for a, b in spans], len(spans), False,
-                      text.replace(o, n))
-    return _fuzzy_edit(text, old, new, replace_all, path,
-                       "\r\n" in text if crlf is None else crlf)
+        return Edited(text, [(a, b, _exact_endings(text, a, b, o, n)) for a, b in spans],
+                      len(spans), False)
+    return _fuzzy_edit(text, old, new, replace_all, path)
+
+
+def _ending_at(text: str, pos: int) -> str | None:
+    """The terminator of the line holding ``pos`` (``\r\n`` or ``\n``), else of the
+    nearest line before it that has one; ``None`` in a text without a newline."""
+    nl = text.find("\n", pos)
+    if nl < 0:
+        nl = text.rfind("\n", 0, pos)
+    if nl < 0:
+        return None
+    return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
+
+
+def _bare_lf(text: str) -> bool:
+    """Whether ``text`` has a ``\n`` that is not part of a CRLF."""
+    return text.count("\n") != text.count("\r\n")
+
+
+def _exact_endings(text: str, start: int, end: int, o: str, n: str) -> str:
+    """new_string for an exact match at ``start:end``: its bare LFs end lines the way the
+    matched text does (a match within one line: the way that line ends)."""
+    if not _bare_lf(n):
+        return n
+    if "\n" in o:
+        if _bare_lf(o):
+            return n  # the matched lines end in LF, as new_string's do (or old_string mixes)
+        return to_crlf(n)
+    return to_crlf(n) if _ending_at(text, start) == "\r\n" else n
 
 
 def _exact_spans(text: str, o: str) -> list[tuple[int, int]]:
@@ -326,8 +359,7 @@ def _exact_spans(text: str, o: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _fuzzy_edit(text: str, old: str, new: str, replace_all: bool, path: str,
-                crlf: bool) -> Edited:
+def _fuzzy_edit(text: str, old: str, new: str, replace_all: bool, path: str) -> Edited:
     content = _lines(text)
     stripped_old = _strip_prefixes(old)
     stripped_new = _strip_prefixes(new) if stripped_old is not None else None
@@ -355,12 +387,64 @@ def _fuzzy_edit(text: str, old: str, new: str, replace_all: bool, path: str,
         for i, j in found:
             start = content[i].start
             end = content[j - 1].end if last_nl else content[j - 1].end - content[j - 1].term
-            replacement = to_crlf(n) if crlf else n
+            replacement = n
             if mode in ("b", "d") and _adapt_tabs(content[i:j], o_lines):
                 replacement = _tabs_for_spaces(replacement)
-            pieces.append((start, end, replacement))
+            pieces.append((start, end, _fit(text, content, i, text[start:end], replacement,
+                                            norm)))
         return Edited(text, pieces, len(found), True)
     raise _no_match(text, content, old, path)
+
+
+def _term(content: list[_Line], k: int) -> str:
+    """How content line ``k`` ends; a last line without a newline ends like the nearest
+    line before it that has one (else LF)."""
+    while k >= 0:
+        term = content[k].term
+        if term:
+            return "\r\n" if term == 2 else "\n"
+        k -= 1
+    return "\n"
+
+
+def _split_term(line: str) -> tuple[str, str]:
+    """``(body, terminator)`` of a line from `split_lines`."""
+    if line.endswith("\r\n"):
+        return line[:-2], "\r\n"
+    if line.endswith("\n"):
+        return line[:-1], "\n"
+    return line, ""
+
+
+def _fit(text: str, content: list[_Line], first: int, region: str, new: str,
+         norm: object) -> str:
+    """The replacement of the matched lines ``region`` (content lines from ``first`` on) by
+    ``new``, line by line: a line of ``new`` equal to a matched line (as ``norm`` compares
+    them) is that line's own text; any other line ends as the line it replaces does (an
+    inserted one as the matched line before it), unless it spells a CRLF itself."""
+    old_lines = split_lines(region)
+    new_lines = split_lines(new)
+    old_keys = [norm(_split_term(line)[0]) for line in old_lines]  # type: ignore[operator]
+    new_keys = [norm(_split_term(line)[0]) for line in new_lines]  # type: ignore[operator]
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        for k in range(b1 - b0):
+            body, term = _split_term(new_lines[b0 + k])
+            if tag == "equal":
+                old_body, old_term = _split_term(old_lines[a0 + k])
+                # the matched line as it is; its terminator too, unless new_string ends
+                # here without one (or the match left the terminator out: the file's)
+                out.append(old_body + ((old_term or _term(content, first + a0 + k))
+                                       if term else ""))
+                continue
+            if term == "\n":
+                # a replacing line: like the line it replaces; an inserted one: like the
+                # line before it (at the start: the one after)
+                ref = a0 + min(k, a1 - a0 - 1) if tag == "replace" else max(a0 - 1, 0)
+                term = _term(content, first + min(ref, len(old_lines) - 1))
+            out.append(body + term)
+    return "".join(out)
 
 
 def _adapt_tabs(matched: Sequence[_Line], o_lines: Sequence[str]) -> bool:

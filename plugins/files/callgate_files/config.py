@@ -6,7 +6,8 @@ from typing import Any
 
 #: The keys the files plugin adds to the core's ``[files]`` table (files.md, "Config"; the
 #: core declares and enforces ``read_denylist``, ``protected``, ``allow_protected``,
-#: ``encodings``, ``max_edit_bytes`` and ``stale_detail`` itself, whichever file tools are
+#: ``encodings``, ``fallback_encodings``, ``max_edit_bytes`` and ``stale_detail`` itself,
+#: whichever file tools are
 #: loaded). ``x-workspace`` (callgate's config layering): what a workspace config the user
 #: config does not trust may do.
 CONFIG_KEYS: dict[str, Any] = {

@@ -172,9 +172,13 @@ class GoalBook:
             self._check_readable(tool)
             current = self._goal
             if current is not None and current.phase in UNFINISHED:
+                # only an active goal can be completed: the advice names the steps that work
+                finish = ("complete it" if current.phase == "active" else
+                          "resume it and complete it")
                 raise goal_error(tool, "ALREADY_EXISTS",
                                  f"goal {current.id} is {current.phase} and unfinished; change it "
-                                 "with update_goal, or complete it before creating another")
+                                 f"with update_goal, or {finish} (update_goal) before creating "
+                                 "another")
             now = utc_now()
             goal = Goal(id=secrets.token_hex(16), revision=1, objective=objective.strip(),
                         phase="active", armed=True, max_goal_rounds=max_goal_rounds,

@@ -11,9 +11,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
         # x-workspace (callgate's config layering): where facts are written (either may
         # lead outside the workspace) is the user's; a workspace may only lower the limit
         "project_dir": {"type": "string", "default": "", "x-workspace": "user",
-                        "x-kind": "path"},
+                        "x-kind": "path", "x-relative-to": "workspace"},
         "global_dir": {"type": "string", "default": "", "x-workspace": "user",
-                       "x-kind": "path"},
+                       "x-kind": "path", "x-relative-to": "state directory"},
         "max_fact_bytes": {"type": "integer", "minimum": 256, "maximum": 1048576,
                            "default": 8192, "x-workspace": "min", "x-kind": "limit"},
     },

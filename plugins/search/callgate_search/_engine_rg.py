@@ -5,9 +5,12 @@ rg runs at the workspace root with every ignore source switched off except
 symlinks and skipping hidden names, and sorts by path so output streams in
 the order the model reads. What rg cannot know (the ``.gitignore`` files
 above a searched subdirectory, path-shaped ``glob`` filters, the read deny
-list's ``~/.ssh``) is applied to its output here. Reading stops, and rg is
-killed, once the match cap is known to be exceeded, the deadline passes or
-the batch is cancelled.
+list's ``~/.ssh``) is applied to its output here, and so is the walk's one rule
+for hidden names (`callgate_toolkit.walk.hidden_skipped`): rg also shows a hidden
+file its ``--type`` filter names, and cannot know a ``!`` rule above the searched
+folder (then it lists hidden names too, ``--hidden``, and they are judged here).
+Reading stops, and rg is killed, once the match cap is known to be exceeded, the
+deadline passes or the batch is cancelled.
 
 rg walks by path names, so a directory swapped for a symlink while it runs could
 lead it outside the workspace. Its output is therefore only a candidate list:
@@ -35,13 +38,16 @@ from typing import Any
 
 from callgate import process
 from callgate.files import DENIED_NAMES
+from callgate.paths import PRUNE
 
 from ._engine_python import open_file
 from ._grep_model import FileHits, GrepRequest
 
 BASE_FLAGS = ("--json", "--sort", "path", "--no-config", "--no-ignore-global",
               "--no-ignore-parent", "--no-ignore-dot", "--no-ignore-exclude", "--no-require-git",
-              "-g", "!node_modules", "-g", "!__pycache__")
+              # every pruned name, hidden ones too: a "!" rule may re-include a hidden name
+              # (`!.*`), and no rule re-opens a pruned folder for either engine
+              *(arg for name in sorted(PRUNE) for arg in ("-g", f"!{name}")))
 
 
 class InvalidPattern(Exception):
@@ -61,12 +67,17 @@ def find_rg() -> str | None:
 def command(rg: str, req: GrepRequest) -> list[str]:
     """The rg command line for ``req`` (run with the workspace root as working directory)."""
     args = [rg, *BASE_FLAGS]
+    if not req.is_file and req.rules.reincludes_between(req.target_rel):
+        # a "!" rule above the searched folder, which rg does not read, may re-include a
+        # hidden name below it: rg lists hidden names too and they are judged here
+        args.append("--hidden")
     if req.ignore_case:
         args.append("--ignore-case")
     if req.context:
         args += ["--context", str(req.context)]
     if req.glob is not None and req.glob.by_name and not req.is_file:
-        args += ["--type-add", f"cg:{req.glob.pattern}", "--type", "cg"]
+        args += ["--type-add", f"cg:{req.glob.pattern}",
+                 "--type-not" if req.glob.exclude else "--type", "cg"]
     args += ["--max-filesize", str(req.max_file_bytes)]
     if req.denied is not None:
         for name in DENIED_NAMES:  # files and directories, at any depth, in any case
@@ -128,7 +139,8 @@ def search(rg: str, req: GrepRequest, session: Any) -> Iterator[FileHits]:
                     rel = _rel(_text(data["path"]))
                     skipping = (post_filter_glob and not req.wanted(rel)) or \
                         (post_filter_ignores and req.rules.ignored_below(rel, req.target_rel)) \
-                        or req.hidden(rel)
+                        or req.hidden(rel) or \
+                        (not req.is_file and req.rules.hidden_below(rel, req.target_rel))
                     current = None if skipping else FileHits(rel)
                 elif kind in ("match", "context") and current is not None:
                     number = data["line_number"]

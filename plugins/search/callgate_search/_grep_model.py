@@ -11,8 +11,10 @@ import threading
 from collections.abc import Callable, Iterable
 
 import attrs
-from callgate.paths import Glob, ResolvedPath
+from callgate.paths import ResolvedPath
 from callgate_toolkit.walk import IgnoreRules
+
+from ._file_filter import FileFilter
 
 LINE_MAX_CHARS = 500
 
@@ -29,7 +31,7 @@ class GrepRequest:
     pattern: str
     ignore_case: bool
     context: int
-    glob: Glob | None
+    glob: FileFilter | None
     limit: int
     deadline: float
     cancelled: threading.Event
@@ -53,7 +55,8 @@ class GrepRequest:
         return self.denied is not None and self.denied(self.resolved(rel))
 
     def wanted(self, rel: str) -> bool:
-        """The ``glob`` filter: it only narrows (names at any depth, or whole paths)."""
+        """The ``glob`` filter: it only narrows (names at any depth, or whole paths; a
+        ``!`` glob leaves its matches out)."""
         return self.glob is None or self.glob.matches(rel)
 
 

@@ -11,6 +11,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
         # may point outside the workspace (~ expands): a workspace config that is not
         # trusted may only narrow the user's list (x-workspace, callgate's config layering)
         "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-                  "x-workspace": "subset", "x-kind": "path"},
+                  "x-workspace": "subset", "x-kind": "path", "x-relative-to": "workspace"},
     },
 }

@@ -28,6 +28,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "default": {},
             "x-workspace": "user", "x-kind": "scope",
         },
-        "ca_bundle": {"type": "string", "minLength": 1, "x-workspace": "user", "x-kind": "path"},
+        "ca_bundle": {"type": "string", "minLength": 1, "x-workspace": "user", "x-kind": "path",
+                      "x-relative-to": "config file"},
     },
 }

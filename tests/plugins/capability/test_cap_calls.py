@@ -289,9 +289,9 @@ def test_a_server_crashing_mid_call_fails_that_call_and_the_next_reconnects(
 def test_a_slow_answer_times_out_and_counts_as_dispatched(callgate_session, tmp_path):
     s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path,
                                                                    call_timeout_s=1)})
-    started = time.monotonic()
-    r = uc(s, action="call", capability_id="mcp-tool:fixture/slow", arguments={"seconds": 5})
-    assert time.monotonic() - started < 4.5
+    # the tool would answer after 60 s: a timeout answer proves the 1 s limit (no wall-clock
+    # bound here: server start-up under load is not what this test measures)
+    r = uc(s, action="call", capability_id="mcp-tool:fixture/slow", arguments={"seconds": 60})
     assert r.error.kind == "timeout"
     assert r.text == 'MCP tool "slow" on "fixture" did not answer within 1 s'
     assert s.sync.counters()["remote_dispatches"] == 1
@@ -391,3 +391,31 @@ def test_env_passthrough_is_configurable_and_env_wins(callgate_session, tmp_path
     assert env["CALLGATE_TEST_TOKEN"] == "from-host"
     assert env["HTTPS_PROXY"] == "http://other.invalid:1"
     assert "SSL_CERT_FILE" not in env  # the list replaces the default
+
+
+def test_an_ordinary_child_takes_the_trusted_mcp_path(callgate_session, tmp_path):
+    """Issue 36.10 (the contract's Unified Boot Surface): an ordinary writer-capable
+    subagent calls a live, trusted server's destructive tool on live authorization plus
+    explicit deny rules only, never the parent's ask fallback; a strict child still may
+    not, and a deny rule still refuses."""
+    from callgate import ChildProfile
+
+    approver = Approver(allow=False)
+    s = boot(callgate_session, tmp_path, {"fixture": fixture_server(tmp_path)},
+             plugins=(approver,))
+    assert not uc(s, action="call", capability_id="mcp-server:fixture").is_error  # live
+    child = s.child()
+    assert uc(child, action="call", capability_id="mcp-tool:fixture/wipe").text == "wiped"
+    assert approver.asked == []
+    # the parent itself still asks for a destructive tool
+    assert uc(s, action="call", capability_id="mcp-tool:fixture/wipe").is_error
+    assert approver.asked == ["mcp__fixture__wipe"]
+    strict = s.child(ChildProfile(name="explore", read_only=True))
+    assert uc(strict, action="call", capability_id="mcp-tool:fixture/wipe").error.kind == \
+        "blocked"
+    d = boot(callgate_session, tmp_path / "d", {"fixture": fixture_server(tmp_path)},
+             plugins=(Approver(),),
+             tables={"permissions": {"deny": ["mcp__fixture__wipe"]}})
+    assert not uc(d, action="call", capability_id="mcp-server:fixture").is_error
+    assert uc(d.child(), action="call", capability_id="mcp-tool:fixture/wipe").error.kind == \
+        "blocked"

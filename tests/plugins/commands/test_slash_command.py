@@ -156,6 +156,10 @@ def test_mcp_prompt_listed_without_start_then_expanded_after_the_gate(commands, 
     )
     after = started_pids(started)
     assert after
+    # issue 36.8: the description promises only what happens: expanding starts the server
+    [spec] = [t for t in s.session.host.registry.tools() if t.name == "slash_command"]
+    assert "Nothing runs" not in spec.description
+    assert "mcp:<server>:<prompt>) starts anything: that server" in spec.description
     s.expect_error("slash_command", {"command": "mcp:fx:greet"}, kind="invalid_arguments")
 
     # a new session lists the prompts it saw, starting nothing

@@ -219,8 +219,9 @@ def test_gb18030_round_trips_and_is_settled_by_a_declaration(tmp_path):
     assert ok(out["r1"]) == (
         "1→第一行\n2→第二行 x\n3→第三行\n\n[g.txt is not UTF-8 and declares no encoding: shown "
         "as gb18030, a guess; edits that add non-ASCII text are refused until the encoding is "
-        "settled ([files] encodings in callgate.toml, or a coding line; write_file of the whole "
-        "file makes it UTF-8)]")
+        'settled: read it again with encoding="gb18030" if the text is right (or name the '
+        "encoding that is), which settles it for this version (a coding line or the user's "
+        "[files] encodings also settle it; write_file of the whole file makes it UTF-8)]")
     ok(out["e1"])
     message = refused(out["e2"], "FS_ENCODING_UNSETTLED")
     assert "it reads as gb18030, but that is only a guess" in message

@@ -148,10 +148,12 @@ def test_invalid_bytes_note_and_changed_while_reading(fs):
     s = fs({"l.txt": b"caf\xe9\nx = 1\n"})
     r = s.call("read_file", path="l.txt")
     assert r.text == "1→caf\ufffd\n2→x = 1\n\n[invalid bytes are shown as U+FFFD; edits " \
-        "elsewhere keep them]\n[l.txt is not valid UTF-8 and its encoding could not be told; " \
-        "edits that add non-ASCII text are refused until the encoding is settled ([files] " \
-        "encodings in callgate.toml, or a coding line; write_file of the whole file makes it " \
-        "UTF-8)]"
+        "elsewhere keep them]\n[l.txt is not valid UTF-8 and its encoding could not be told " \
+        "(its undecodable bytes show as U+FFFD); it reads without an error as cp1252, cp1251, " \
+        "and the text would show which, if any, is right: if you know its encoding, read it " \
+        'again with encoding="<name>", which settles it for this version; until then edits ' \
+        "that add non-ASCII text are refused (a coding line or the user's [files] encodings " \
+        "also settle it; write_file of the whole file makes it UTF-8)]"
 
 
 def test_utf16_windows_split_on_aligned_newlines(fs):

@@ -46,7 +46,7 @@ def test_second_create_names_the_unfinished_goal(goals) -> None:
     before = state_of(s)
     text = _error(s.call("create_goal", {"objective": "Other"}), "ALREADY_EXISTS",
                   "already_exists")
-    assert g["id"] in text and "active" in text
+    assert g["id"] in text and "active" in text and "or complete it (update_goal)" in text
     assert s.session.extension(GOALS).current() == g
     assert state_of(s) == before
 
@@ -59,8 +59,9 @@ def test_paused_and_blocked_goals_also_block_create_but_a_complete_one_is_replac
                               "already_exists")
     g = goal(update(s, g, "resume"))
     g = goal(update(s, g, "blocked", blocked_reason="need a key"))
-    assert "blocked" in _error(s.call("create_goal", {"objective": "x"}), "ALREADY_EXISTS",
-                               "already_exists")
+    text = _error(s.call("create_goal", {"objective": "x"}), "ALREADY_EXISTS", "already_exists")
+    assert "blocked" in text and "resume it and complete it" in text  # issue 36.8
+    assert update(s, g, "complete").error.signature == "GOAL_INVALID_TRANSITION"  # why
     g = goal(update(s, g, "resume"))
     goal(update(s, g, "complete"))
     new = create(s, "Next goal", max_goal_rounds=3)

@@ -102,7 +102,7 @@ def test_a_bare_name_in_both_scopes_must_be_qualified(memory):
     remember(s, name="twin")
     remember(s, name="twin", scope="global")
     s.expect_error("forget", {"name": "twin"}, kind="invalid_arguments",
-                   signature="MEMORY_AMBIGUOUS")
+                   signature=s.argument_signature("forget", "MEMORY_AMBIGUOUS"))
     assert (store(s) / "twin.md").exists() and (store(s, "global") / "twin.md").exists()
 
 
@@ -164,7 +164,7 @@ def test_list_and_search_filters(memory):
     assert "project/u" not in search(s, "tea", type="reference")
     assert "global/g" not in search(s, "tea", scope="project")
     s.expect_error("memory", {"operation": "search"}, kind="invalid_arguments",
-                   signature="MEMORY_NO_QUERY")
+                   signature=s.argument_signature("memory", "MEMORY_NO_QUERY"))
     s.expect_error("memory", {"operation": "search", "query": "x", "limit": 21},
                    kind="invalid_arguments")
 
@@ -186,7 +186,7 @@ def test_names_that_climb_out_of_the_store_find_nothing_and_change_nothing(memor
         s.expect_error("memory", {"operation": "read", "name": name}, kind="not_found")
     for name in ("../victim", str(victim)):  # not a scope before the first /
         s.expect_error("forget", {"name": name}, kind="invalid_arguments",
-                       signature="MEMORY_BAD_NAME")
+                       signature=s.argument_signature("forget", "MEMORY_BAD_NAME"))
         s.expect_error("memory", {"operation": "read", "name": name}, kind="invalid_arguments")
     s.expect_error("remember", {"name": "../victim", "description": "x", "body": "y"},
                    kind="invalid_arguments")

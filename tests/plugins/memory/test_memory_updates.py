@@ -63,10 +63,10 @@ def test_a_fact_keeps_its_name_and_scope(memory):
     fact_id = _id(remember(s, name="port"))
     s.expect_error("remember", {"id": fact_id, "name": "other", "description": "x",
                                 "body": "y"}, kind="invalid_arguments",
-                   signature="MEMORY_NAME_CHANGE")
+                   signature=s.argument_signature("remember", "MEMORY_NAME_CHANGE"))
     s.expect_error("remember", {"id": fact_id, "scope": "global", "description": "x",
                                 "body": "y"}, kind="invalid_arguments",
-                   signature="MEMORY_SCOPE_CHANGE")
+                   signature=s.argument_signature("remember", "MEMORY_SCOPE_CHANGE"))
 
 
 def test_a_second_active_fact_for_a_subject_key_is_refused_naming_the_holder(memory):
@@ -86,7 +86,8 @@ def test_a_second_active_fact_for_a_subject_key_is_refused_naming_the_holder(mem
 def test_a_body_over_max_fact_bytes_is_refused(memory):
     s = memory(config={"memory": {"max_fact_bytes": 1024}})
     result = s.expect_error("remember", {"description": "big", "body": "é" * 513},
-                            kind="invalid_arguments", signature="MEMORY_TOO_LARGE")
+                            kind="invalid_arguments",
+                            signature=s.argument_signature("remember", "MEMORY_TOO_LARGE"))
     assert "1026 bytes" in result.text and "1024" in result.text
     assert tree(store(s)) == {}
     remember(s, body="é" * 512)
@@ -105,7 +106,8 @@ def test_a_credential_shaped_body_is_refused_and_nothing_is_written(memory, body
     before = tree(store(s))
     result = s.expect_error("remember", {"name": "existing", "description": "creds",
                                          "body": body},
-                            kind="invalid_arguments", signature="MEMORY_CREDENTIAL")
+                            kind="invalid_arguments",
+                            signature=s.argument_signature("remember", "MEMORY_CREDENTIAL"))
     assert "Nothing was saved" in result.text
     secret_part = body.split()[-1].strip("'/")
     assert secret_part not in result.text  # the value is never echoed back
@@ -115,7 +117,8 @@ def test_a_credential_shaped_body_is_refused_and_nothing_is_written(memory, body
 def test_a_credential_in_the_description_is_refused_too(memory):
     s = memory()
     s.expect_error("remember", {"description": "key AKIAIOSFODNN7EXAMPLE", "body": "x"},
-                   kind="invalid_arguments", signature="MEMORY_CREDENTIAL")
+                   kind="invalid_arguments",
+                   signature=s.argument_signature("remember", "MEMORY_CREDENTIAL"))
     assert tree(store(s)) == {}
 
 
@@ -134,7 +137,8 @@ def test_a_bad_expires_at_is_refused(memory, value, why):
     s = memory()
     result = s.expect_error("remember", {"description": "x", "body": "y",
                                          "expires_at": value},
-                            kind="invalid_arguments", signature="MEMORY_BAD_EXPIRY")
+                            kind="invalid_arguments",
+                            signature=s.argument_signature("remember", "MEMORY_BAD_EXPIRY"))
     assert why in result.text
     assert tree(store(s)) == {}
 

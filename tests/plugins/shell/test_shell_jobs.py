@@ -242,7 +242,11 @@ def test_wait_alias_blocks_per_job_under_one_deadline(shell):  # §5.30
     blocks = r.text.split("\n\n")
     assert blocks[0] == "[bash-1] done (exit code 0)\nA"
     assert blocks[1] == "[bash-2] done (exit code 0)\nB"
-    assert s.call("wait", {"job_ids": ["bash-7"]}).text == "[bash-7] no such job in this session"
+    unknown = s.call("wait", {"job_ids": ["bash-7"]})  # issue 36.8: as job_output answers
+    assert unknown.error.kind == "not_found" and '"bash-7"' in unknown.text
+    mixed = s.call("wait", {"job_ids": ["bash-1", "bash-8"]})  # refused whole, nothing waited
+    assert mixed.error.kind == "not_found" and '"bash-8"' in mixed.text
+    assert '"bash-1"' not in mixed.text
     assert s.call("wait", {}).text == "No background jobs to wait for."
     dup = s.call("wait", {"job_ids": ["bash-2", "bash-2", "bash-1"]}).text.split("\n\n")
     assert dup == ["[bash-2] done (exit code 0)\n(no new output)",

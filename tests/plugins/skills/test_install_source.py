@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -256,3 +257,34 @@ def test_plan_then_apply_across_two_replays(tmp_path, home):
     assert (ws / ".agents/skills/pdf/SKILL.md").is_file()
     text = (ws / "callgate.toml").read_text()
     assert text.startswith(CONFIG) and "[mcp_servers.notes]" in text
+
+
+def test_installing_leaves_no_outside_change_notice_about_its_own_temp_folder(skills):
+    """Issue 36.13: the skill's files are written into a temporary folder that is then
+    renamed into place; the outside-change watcher must not report those temp paths (or the
+    installed ones) as "changed outside this session" on a later result."""
+    import callgate_files
+
+    s = skills(
+        {"src/tidy/SKILL.md": skill_md("tidy", "Tidy things", "Tidy $ARGUMENTS"),
+         "src/tidy/references/style.md": "style\n", "note.txt": "n\n"},
+        plugins=(callgate_files,),
+        config={"files": {"watch": True}},
+    )
+    deadline = time.monotonic() + 10
+    while not s.session.extension(callgate_files.FILE_WATCH).watching.is_set() and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    plan = _plan(s, source="src/tidy")
+    done = _apply(s, plan, source="src/tidy")
+    assert not done.is_error, done.text
+    assert (s.workspace / ".agents/skills/tidy/SKILL.md").is_file()
+    texts = []
+    for _ in range(3):  # the watcher debounces; give every event time to be delivered
+        time.sleep(0.6)
+        texts.append(s.call("read_file", {"path": "note.txt"}).text)
+    assert not any("changed outside" in text for text in texts), texts
+    # the installed files count as this session's own writes: editing one needs no re-read
+    r = s.call("edit_file", {"path": ".agents/skills/tidy/references/style.md",
+                             "old_string": "style", "new_string": "house style"})
+    assert not r.is_error, r.text

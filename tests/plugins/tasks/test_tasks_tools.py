@@ -53,8 +53,9 @@ def read_all(s, ref: str, limit: int | None = None) -> tuple[list[str], str]:
 
 def test_without_a_runner_the_task_tools_do_not_exist(tasks) -> None:
     """24. No runner hook → unavailable in the session and, with no plugin implementing the
-    hook, off providers.surface(host) too (listed in host.unhooked()); a direct call →
-    unknown_tool."""
+    hook, off providers.surface(host) too (listed in host.unhooked()); a direct call → unavailable
+    naming the missing hook, as through the proxy (issue 36.6 overrides the spec's
+    unknown_tool: the host knows the tool, so the model is not sent hunting for a spelling)."""
     s = tasks(None)
     for name in ("task", "parallel_tasks", "read_subagent_result"):
         assert name not in s.session.available_tools()
@@ -62,7 +63,8 @@ def test_without_a_runner_the_task_tools_do_not_exist(tasks) -> None:
         assert name not in [t["name"] for t in providers.surface(s.host)]
         assert s.host.unhooked()[name] == ("callgate_subagent_runner",)
         result = s.call(name, {"ref": "sa_" + "0" * 16})
-        assert result.error.kind == "unknown_tool", result.text
+        assert result.error.kind == "unavailable", result.text
+        assert "callgate_subagent_runner hook" in result.text
     with_runner = tasks(ScriptedRunner())
     assert {"task", "parallel_tasks", "read_subagent_result"} <= set(
         with_runner.session.tool_names())

@@ -33,7 +33,10 @@ def test_compress_exists_only_with_both_hooks(workflow) -> None:
         assert on_host == (integration is not None)  # implemented, if answering None here
         assert ("compress" in s.host.unhooked()) == (integration is None)
         refused = s.call("compress", {"direction": "before", "anchor": "x"})
-        assert refused.error.kind == "unknown_tool"
+        # registered but not in this session: unavailable, as through the proxy (issue 36.6)
+        assert refused.error.kind == "unavailable"
+        assert refused.text.startswith('tool "compress" is not available in this session')
+        assert ("which no loaded plugin implements" in refused.text) == (integration is None)
     s = workflow(Integration(ListConversation([], 1), RecordingSummarizer()), lean=True)
     assert s.session.tool_names() == ["compress", "use_capability"]
     spec = s.session.available_tools()["compress"]

@@ -18,6 +18,10 @@ from callgate import ToolContext, ToolResult, ToolSpec
 
 from .. import _questions
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+ASK_KNOWN_AS = ("AskUserQuestion", "ask_user", "ask_followup_question", "question")
+
 log = logging.getLogger("callgate.ask")
 
 _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
@@ -137,7 +141,7 @@ def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Any]:
 
 ASK = ToolSpec(
     runs_at="host",
-    name="ask",
+    name="ask", known_as=ASK_KNOWN_AS,
     description=ASK_DESCRIPTION,
     schema=ASK_SCHEMA,
     execute=run_ask,

@@ -37,8 +37,9 @@ SCHEMA: dict[str, Any] = {
                   "description": "Words to search for (search)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 8, "default": 5,
                   "description": "Most search results to return."},
-        "arguments": {"type": "object", "default": {},
-                      "description": "The input of the capability being called (call)."},
+        "arguments": {"type": ["object", "null"], "default": {},
+                      "description": "The input of the capability being called (call); "
+                                     "null is {}, as for a direct call."},
         "reason": {"type": "string", "minLength": 1, "maxLength": 500,
                    "description": "Why the capability is not needed (decline)."},
     },

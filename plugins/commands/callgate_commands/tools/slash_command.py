@@ -47,7 +47,7 @@ SCHEMA: dict[str, Any] = {
 DESCRIPTION = (
     "Slash commands: with no command (or list), the commands, skills and MCP prompts there "
     "are, with their arguments; with a command, its expanded prompt, which you then follow. "
-    "Nothing runs."
+    "Only expanding an MCP prompt (mcp:<server>:<prompt>) starts anything: that server."
 )
 
 

@@ -13,6 +13,14 @@ from .._common import Planned, fail, path_schema, preview, publish
 from .._encoding import DECLARATION_CHARS, check_declaration, check_inserted
 from .._matching import MatchFailure, apply_edit
 
+#: what other agents and plain words call these tools (an unknown call by one of
+#: these names is answered "did you mean" the tool)
+EDIT_FILE_KNOWN_AS = (
+    "Edit", "str_replace", "replace", "str_replace_editor", "replace_in_file", "search_replace",
+    "apply_diff", "str_replace_based_edit_tool",
+)
+MULTI_EDIT_KNOWN_AS = ("MultiEdit",)
+
 SNAPSHOT_BYTES = 1 << 20
 
 EDIT_SCHEMA: dict[str, Any] = {
@@ -139,7 +147,7 @@ def plan_multi(ctx: ToolContext, args: dict[str, Any]) -> Planned:
 
 
 EDIT_SPEC = ToolSpec(
-    name="edit_file", description=EDIT_DESCRIPTION, schema=EDIT_SCHEMA,
+    name="edit_file", known_as=EDIT_FILE_KNOWN_AS, description=EDIT_DESCRIPTION, schema=EDIT_SCHEMA,
     execute=lambda ctx, args: publish(ctx, plan_edit(ctx, args)),
     preview=lambda ctx, args: preview(plan_edit(ctx, args)),
     validate=validate_edit, mutates_paths=(PathRole("path"),),
@@ -149,6 +157,7 @@ EDIT_SPEC = ToolSpec(
 
 MULTI_SPEC = ToolSpec(
     name="multi_edit", description=MULTI_DESCRIPTION, schema=MULTI_SCHEMA,
+    known_as=MULTI_EDIT_KNOWN_AS,
     execute=lambda ctx, args: publish(ctx, plan_multi(ctx, args)),
     preview=lambda ctx, args: preview(plan_multi(ctx, args)),
     validate=validate_multi, mutates_paths=(PathRole("path"),),

@@ -22,6 +22,10 @@ from callgate_toolkit.diffs import FilePreview
 
 from .._common import fail, path_schema
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+MOVE_FILE_KNOWN_AS = ("move", "mv", "rename", "rename_file")
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -148,6 +152,7 @@ def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
 
 SPEC = ToolSpec(
     name="move_file", description=DESCRIPTION, schema=SCHEMA, execute=execute, preview=preview,
+    known_as=MOVE_FILE_KNOWN_AS,
     mutates_paths=(PathRole("source_path", "modify", follow_symlinks=False, recovery=REGULAR),
                    PathRole("destination_path", "create", follow_symlinks=False,
                             recovery=REGULAR)),

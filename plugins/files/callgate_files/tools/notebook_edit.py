@@ -13,6 +13,10 @@ from callgate.text import to_crlf
 from .._common import Planned, fail, path_schema, preview, publish
 from .._encoding import check_inserted
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+NOTEBOOK_EDIT_KNOWN_AS = ("NotebookEdit", "edit_notebook")
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -201,7 +205,7 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
 
 
 SPEC = ToolSpec(
-    name="notebook_edit", description=DESCRIPTION, schema=SCHEMA,
+    name="notebook_edit", known_as=NOTEBOOK_EDIT_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA,
     execute=lambda ctx, args: publish(ctx, plan(ctx, args)),
     preview=lambda ctx, args: preview(plan(ctx, args)),
     validate=validate, mutates_paths=(PathRole("path"),),

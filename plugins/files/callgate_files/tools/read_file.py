@@ -8,7 +8,7 @@ import os
 import stat as stat_mod
 from typing import Any
 
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
 from callgate.files import (
     binary_error,
     io_error,
@@ -21,7 +21,11 @@ from callgate.files import (
 )
 from callgate.paths import READ_FLAGS, ResolvedPath
 from callgate.text import (
+    CHOSEN_ORIGIN,
+    FALLBACK_ORIGIN,
+    Declaration,
     bom_of,
+    declared_kind,
     decode_bytes,
     decode_text,
     detect,
@@ -29,10 +33,12 @@ from callgate.text import (
     display_line,
     has_escapes,
     is_binary,
+    undecodable_at,
+    usable_codec,
 )
 
 from .._common import fail, path_schema
-from .._encoding import read_note
+from .._encoding import choice_conflict, read_note
 from .._window import (
     SAMPLE_BYTES,
     SMALL_FILE,
@@ -43,6 +49,10 @@ from .._window import (
     locate,
     read_window,
 )
+
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+READ_FILE_KNOWN_AS = ("Read", "view", "cat", "open_file", "read_many_files", "view_file")
 
 DEFAULT_LIMIT = 2000
 
@@ -60,6 +70,11 @@ SCHEMA: dict[str, Any] = {
                    "description": "Legacy navigation hint; accepted and ignored."},
         "cursor": {"type": "string",
                    "description": "Legacy navigation hint; accepted and ignored."},
+        "encoding": {"type": "string", "minLength": 1, "maxLength": 64,
+                     "description": "The file's encoding (gb18030, cp1251, shift_jis...), "
+                                    "when a read said it could not tell it or only guessed "
+                                    "it: the file is read in it, and edits of the version "
+                                    "read keep it."},
     },
 }
 
@@ -68,9 +83,22 @@ DESCRIPTION = (
     "with its 1-based line number. Any successful window records the file's current version, "
     "which is all a later edit needs: there is no need to read the whole file first. When "
     "more lines follow, the result ends with the offset to continue from; page on only if "
-    "the rest is useful. The legacy `intent` and `cursor` fields are accepted as hints and "
+    "the rest is useful. When a read says the file's encoding could not be told or was "
+    "only guessed and you know it, read again with `encoding`: that version is then read "
+    "and edited in it. The legacy `intent` and `cursor` fields are accepted as hints and "
     "change nothing."
 )
+
+
+def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
+    """An ``encoding`` callgate cannot read and edit in is refused before anything is read."""
+    if "encoding" not in args:
+        return []
+    codec, why = usable_codec(args["encoding"])
+    if codec is None:
+        return [Violation("/encoding", "encoding", "an encoding callgate can read and edit "
+                          f"(gb18030, cp1251, shift_jis, latin-1, ...); {why}")]
+    return []
 
 def _read_all(fd: int, size: int) -> bytes:
     chunks, pos = [], 0
@@ -89,7 +117,7 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     limit = args.get("limit", DEFAULT_LIMIT)
     fd, st = _open(ctx, rp)
     try:
-        return _read(ctx, rp, fd, st, offset, limit)
+        return _read(ctx, rp, fd, st, offset, limit, args.get("encoding"))
     finally:
         os.close(fd)
 
@@ -129,15 +157,20 @@ def _open(ctx: ToolContext, rp: ResolvedPath) -> tuple[int, os.stat_result]:
 
 
 def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offset: int,
-          limit: int) -> ToolResult:
+          limit: int, asked: str | None = None) -> ToolResult:
     fst = os.fstat(fd)
     if not stat_mod.S_ISREG(fst.st_mode):
         raise not_regular(rp.display, what=kind_of(fst))
     size = fst.st_size
     small = size <= SMALL_FILE
     head = _read_all(fd, size) if small else os.pread(fd, SAMPLE_BYTES, 0)
-    declared = ctx.files.declared_encoding(rp)
-    found = detect(head[:SAMPLE_BYTES], complete=size <= SAMPLE_BYTES, declared=declared)
+    complete = size <= SAMPLE_BYTES
+    # what is declared for this very version: the user's, or an encoding settled before
+    declared = ctx.files.declared_encoding(rp, fst)
+    chosen = None
+    if asked is not None:
+        declared, chosen = _settle(ctx, rp, head, complete, small, asked)
+    found = detect(head[:SAMPLE_BYTES], complete=complete, declared=declared)
     encoding = found.encoding
     reader = Reader(fd, size, head)
     meta: dict[str, Any] = {"encoding": encoding, "encoding_basis": found.basis}
@@ -156,7 +189,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
             if needs_digest(fst):
                 digest = hashlib.sha256(whole).hexdigest()
         ctx.session.ledger.record_present(rp, fst, content=whole, snapshot=snapshot,
-                                          digest=digest)
+                                          digest=digest, encoding=chosen)
         return True
 
     if is_binary(head, encoding):
@@ -196,12 +229,45 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
                      f"offset={last} to continue]")
     if lossy:
         notes.append("[invalid bytes are shown as U+FFFD; edits elsewhere keep them]")
-    about = read_note(found, rp.display)
+    about = read_note(found, rp.display, head[:SAMPLE_BYTES], complete)
     if about:
         notes.append(about)
     recorded = record()
     meta["lines"] = [window.first, last]
     return _result("\n".join(rows), notes, rp, recorded, reader, meta)
+
+
+def _settle(ctx: ToolContext, rp: ResolvedPath, head: bytes, complete: bool, small: bool,
+            asked: str) -> tuple[Declaration | None, str | None]:
+    """The declaration to read ``rp`` with when the model names its encoding (``asked``),
+    and the encoding to record with the version read (``None``: the one it already has).
+
+    Refused, with nothing recorded, when the file's encoding is settled otherwise (its
+    bytes, a BOM, the user's declaration, its coding line) or when the bytes read are
+    not text in ``asked`` (the whole file when it is read whole, else its first
+    `SAMPLE_BYTES`; edits check the rest when they read it whole).
+    """
+    base = ctx.files.declared_encoding(rp)  # without any earlier choice
+    sample = head[:SAMPLE_BYTES]
+    natural = detect(sample, complete=complete, declared=base)
+    codec, _why = usable_codec(asked)
+    assert codec is not None  # validate refused the rest
+    kind = declared_kind(codec)
+    conflict = choice_conflict(natural, asked, rp.display)
+    if conflict:
+        raise fail("FS_ENCODING_SETTLED", conflict)
+    if natural.settled and natural.origin not in (FALLBACK_ORIGIN, CHOSEN_ORIGIN):
+        return base, None  # the encoding it has already
+    data = head if small else sample
+    bad = undecodable_at(data, kind, complete=small or complete)
+    if bad is not None:
+        line = data.count(b"\n", 0, bad) + 1
+        raise fail("FS_ENCODING_MISMATCH", f"{rp.display} is not {asked}: line {line} holds "
+                   f"bytes ({data[bad:bad + 4].hex(' ')}) that {asked} does not read and "
+                   "write back as they are; nothing was recorded; read it without encoding, "
+                   "or name another")
+    fallbacks = base.fallbacks if base is not None else ()
+    return Declaration(kind, CHOSEN_ORIGIN, fallbacks), kind
 
 
 def _result(body: str, notes: list[str], rp: ResolvedPath, recorded: bool, reader: Reader,
@@ -215,5 +281,6 @@ def _result(body: str, notes: list[str], rp: ResolvedPath, recorded: bool, reade
 
 
 SPEC = ToolSpec(name="read_file", description=DESCRIPTION, schema=SCHEMA, execute=execute,
-                read_only=True, visibility="surface", surface_order=50,
+                known_as=READ_FILE_KNOWN_AS,
+                validate=validate, read_only=True, visibility="surface", surface_order=50,
                 permission_subject=PermissionSubject("path", ("path",)))

@@ -12,6 +12,10 @@ from callgate.text import encode_text
 from .._common import Planned, path_schema, preview, publish
 from .._encoding import create_encoding, write_encoding
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+WRITE_FILE_KNOWN_AS = ("Write", "create", "create_file", "write_to_file", "new_file")
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -60,7 +64,7 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
 
 
 SPEC = ToolSpec(
-    name="write_file", description=DESCRIPTION, schema=SCHEMA,
+    name="write_file", known_as=WRITE_FILE_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA,
     execute=lambda ctx, args: publish(ctx, plan(ctx, args)),
     preview=lambda ctx, args: preview(plan(ctx, args)),
     mutates_paths=(PathRole("path", "create_or_modify"),),

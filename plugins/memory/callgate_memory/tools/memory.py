@@ -11,6 +11,10 @@ from .._fact import ACTIVATIONS, ID_PATTERN, SCOPES, SLUG_PATTERN, TYPES
 from .._render import render_list, render_read, render_search
 from .._session import MEMORY
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+REMEMBER_KNOWN_AS = ("save_memory", "memorize")
+
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 20
 
@@ -163,6 +167,7 @@ def run_memory(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 TOOLS = (
     ToolSpec(name="remember", description=REMEMBER_DESCRIPTION, schema=REMEMBER_SCHEMA,
+             known_as=REMEMBER_KNOWN_AS,
              execute=run_remember, read_only=False, destructive=False, groups=("memory",),
              runs_at="host"),
     ToolSpec(runs_at="host", name="forget", description=FORGET_DESCRIPTION, schema=FORGET_SCHEMA,

@@ -11,7 +11,12 @@ from callgate.paths import GLOB_META as META
 from callgate.paths import GlobError, compile_glob
 from callgate_toolkit.walk import join_rel, walk_files
 
+from .._file_filter import negation_problem
 from .._locate import deadline, locate, not_a_directory, timed_out_line
+
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+GLOB_KNOWN_AS = ("Glob", "find", "find_files", "file_search", "glob_files")
 
 MAX_FILES = 1000
 
@@ -33,7 +38,8 @@ DESCRIPTION = (
     "Find workspace files by glob pattern, e.g. \"*.go\", \"cmd/*/main.go\" or "
     "\"**/*_test.py\". * and ? stay within one path segment, [...] is a character class, "
     "{a,b} alternates and ** spans any number of directories; matching is case-sensitive. "
-    "Without '/' a pattern matches file names at any depth. Prints files only (hidden and "
+    "Without '/' a pattern matches file names at any depth; a leading ! is refused (write "
+    "the pattern of the files wanted). Prints files only (hidden and "
     "gitignored ones too; .git, node_modules and similar folders only when the pattern starts "
     "with them), one workspace-relative path per line in path order, up to 1000. Send globs "
     "that do not depend on each other in one round."
@@ -43,6 +49,9 @@ DESCRIPTION = (
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     """Unbalanced brackets and ``..`` segments are refused before anything is read."""
     pattern = args["pattern"]
+    negation = negation_problem(pattern)
+    if negation:
+        return [Violation("/pattern", "glob", f"a glob of the files to list; {negation}")]
     if os.path.isabs(pattern):
         pattern = pattern.lstrip("/")
     try:
@@ -123,6 +132,6 @@ def _relative_pattern(ctx: ToolContext, pattern: str, base: str) -> str:
 
 
 SPEC = ToolSpec(
-    name="glob", description=DESCRIPTION, schema=SCHEMA, execute=execute,
+    name="glob", known_as=GLOB_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA, execute=execute,
     read_only=True, visibility="hidden", validate=validate,
     permission_subject=PermissionSubject("pattern", ("pattern",)))

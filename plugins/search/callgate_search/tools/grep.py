@@ -7,13 +7,21 @@ from typing import Any
 
 import attrs
 from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
-from callgate.paths import READ_FLAGS, GlobError, ResolvedPath, compile_glob
+from callgate.paths import READ_FLAGS, GlobError, ResolvedPath
 from callgate_toolkit.walk import IgnoreRules
 
 from .. import _engine_python, _engine_rg
+from .._file_filter import compile_filter
 from .._grep_model import GrepRequest, render
 from .._locate import deadline, locate, timed_out_line
 from .._patterns import pattern_problem
+
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+GREP_KNOWN_AS = (
+    "Grep", "search", "search_files", "find_in_files", "rg", "ripgrep", "codebase_search",
+    "grep_search", "search_file_content",
+)
 
 MAX_MATCHES = 200
 MAX_CONTEXT = 10
@@ -29,7 +37,8 @@ SCHEMA: dict[str, Any] = {
         "glob": {"type": "string", "minLength": 1,
                  "description": "Only search files matching this glob: without '/' it matches "
                                 "file names at any depth (*.py, *.{ts,tsx}); with '/' the "
-                                "workspace-relative path (src/**/*.ts)."},
+                                "workspace-relative path (src/**/*.ts). A leading ! leaves "
+                                "the matching files out instead (!*.min.js)."},
         "case_insensitive": {"type": "boolean", "default": False,
                              "description": "Match letters regardless of case."},
         "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
@@ -44,9 +53,10 @@ SCHEMA: dict[str, Any] = {
 
 DESCRIPTION = (
     "Search file contents for a regular expression (Python re syntax, matched line by line) "
-    "in one file or recursively under a workspace directory. While walking, hidden files, "
-    ".gitignore'd files, binary files and dependency folders such as node_modules are left "
-    "out; naming a file or folder in path searches it anyway. Each matching line prints as "
+    "in one file or recursively under a workspace directory. While walking, hidden files "
+    "(unless a .gitignore ! rule re-includes them), .gitignore'd files, binary files and "
+    "dependency folders such as node_modules are left out; naming a file or folder in path "
+    "searches it anyway. Each matching line prints as "
     "path:line:text in path order, up to 200; glob narrows the files, case_insensitive and "
     "context widen the match. Searches that do not depend on each other's results belong "
     "together in one round."
@@ -61,9 +71,7 @@ def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
         out.append(Violation("/pattern", "regex", f"a regex grep can run; {problem}"))
     if "glob" in args:
         try:
-            if "\x00" in args["glob"]:  # rg takes the glob as an argument, which cannot hold NUL
-                raise GlobError("glob holds a NUL character, which no file name can contain")
-            compile_glob(args["glob"])
+            compile_filter(args["glob"])
         except GlobError as exc:
             out.append(Violation("/glob", "glob", f"a valid glob; {exc}"))
     return out
@@ -83,7 +91,7 @@ class Grep:
 
     def execute(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         target = locate(ctx, "grep", args.get("path", "."))
-        glob = compile_glob(args["glob"]) if "glob" in args else None
+        glob = compile_filter(args["glob"]) if "glob" in args else None
         engine = self.engine(ctx)
         meta: dict[str, Any] = {"engine": engine}
         if not (target.is_dir or target.is_file):
@@ -163,5 +171,6 @@ def spec(rg: str | None) -> ToolSpec:
     """``grep``, run by ``rg`` when one was found at boot, else by the Python engine."""
     return ToolSpec(
         name="grep", description=DESCRIPTION, schema=SCHEMA, execute=Grep(rg).execute,
+        known_as=GREP_KNOWN_AS,
         read_only=True, visibility="hidden", validate=validate,
         permission_subject=PermissionSubject("pattern", ("pattern",)))

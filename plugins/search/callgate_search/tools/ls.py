@@ -14,6 +14,10 @@ from callgate_toolkit.walk import join_rel
 
 from .._locate import deadline, locate, not_a_directory, timed_out_line
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+LS_KNOWN_AS = ("LS", "list", "list_dir", "list_directory", "list_files", "dir")
+
 MAX_ENTRIES = 5000
 MAX_DEPTH = 50
 
@@ -163,6 +167,6 @@ def _tree(top: HeldDir, rel: str, until: float, ctx: ToolContext,
 
 
 SPEC = ToolSpec(
-    name="ls", description=DESCRIPTION, schema=SCHEMA, execute=execute,
+    name="ls", known_as=LS_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA, execute=execute,
     read_only=True, visibility="hidden",
     permission_subject=PermissionSubject("path", ("path",)))

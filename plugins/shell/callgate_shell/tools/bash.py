@@ -9,6 +9,13 @@ from callgate import PermissionSubject, ToolSpec
 from .._describe import file_tools_advice, symbols_advice
 from .command import Shell, blank_command, command_schema, make_execute
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+BASH_KNOWN_AS = (
+    "Bash", "shell", "sh", "zsh", "terminal", "run_shell_command", "execute_command",
+    "run_command", "exec_command", "local_shell", "run_terminal_cmd", "pwsh", "powershell", "cmd",
+)
+
 _LEAD = (
     "Run one command with bash and get back its stdout and stderr combined, in the order "
     "they were written, followed by a status line with the exit code. Use it for builds, "
@@ -43,7 +50,7 @@ def bash_tool(executable: str, platforms: Iterable[str] = ("posix",)) -> ToolSpe
     shell = Shell("bash", executable, lambda command: bash_argv(executable, command),
                   reaping_exemption=True)
     return ToolSpec(
-        name="bash",
+        name="bash", known_as=BASH_KNOWN_AS,
         description=DESCRIPTION,
         describe=describe,
         schema=command_schema(description_required=False),

@@ -12,6 +12,11 @@ from callgate import ToolContext, ToolError, ToolResult, ToolSpec, Violation
 
 from .._jobs import JOBS, Job, JobTable
 
+#: what other agents and plain words call these tools (an unknown call by one of
+#: these names is answered "did you mean" the tool)
+JOB_OUTPUT_KNOWN_AS = ("BashOutput", "shell_output", "read_output")
+JOB_KILL_KNOWN_AS = ("KillShell", "KillBash", "kill", "kill_job")
+
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
 WAIT_SLICE_S = 0.1
@@ -208,13 +213,16 @@ def wait_for_jobs(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     targets = wanted or [job.id for job in table.running()]
     if not targets:
         return ToolResult.ok("No background jobs to wait for.")
+    found = {job_id: table.get(job_id) for job_id in targets}
+    unknown = [job_id for job_id, job in found.items() if job is None]
+    if unknown:  # as job_output, bash_output and kill_shell answer: not found, nothing waited
+        names = ", ".join(f'"{job_id}"' for job_id in unknown)
+        raise ToolError("not_found", f"no background job {names} in this session; "
+                        "job_output() with no job_id lists this session's jobs", "not_found")
     deadline = time.monotonic() + int(args.get("timeout_seconds", 30))
     blocks = []
-    for job_id in targets:
-        job = table.get(job_id)
-        if job is None:
-            blocks.append(f"[{job_id}] no such job in this session")
-            continue
+    for job in found.values():
+        assert job is not None  # every unknown id was refused above
         left_ms = max(0, int((deadline - time.monotonic()) * 1000))
         blocks.append(report(ctx, job, wait=True, timeout_ms=left_ms, pattern=None))
     return ToolResult.ok("\n\n".join(blocks), {"job_ids": targets})
@@ -224,9 +232,11 @@ def job_tools() -> list[ToolSpec]:
     """The two job tools and the three hidden aliases."""
     return [
         ToolSpec(name="job_output", description=JOB_OUTPUT_DESCRIPTION, schema=JOB_OUTPUT_SCHEMA,
+                 known_as=JOB_OUTPUT_KNOWN_AS,
                  execute=job_output, read_only=True, visibility="surface", surface_order=20,
                  validate=valid_filter),
         ToolSpec(name="job_kill", description=JOB_KILL_DESCRIPTION, schema=JOB_KILL_SCHEMA,
+                 known_as=JOB_KILL_KNOWN_AS,
                  execute=job_kill, read_only=False, visibility="surface", surface_order=30),
         ToolSpec(name="bash_output", description=BASH_OUTPUT_DESCRIPTION,
                  schema=BASH_OUTPUT_SCHEMA, read_only=True, visibility="alias",

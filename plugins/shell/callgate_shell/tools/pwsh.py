@@ -17,6 +17,13 @@ from ..pwsh_dialect import (
 )
 from .command import Shell, blank_command, command_schema, make_execute
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+PWSH_KNOWN_AS = (
+    "PowerShell", "shell", "terminal", "run_shell_command", "execute_command", "run_command",
+    "exec_command", "local_shell", "run_terminal_cmd", "bash", "sh", "cmd",
+)
+
 _LEAD = (
     "Windows shell: run one PowerShell command in a fresh, isolated process and get back its "
     "output and errors combined, followed by a status line with the exit code. description "
@@ -56,7 +63,7 @@ def pwsh_tool(executable: str, platforms: Iterable[str] = ("windows",)) -> ToolS
         return found
 
     return ToolSpec(
-        name="pwsh",
+        name="pwsh", known_as=PWSH_KNOWN_AS,
         description=DESCRIPTION,
         describe=describe,
         schema=command_schema(description_required=True),

@@ -230,12 +230,14 @@ def _install_skill(ctx: ToolContext, action: SkillAction) -> None:
     temp_name = f".install-{secrets.token_hex(6)}"
     temp = os.path.join(root, temp_name)
     inside = action.scope == "project"
+    written: list[str] = []  # the session's records of the temp files (inside only)
     try:
         for rel, entry in sorted(action.files.items()):
             target = os.path.join(temp, *rel.split("/"))
             if inside:
                 rp = ctx.workspace.resolve(os.path.relpath(target, ctx.workspace.root), write=True)
                 ctx.files.create(rp, entry.data)
+                written.append(rp.path)
             else:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 create_file(target, entry.data)
@@ -246,6 +248,9 @@ def _install_skill(ctx: ToolContext, action: SkillAction) -> None:
                 ctx.workspace.resolve(rel_temp, write=True),
                 ctx.workspace.resolve(rel_target, write=True),
             )
+            for rel, entry in sorted(action.files.items()):  # this session's own writes
+                installed = os.path.join(rel_target, *rel.split("/"))
+                ctx.files.record(ctx.workspace.resolve(installed, write=True), entry.data)
         else:
             rename_noreplace(temp, action.target)
     except FileExistsError:
@@ -261,6 +266,8 @@ def _install_skill(ctx: ToolContext, action: SkillAction) -> None:
     finally:
         if os.path.isdir(temp):
             shutil.rmtree(temp, ignore_errors=True)
+        for path in written:  # gone (renamed or removed): the session forgets them, so the
+            ctx.files.record(path)  # outside-change watcher has nothing to report about them
 
 
 def _toml_with(text: str | None, servers: tuple[McpAction, ...], source: str) -> str:

@@ -18,6 +18,12 @@ from .._book import SUBAGENTS, subagent_error
 from .._model import SubagentRecord
 from .._run import ChildRunner, Job
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+TASK_KNOWN_AS = (
+    "Task", "agent", "subagent", "dispatch_agent", "spawn_agent", "run_agent", "delegate",
+)
+
 REF = {"type": "string", "pattern": "^sa_[0-9a-f]{16}$"}
 DESCRIPTION_FIELD = {"type": "string", "minLength": 1, "maxLength": 120,
                      "description": "A few words naming the child's job (shown in results)."}
@@ -203,6 +209,7 @@ NEEDS = ("callgate_subagent_runner",)
 
 TOOLS = (
     ToolSpec(name="task", description=TASK_DESCRIPTION, schema=TASK_SCHEMA, execute=run_task,
+             known_as=TASK_KNOWN_AS,
              available=available, groups=("tasks",), requires_hooks=NEEDS, runs_at="host"),
     ToolSpec(name="parallel_tasks", description=PARALLEL_DESCRIPTION, schema=PARALLEL_SCHEMA,
              execute=run_parallel, available=available, groups=("tasks",), requires_hooks=NEEDS,

@@ -29,6 +29,10 @@ from callgate import (
 from .. import _content, _guard
 from .._url import BadURL, Target, parse, rule_forms, shorten
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+WEB_FETCH_KNOWN_AS = ("WebFetch", "fetch", "curl", "browse", "open_url", "read_url", "url_fetch")
+
 if TYPE_CHECKING:  # httpx, ssl, bs4, markdownify load on the first fetch, not at registration
     import ssl
 
@@ -94,7 +98,7 @@ class WebFetch:
     def spec(self) -> ToolSpec:
         return ToolSpec(
             runs_at="host",
-            name="web_fetch",
+            name="web_fetch", known_as=WEB_FETCH_KNOWN_AS,
             open_world=True,
             description=DESCRIPTION,
             schema=SCHEMA,

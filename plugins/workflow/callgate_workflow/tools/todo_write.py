@@ -21,6 +21,10 @@ from callgate import SessionKey, ToolContext, ToolSpec, Violation
 
 from .._state import StateFile
 
+#: what other agents and plain words call this tool (an unknown call by one of
+#: these names is answered "did you mean" this tool)
+TODO_WRITE_KNOWN_AS = ("TodoWrite", "todo", "todo_read", "update_plan", "plan", "update_todos")
+
 STATUSES = ("pending", "in_progress", "completed")
 UNFINISHED = ("pending", "in_progress")
 ISSUED = re.compile(r"^t([0-9]{1,18})$")
@@ -191,4 +195,5 @@ def run(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 TOOL = ToolSpec(name="todo_write", description=DESCRIPTION, schema=SCHEMA, execute=run,
+                known_as=TODO_WRITE_KNOWN_AS,
                 validate=check, read_only=True, groups=("workflow",), runs_at="host")
