@@ -517,7 +517,7 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
     run = tool.execute
     arguments = call.arguments
     ctx = ToolContext(session, call, tool, session.cancel_event, expected_versions=expected)
-    lease = WriterLease(()) if tool.mutates_paths else None
+    lease = WriterLease(()) if tool.mutates else None
 
     def gate() -> None:
         if lease is not None:
