@@ -55,39 +55,51 @@ SIMILAR = 0.6
 
 
 class FileLines:
-    """A text as lines without their endings, and each line's offset in the text.
+    """A text as lines without their endings, found by position in the text on demand.
 
     ``ending`` is the file's first line ending (``"\\n"`` when it has none): the ending
-    new lines get. The loosened views and their line indexes are built on first use.
+    new lines get. Built for big files: one ``split``, the exact search by ``list.index``,
+    line offsets summed in C only where a piece starts or ends, and the loosened views
+    built only when the exact search finds nothing.
     """
 
     def __init__(self, text: str) -> None:
         self.text = text
-        parts = text.split("\n")
-        starts: list[int] = []
-        pos = 0
-        for part in parts:
-            starts.append(pos)
-            pos += len(part) + 1
-        # a line's text is without its ending: "\n" and one "\r" before it
-        texts = [p[:-1] if p.endswith("\r") else p for p in parts[:-1]]
+        # ``parts`` and ``sep``: the text is "sep".join(parts); a line's text is without its
+        # ending ("\n" and one "\r" before it)
+        if "\r" not in text:
+            parts, sep = text.split("\n"), 1
+            texts = parts[:-1]
+        elif text.count("\n") == text.count("\r\n"):  # CRLF only
+            parts, sep = text.split("\r\n"), 2
+            texts = parts[:-1]
+        else:
+            parts, sep = text.split("\n"), 1
+            texts = [p[:-1] if p.endswith("\r") else p for p in parts[:-1]]
         if parts[-1]:
             texts.append(parts[-1])  # the unterminated last line, as it is
-        else:
-            starts.pop()  # the empty rest after a final newline (or of "") is no line
+        self._parts, self._sep = parts, sep
         self.texts = texts
-        self.starts = starts
         first = text.find("\n")
         self.ending = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
         self._views: dict[int, list[str]] = {0: texts}
         self._index: dict[int, dict[str, list[int]]] = {}
+        self._at = (0, 0)  # a line whose offset is known, and that offset
 
     def __len__(self) -> int:
         return len(self.texts)
 
     def offset(self, line: int) -> int:
-        """Where line ``line`` starts in the text (the text's length past the last line)."""
-        return self.starts[line] if line < len(self.starts) else len(self.text)
+        """Where line ``line`` starts in the text (the text's length past the last line);
+        cheapest when asked in ascending order."""
+        if line >= len(self.texts):
+            return len(self.text)
+        known, pos = self._at
+        if line < known:
+            known, pos = 0, 0
+        pos += sum(map(len, self._parts[known:line])) + (line - known) * self._sep
+        self._at = (line, pos)
+        return pos
 
     def view(self, level: int) -> list[str]:
         view = self._views.get(level)
@@ -120,13 +132,15 @@ class FileLines:
         for level, norm in enumerate(_NORMS):
             view = self.view(level)
             want = list(pattern) if norm is None else [norm(p) for p in pattern]
-            for i in self.where(level).get(want[0], ()):
-                if i < lo:
-                    continue
-                if i > n - m:
+            i = lo
+            while i <= n - m:
+                try:
+                    i = view.index(want[0], i, n - m + 1)
+                except ValueError:
                     break
                 if view[i:i + m] == want:
                     return i, level
+                i += 1
         return None
 
     def closest(self, pattern: Sequence[str], after: int) -> int | None:
