@@ -437,3 +437,36 @@ def test_a_binary_file_can_be_deleted_but_not_updated(fs):
 def test_apply_patch_is_hidden_and_in_the_edit_group():
     spec = next(t for t in callgate_files.TOOLS if t.name == "apply_patch")
     assert spec.visibility == "hidden" and spec.groups == ("Edit",)
+
+
+def test_every_path_of_the_patch_is_leased_before_anything_is_written(fs):
+    """A writer holding one file's lease (another session's edit of it) holds the whole
+    patch back: it waits with the first path leased and writes nothing until it has all."""
+    import threading
+    import time
+
+    from callgate.files import WriterLease, held_paths
+
+    s = fs(files={"a.txt": "a\n", "z.txt": "z\n"})
+    s.expect_ok("read_file", {"path": "a.txt"})
+    s.expect_ok("read_file", {"path": "z.txt"})
+    a, z = (os.path.realpath(s.path(n)) for n in ("a.txt", "z.txt"))
+    other = WriterLease([z])
+    other.acquire()
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(s.call("apply_patch", {
+        "patch": patch("*** Update File: a.txt", "@@", "-a", "+A",
+                       "*** Update File: z.txt", "@@", "-z", "+Z")})))
+    try:
+        worker.start()
+        while worker.is_alive() and a not in held_paths():
+            time.sleep(0.01)  # until the call has leased a.txt (and waits for z.txt)
+        assert not results, results[0].text
+        assert s.read("a.txt") == b"a\n" and s.read("z.txt") == b"z\n"
+    finally:
+        other.release()
+        worker.join()
+    [result] = results
+    assert not result.is_error, result.text
+    assert s.read("a.txt") == b"A\n" and s.read("z.txt") == b"Z\n"
+    assert held_paths() == []
