@@ -91,6 +91,7 @@ class _File:
     edits: list[Edited] = attrs.field(factory=list)
     fuzz: int = 0
     added: bool = False
+    touched: bool = False
 
     @property
     def display(self) -> str:
@@ -235,18 +236,18 @@ class Planner:
                        "*** Update File (or *** Delete File, then *** Add File); nothing "
                        "was changed", "already_exists")
         f.exists, f.text, f.basis, f.origin, f.added = True, op.content, None, None, True
-        f.edits.clear()
+        f.edits, f.touched = [], True
 
     def _delete(self, op: DeleteFile) -> None:
         f = self._file(op.path)
         self._require(f, op.path, op.line, text_needed=False)
         f.exists, f.text, f.basis, f.origin, f.added = False, None, None, None, False
-        f.edits.clear()
+        f.edits, f.touched = [], True
 
     def _require(self, f: _File, path: str, line: int, text_needed: bool) -> None:
         if not f.exists:
-            gone = "was already deleted or moved away by this patch" if f.on_disk or \
-                f.added else "does not exist"
+            gone = "was already deleted or moved away by this patch" if f.touched else \
+                "does not exist"
             raise ToolError("not_found", f"FS_NOT_FOUND: {f.display} {gone} (patch line "
                             f"{line}); nothing was changed", "FS_NOT_FOUND")
         self._read(f, path, text_needed)
@@ -257,6 +258,7 @@ class Planner:
         if f.text is None:  # a binary file is read only to be deleted
             raise binary_error(f.display, "apply_patch")
         text = self._apply(f, op)
+        f.touched = True
         if op.move_to is None:
             f.text = text
             return
@@ -271,7 +273,7 @@ class Planner:
                        "delete that file first in the patch; nothing was changed",
                        "already_exists")
         dest.exists, dest.text, dest.basis, dest.added = True, text, f.basis, False
-        dest.origin = f.origin or f
+        dest.origin, dest.touched = f.origin or f, True
         dest.edits = list(f.edits)
         dest.fuzz = max(dest.fuzz, f.fuzz)
         f.exists, f.text, f.basis, f.origin = False, None, None, None
@@ -316,16 +318,20 @@ class Planner:
         if len(data) > limit:
             raise too_large(f.display, len(data), limit, content=True)
         text = f.text if len(data) <= SNAPSHOT_BYTES else None
+        # what is on disk now at that name (a file the patch deleted, then wrote again) is
+        # replaced; a name with nothing there is created
+        replaced = f.source if f.on_disk else None
+        assert replaced is not None or not f.on_disk
         if f.origin is not None:
-            old = f.origin.source.text if f.origin.source is not None and \
-                f.origin.source.decoded is not None else ""
+            origin = f.origin.source
+            old = origin.text if origin is not None and origin.decoded is not None else ""
             diff = _relabel(change_diff(old, f.text, f.display), f.origin.display, f.display)
-            return FileChange("move", f.gated, None, data, text, diff, f.origin.display, f.fuzz)
-        if not f.on_disk:
+            return FileChange("move", f.gated, replaced, data, text, diff, f.origin.display,
+                              f.fuzz)
+        if replaced is None:
             return FileChange("add", f.gated, None, data, text, change_diff(None, f.text,
                                                                            f.display))
-        assert f.source is not None
-        return FileChange("update", f.gated, f.source, data, text, self._diff(f), fuzz=f.fuzz)
+        return FileChange("update", f.gated, replaced, data, text, self._diff(f), fuzz=f.fuzz)
 
     def _encode(self, f: _File) -> bytes:
         assert f.text is not None
