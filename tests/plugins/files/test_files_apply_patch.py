@@ -378,6 +378,10 @@ def test_an_invalid_patch_names_its_line_and_changes_nothing(fs, unchanged):
     no_envelope = s.expect_error("apply_patch", {"patch": "--- a/a.txt\n+++ b/a.txt\n"},
                                  kind="invalid_arguments")
     assert "The first line of the patch must be '*** Begin Patch'" in no_envelope.text
+    stacked = s.expect_error("apply_patch", {"patch": patch(
+        "*** Update File: a.txt", "@@ class A", "@@     def f():", "-a", "+b")},
+        kind="invalid_arguments")
+    assert "a hunk takes one @@ line (as in Codex)" in stacked.text
     empty = s.expect_error("apply_patch", {"patch": "*** Begin Patch\n*** End Patch"},
                            kind="invalid_arguments")
     assert "this one changes no file" in empty.text

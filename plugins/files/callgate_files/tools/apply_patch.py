@@ -73,7 +73,13 @@ def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     try:
         operations = parse_patch(args["patch"])
     except PatchError as exc:
-        return [Violation("/patch", "format", f"a patch in the apply_patch format; {exc}")]
+        hint = ""
+        if exc.message.startswith("Unexpected line found in update hunk: '@@"):
+            hint = ("; a hunk takes one @@ line (as in Codex): to reach a nested place, put "
+                    "its innermost line (the method, not the class) after @@ and give 3 lines "
+                    "of context")
+        return [Violation("/patch", "format", f"a patch in the apply_patch format; {exc}"
+                          f"{hint}")]
     if not operations:
         return [Violation("/patch", "format", "at least one *** Add File, *** Update File or "
                           "*** Delete File section between *** Begin Patch and *** End Patch "
