@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -58,6 +58,12 @@ class ToolSpec:
     - ``mutates_paths`` names the path arguments of a structured mutation:
       the host applies confinement, the writer lease and the observation
       gate to them before ``execute`` runs.
+    - ``mutated_paths(arguments)`` is for a mutation whose paths sit inside an argument
+      (apply_patch's patch): it returns ``(role, path)`` pairs, each ``role.argument`` a
+      distinct key of ``ctx.gated`` that names no argument. The gate treats them like
+      ``mutates_paths`` (always observed: no rename-onto-itself exemption), and a ``path``
+      permission subject judges them besides its arguments. It must not raise: arguments
+      it cannot read give ``()`` (the tool's ``validate`` refuses them).
     - ``alias_of`` makes this a compatibility alias: ``alias_args`` maps its
       arguments onto the primary's, or ``execute`` implements it directly.
     - ``available(session)`` is asked once at session open; ``requires_hooks``
@@ -93,6 +99,7 @@ class ToolSpec:
     read_only: bool | Callable[[Any], bool] = False
     destructive: bool | None = None
     mutates_paths: tuple[PathRole, ...] = attrs.field(default=(), converter=_roles)
+    mutated_paths: Callable[[Any], Sequence[tuple[PathRole, str]]] | None = None
     exclusive: bool = False
     blocking: bool = True
     visibility: Literal["surface", "hidden", "alias"] = "hidden"
@@ -114,6 +121,11 @@ class ToolSpec:
     idempotent: bool | None = None
     open_world: bool = False
     plugin: str | None = None
+
+    @property
+    def mutates(self) -> bool:
+        """Whether the host gate runs for this tool (it declares paths it mutates)."""
+        return bool(self.mutates_paths) or self.mutated_paths is not None
 
     @property
     def contract_read_only(self) -> bool:

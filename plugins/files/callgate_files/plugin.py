@@ -9,10 +9,18 @@ from callgate import hookimpl
 
 from ._watch import FILE_WATCH, FileWatch
 from .config import CONFIG_KEYS
-from .tools import delete_range, edit_file, move_file, notebook_edit, read_file, write_file
+from .tools import (
+    apply_patch,
+    delete_range,
+    edit_file,
+    move_file,
+    notebook_edit,
+    read_file,
+    write_file,
+)
 
 TOOLS = (read_file.SPEC, write_file.SPEC, edit_file.EDIT_SPEC, edit_file.MULTI_SPEC,
-         delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC)
+         delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC, apply_patch.SPEC)
 
 
 @hookimpl
