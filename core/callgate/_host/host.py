@@ -542,6 +542,7 @@ class Host:
         resume: str | None = None,
         name: str | None = None,
         principal: str | None = None,
+        show: Sequence[str] = (),
     ) -> Session:
         """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
 
@@ -549,7 +550,9 @@ class Host:
         unknown one raises `callgate.store.UnknownSession`); ``name`` joins the session of
         that name, creating it on first use. ``principal`` names who the session belongs to
         (default: the operating-system user, `callgate.store.local_principal`); the session
-        tools and ``resume``/``name`` reach only that principal's stored sessions. See
+        tools and ``resume``/``name`` reach only that principal's stored sessions. ``show``
+        puts hidden tools on this session's surface (a native rendering's
+        `callgate.providers.shows`), unless the user's ``[surface] hide`` names them. See
         docs/sessions.md for what comes back."""
         if not os.path.isdir(workspace):
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
@@ -558,7 +561,14 @@ class Host:
         from .._session.session import Session  # with the pipeline: on first open, not at boot
 
         return Session(
-            self, workspace, session_dir, origin, resume=resume, name=name, principal=principal
+            self,
+            workspace,
+            session_dir,
+            origin,
+            resume=resume,
+            name=name,
+            principal=principal,
+            show=show,
         )
 
     def execution_facts(self) -> list[ExecutionFact]:

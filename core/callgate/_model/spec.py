@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import attrs
 
+from .native import NativeFace
 from .values import PathRole, PermissionSubject, Violation
 
 NAME_RULE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
@@ -45,7 +46,7 @@ class ProxyRoute:
 
 @attrs.frozen(kw_only=True)
 class ToolSpec:
-    """A tool as registered: its contract (name, description, schema, flags) and its code.
+    r"""A tool as registered: its contract (name, description, schema, flags) and its code.
 
     - ``execute(ctx, args)`` may be sync or ``async``; it returns a `ToolResult` or a
       ``str`` (a successful text result), or raises `ToolError`. A sync ``execute``
@@ -90,6 +91,9 @@ class ToolSpec:
       workspace (the web, other servers). Clients use them as hints only.
     - ``surface_order`` places the tool on the surface: tools with an order
       come first, lowest first; the others follow by name.
+    - ``native`` holds the `NativeFace`\ s of the tool's family: how a provider-native
+      rendering (``anthropic-native``, ``openai-responses-native``, ...) shows it and maps
+      the provider's calls onto canonical ones (`callgate.providers`).
     """
 
     name: str
@@ -121,6 +125,7 @@ class ToolSpec:
     idempotent: bool | None = None
     open_world: bool = False
     plugin: str | None = None
+    native: tuple[NativeFace, ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def mutates(self) -> bool:

@@ -93,6 +93,7 @@ class Session:
         profile: ChildProfile | None = None,
         shared: SharedResources | None = None,
         principal: str | None = None,
+        show: Sequence[str] = (),
     ) -> None:
         self._extensions: dict[str, Any] = {}
         self._extension_lock = threading.RLock()
@@ -175,6 +176,17 @@ class Session:
             self._visible += sorted(
                 n for n, s in tools.items() if s.visibility == "hidden" and n not in self._visible
             )
+        # hidden tools the integrator's rendering calls directly (a native face's ``shows``);
+        # never one the user's [surface] hide names
+        hide = set(host.config("surface").get("hide", ()))
+        self._visible += [
+            n
+            for n in dict.fromkeys(show)
+            if n in tools
+            and tools[n].visibility == "hidden"
+            and n not in hide
+            and n not in self._visible
+        ]
         #: how this session's proxy reaches hidden tools (``None`` without a proxy)
         self.route: ProxyRoute | None = next(
             (s.route for s in host.routes() if s.name in tools), None

@@ -1,4 +1,5 @@
-"""Provider renderings of the one canonical schema per tool, and of results (host.md §2, §7).
+"""The base provider renderings of the one canonical schema per tool, and of results
+(host.md §2, §7); `callgate.providers` adds the native renderings on top.
 
 Adapters only transform: every rendering starts from the canonical schema
 and the registry's flags. Supported providers:
@@ -21,6 +22,11 @@ and the registry's flags. Supported providers:
 - ``mcp``: ``Tool`` with ``title``, ``inputSchema`` and ``annotations`` (``title``,
   ``idempotentHint``, ``openWorldHint``, ``readOnlyHint``,
   ``destructiveHint``), ``CallToolResult``.
+
+The native renderings (`callgate.providers.native`: ``anthropic-native``,
+``openai-responses-native``, ``openai-chat-freeform``) show the provider's own tool
+shapes in place of the tools they replace; `surface` renders them too, and
+`native.run_items` takes their raw call items in and gives raw result items out.
 """
 
 from __future__ import annotations
@@ -31,9 +37,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ._model.canonical import canonical_schema
-from ._model.spec import ToolSpec
-from ._model.values import ImageBlock, ToolResult
+from .._model.canonical import canonical_schema
+from .._model.spec import ToolSpec
+from .._model.values import ImageBlock, ToolResult
 
 PROVIDERS = ("openai-chat", "openai-chat-strict", "openai-responses", "anthropic", "gemini", "mcp")
 #: The renderings in OpenAI's strict form, whose calls `accept_arguments` maps back.
