@@ -116,7 +116,10 @@ def native_specs(source: Any, rendering: str) -> tuple[list[ToolSpec], list[Nati
     specs = list(source.surface_specs())
     names = {s.name for s in specs}
     if not callable(getattr(source, "available_tools", None)):  # a host: as a session shows
+        hidden = set(source.config("surface").get("hide", ()))
         for name in shows(source, rendering):
+            if name in hidden:
+                continue
             spec = _lookup(source, name)
             if spec is not None and name not in names:
                 specs.append(spec)
