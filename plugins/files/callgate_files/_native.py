@@ -23,7 +23,7 @@ PATCH_TOOLS = ("write_file", "edit_file", "multi_edit", "delete_range", "move_fi
 
 # --- Anthropic text_editor_20250728 ------------------------------------------------------
 
-_NUMBERED = re.compile(r"^(\d+)→", re.MULTILINE)
+_NUMBERED = re.compile(r"^ *(\d+)→", re.MULTILINE)
 _CONTINUE = re.compile(r"call read_file with offset=(\d+) to continue")
 
 
