@@ -35,12 +35,14 @@ from typing import Any
 from .._model.spec import ToolSpec
 from . import base, native
 from .base import (
+    GEMINI_MAX_DECLARATIONS,
     PROVIDERS,
     STRICT_FORMATS,
     STRICT_KEYWORDS,
     STRICT_PROVIDERS,
     NotStrict,
     Surfaced,
+    TooManyTools,
     accepts_null,
     contract_entries,
     contract_entry,
@@ -84,6 +86,7 @@ def accept_arguments(spec: ToolSpec | None, provider: str, arguments: Any) -> An
 
 
 __all__ = [
+    "GEMINI_MAX_DECLARATIONS",
     "NATIVE_PROVIDERS",
     "PROVIDERS",
     "STRICT_FORMATS",
@@ -91,6 +94,7 @@ __all__ = [
     "STRICT_PROVIDERS",
     "NotStrict",
     "Surfaced",
+    "TooManyTools",
     "accept_arguments",
     "accepts_null",
     "contract_entries",

@@ -249,10 +249,27 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
     raise _unknown(provider)
 
 
+#: Gemini (Vertex AI) accepts at most this many function declarations in a request.
+GEMINI_MAX_DECLARATIONS = 128
+
+
+class TooManyTools(ValueError):
+    """The surface has more tools than the provider accepts in one request."""
+
+
 def render_tools(specs: Sequence[ToolSpec], provider: str | None) -> list[dict[str, Any]]:
-    """``specs`` as ``provider`` defines tools (``None``: canonical entries)."""
+    """``specs`` as ``provider`` defines tools (``None``: canonical entries). Raises
+    `TooManyTools` for a ``gemini`` surface of more than `GEMINI_MAX_DECLARATIONS` tools,
+    which the API would refuse as a whole."""
     if provider is None:
         return [contract_entry(s) for s in specs]
+    if provider == "gemini" and len(specs) > GEMINI_MAX_DECLARATIONS:
+        raise TooManyTools(
+            f"gemini accepts at most {GEMINI_MAX_DECLARATIONS} function declarations and "
+            f"this surface has {len(specs)} tools: use the lean surface ([surface] mode = "
+            '"lean", hidden tools reached through the capability proxy) or hide tools with '
+            "[surface] hide"
+        )
     return [render_tool(s, provider) for s in specs]
 
 
