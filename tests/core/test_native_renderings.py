@@ -225,3 +225,22 @@ def test_a_native_session_never_shows_what_the_user_hides(tmp_path: Path) -> Non
     import anyio
 
     assert "apply_patch" not in anyio.run(opened)
+
+
+def test_declared_examples_are_valid_and_sent_as_anthropic_input_examples() -> None:
+    """Tools declare examples where a model gets nested or optional arguments wrong; each
+    one passes the tool's own validation, and the Anthropic renderings send them."""
+    host = Host.boot({}, os="posix", surface="full", entrypoints=True)
+    with_examples = {s.name: s for s in host.registry.tools() if s.examples}
+    assert {"edit_file", "multi_edit", "apply_patch", "grep", "use_capability"} <= set(
+        with_examples)
+    for name, spec in with_examples.items():
+        for example in spec.examples:
+            errors = list(host.compiled(spec).validator.iter_errors(example))
+            assert not errors, (name, example, errors)
+    entries = {t["name"]: t for t in providers.surface(host, "anthropic")}
+    assert entries["edit_file"]["input_examples"] == list(with_examples["edit_file"].examples)
+    assert "input_examples" not in entries["read_file"]
+    pydantic.TypeAdapter(list[anthropic.types.ToolParam]).validate_python(list(entries.values()))
+    native_entries = {t["name"]: t for t in providers.surface(host, "anthropic-native")}
+    assert "input_examples" in native_entries["use_capability"]

@@ -429,6 +429,6 @@ def test_a_gemini_surface_past_128_declarations_is_a_clear_error() -> None:
     specs = [ToolSpec(name=f"t{i}", description="d", schema={"type": "object"})
              for i in range(GEMINI_MAX_DECLARATIONS + 1)]
     assert len(render_tools(specs[:-1], "gemini")) == GEMINI_MAX_DECLARATIONS
-    with pytest.raises(TooManyTools, match="at most 128 .* 129 tools: use the lean surface"):
+    with pytest.raises(TooManyTools, match=r"at most 128 .* 129 tools: use the lean surface"):
         render_tools(specs, "gemini")
     assert len(render_tools(specs, "anthropic")) == GEMINI_MAX_DECLARATIONS + 1

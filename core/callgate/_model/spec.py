@@ -91,6 +91,9 @@ class ToolSpec:
       workspace (the web, other servers). Clients use them as hints only.
     - ``surface_order`` places the tool on the surface: tools with an order
       come first, lowest first; the others follow by name.
+    - ``examples`` are example arguments (each valid against ``schema``) for tools whose
+      nested or optional arguments a model gets wrong; renderings that take them send
+      them (Anthropic's ``input_examples``).
     - ``native`` holds the `NativeFace`\ s of the tool's family: how a provider-native
       rendering (``anthropic-native``, ``openai-responses-native``, ...) shows it and maps
       the provider's calls onto canonical ones (`callgate.providers`).
@@ -126,6 +129,7 @@ class ToolSpec:
     open_world: bool = False
     plugin: str | None = None
     native: tuple[NativeFace, ...] = attrs.field(default=(), converter=tuple)
+    examples: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def mutates(self) -> bool:

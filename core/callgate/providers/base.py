@@ -229,7 +229,10 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
                 "strict": False,
             }
     if provider == "anthropic":
-        return {"name": spec.name, "description": spec.description, "input_schema": schema}
+        entry = {"name": spec.name, "description": spec.description, "input_schema": schema}
+        if spec.examples:  # Anthropic's input_examples: a copy, the spec's stay as declared
+            entry["input_examples"] = copy.deepcopy(list(spec.examples))
+        return entry
     if provider == "gemini":
         return {"name": spec.name, "description": spec.description, "parametersJsonSchema": schema}
     if provider == "mcp":

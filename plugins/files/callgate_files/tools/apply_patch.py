@@ -129,4 +129,7 @@ SPEC = ToolSpec(
     execute=execute, preview=preview, validate=validate, mutated_paths=mutated_paths,
     permission_subject=PermissionSubject("path", ()),
     groups=("Edit",), visibility="hidden",
+    examples=({"patch": "*** Begin Patch\n*** Update File: src/app.py\n@@ def total(items):\n"
+                        "-    return sum(items)\n+    return round(sum(items), 2)\n"
+                        "*** Add File: src/notes.txt\n+first line\n*** End Patch\n"},),
 )
