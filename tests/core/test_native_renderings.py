@@ -243,4 +243,73 @@ def test_declared_examples_are_valid_and_sent_as_anthropic_input_examples() -> N
     assert "input_examples" not in entries["read_file"]
     pydantic.TypeAdapter(list[anthropic.types.ToolParam]).validate_python(list(entries.values()))
     native_entries = {t["name"]: t for t in providers.surface(host, "anthropic-native")}
-    assert "input_examples" in native_entries["use_capability"]
+    assert "input_examples" in native_entries["grep"]  # a deferred tool keeps its examples
+
+
+# --- native tool search ----------------------------------------------------------------------
+
+
+def test_native_tool_search_defers_hidden_tools_and_answers_from_the_catalog(
+        workspace: Path, callgate_session: Any) -> None:
+    """Hidden tools go out deferred; tool_search runs callgate's catalog search and loads
+    what it found (tool_reference blocks / tool_search_output definitions); the tools on
+    the host's surface stay loaded ([surface] show pins one); use_capability is not sent;
+    the session counts searched, found and called."""
+    host = _host()
+    anthropic_tools = providers.surface(host, "anthropic-native")
+    by_name = {t.get("name"): t for t in anthropic_tools}
+    assert "use_capability" not in by_name and by_name["tool_search"]["input_schema"]
+    assert by_name["glob"]["defer_loading"] is True
+    assert "defer_loading" not in by_name["bash"]
+    pydantic.TypeAdapter(list[anthropic.types.ToolUnionParam]).validate_python(anthropic_tools)
+
+    responses_tools = providers.surface(host, "openai-responses-native")
+    assert {"type": "tool_search", "execution": "client"}.items() <= responses_tools[
+        [t.get("name") or t["type"] for t in responses_tools].index("tool_search")].items()
+    spaces = [t for t in responses_tools if t["type"] == "namespace"]
+    assert spaces and all(1 <= len(n["tools"]) <= native.NAMESPACE_SIZE for n in spaces)
+    assert all(f["defer_loading"] is True for n in spaces for f in n["tools"])
+    pydantic.TypeAdapter(list[openai.types.responses.ToolParam]).validate_python(
+        responses_tools)
+
+    pinned = Host.boot({"surface": {"show": ["glob"]}}, os="posix",
+                       entrypoints=PLUGINS.split(","))
+    glob_entry = next(t for t in providers.surface(pinned, "anthropic-native")
+                      if t.get("name") == "glob")
+    assert "defer_loading" not in glob_entry
+
+    s = callgate_session(workspace=workspace, entrypoints=PLUGINS.split(","), surface="lean",
+                         os_name="posix", provider="anthropic-native")
+    [found, ran, bad] = s.sync.run_items("anthropic-native", [
+        {"type": "tool_use", "id": "q", "name": "tool_search",
+         "input": {"query": "find files by glob pattern"}},
+        {"type": "tool_use", "id": "g", "name": "glob", "input": {"pattern": "*.txt"}},
+        {"type": "tool_use", "id": "e", "name": "tool_search", "input": {"limit": 2}},
+    ])
+    assert {"type": "tool_reference", "tool_name": "glob"} in found["content"]
+    assert all(b["tool_name"] in native.deferred(s.session, "anthropic-native")
+               for b in found["content"])
+    adapter = pydantic.TypeAdapter(anthropic.types.ToolResultBlockParam)
+    for block in (found, ran, bad):
+        adapter.validate_python(block)
+    assert "a.txt" in ran["content"][0]["text"] and bad["is_error"]
+    counters = s.session.counters()
+    assert counters["tool_search_searched"] == 2
+    assert counters["tool_search_found"] == len(found["content"])
+    assert counters["tool_search_called"] == 1
+
+    s2 = callgate_session(workspace=workspace, entrypoints=PLUGINS.split(","),
+                          surface="lean", os_name="posix", provider="openai-responses-native")
+    [output] = s2.sync.run_items("openai-responses-native", [
+        {"type": "tool_search_call", "call_id": "q", "execution": "client",
+         "arguments": {"query": "search file contents with a regular expression"}}])
+    pydantic.TypeAdapter(openai.types.responses.ResponseInputItemParam).validate_python(output)
+    assert "grep" in [t["name"] for t in output["tools"]]
+    assert all(t["defer_loading"] for t in output["tools"])
+
+
+def test_plain_renderings_keep_use_capability(workspace: Path) -> None:
+    for provider in ("anthropic", "openai-responses", "openai-chat-freeform"):
+        names = {t.get("name") or t.get("function", {}).get("name")
+                 for t in providers.surface(_host(), provider)}
+        assert "use_capability" in names and "tool_search" not in names

@@ -40,6 +40,12 @@ class NativeFace:
       session is there to ask what a path is (a directory ``view`` lists it).
     - ``answer(item, results)`` gives the raw result item from the results of those calls
       (one error result when the input could not be mapped).
+    - ``defers``: the face is a client-executed tool search. A rendering with one sends
+      every hidden tool of the session as a deferred function (``defer_loading: true``;
+      the tools on the host's surface, ``[surface] show`` included, stay loaded: pinned).
+      ``found(results)`` names the tools its calls' results found, best first; the core
+      answers with those that are deferred (Anthropic ``tool_reference`` blocks, OpenAI
+      ``tool_search_output`` definitions), and ``answer`` is not used.
     """
 
     rendering: str
@@ -53,3 +59,5 @@ class NativeFace:
         default=lambda item, results: None
     )
     shows: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    defers: bool = False
+    found: Callable[[Sequence[Any]], Sequence[str]] = attrs.field(default=lambda results: ())

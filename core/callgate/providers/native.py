@@ -105,17 +105,47 @@ def faces(source: Any, rendering: str) -> list[NativeFace]:
     return found
 
 
+def _host(source: Any) -> Any:
+    return source.host if callable(getattr(source, "available_tools", None)) else source
+
+
+def _is_session(source: Any) -> bool:
+    return callable(getattr(source, "available_tools", None))
+
+
+def deferred(source: Any, rendering: str) -> list[str]:
+    """The hidden tools ``rendering`` sends deferred (``defer_loading: true``) for
+    ``source``: none unless one of its faces is a tool search (`NativeFace.defers`) that
+    is live. Tools on the host's surface (``[surface] show`` pins a hidden one) stay
+    loaded; a tool a face runs or replaces, or one ``[surface] hide`` names, is never
+    deferred. For a session, only those its surface has (`shows` at open)."""
+    host = _host(source)
+    pinned = set(host.visible_names())
+    live = faces(source, rendering)
+    if not any(f.defers and pinned & set(f.replaces) for f in live):
+        return []
+    kept = pinned | {n for f in live for n in (*f.shows, *f.replaces)}
+    kept |= set(host.config("surface").get("hide", ()))
+    names = [s.name for s in _all_tools(source) if s.visibility == "hidden" and s.name not in kept]
+    if _is_session(source):
+        visible = set(source.tool_names())
+        names = [n for n in names if n in visible]
+    return names
+
+
 def shows(source: Any, rendering: str) -> list[str]:
     """The hidden tools a session for ``rendering`` puts on its surface (pass them as
-    ``host.open_session(..., show=...)``): what its faces run directly."""
-    return list(dict.fromkeys(n for f in faces(source, rendering) for n in f.shows))
+    ``host.open_session(..., show=...)``): what its faces run directly, and the deferred
+    tools of a tool-search face."""
+    explicit = [n for f in faces(source, rendering) for n in f.shows]
+    return list(dict.fromkeys([*explicit, *deferred(source, rendering)]))
 
 
 def native_specs(source: Any, rendering: str) -> tuple[list[ToolSpec], list[NativeFace]]:
     """The tools of ``source`` shown as functions, and the faces shown in their place."""
     specs = list(source.surface_specs())
     names = {s.name for s in specs}
-    if not callable(getattr(source, "available_tools", None)):  # a host: as a session shows
+    if not _is_session(source):  # a host: as a session opened with `shows` shows
         hidden = set(source.config("surface").get("hide", ()))
         for name in shows(source, rendering):
             if name in hidden:
@@ -128,23 +158,60 @@ def native_specs(source: Any, rendering: str) -> tuple[list[ToolSpec], list[Nati
     return specs, live
 
 
+#: OpenAI: "keep namespaces under 10 functions" (the tool-search guide)
+NAMESPACE_SIZE = 10
+
+
+def _namespaces(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    groups: dict[str, list[ToolSpec]] = {}
+    for spec in specs:
+        groups.setdefault(re.sub(r"[^A-Za-z0-9_-]", "_", spec.plugin or "tools"), []).append(spec)
+    out = []
+    for group, members in groups.items():
+        chunks = [members[i : i + NAMESPACE_SIZE] for i in range(0, len(members), NAMESPACE_SIZE)]
+        for k, chunk in enumerate(chunks):
+            out.append(
+                {
+                    "type": "namespace",
+                    "name": group if len(chunks) == 1 else f"{group}_{k + 1}",
+                    "description": "Tools: " + ", ".join(s.name for s in chunk),
+                    "tools": [_deferred_entry(s, "openai-responses") for s in chunk],
+                }
+            )
+    return out
+
+
+def _deferred_entry(spec: ToolSpec, base: str) -> dict[str, Any]:
+    return {**render_tool(spec, base), "defer_loading": True}
+
+
 def render_native(source: Any, rendering: str) -> list[dict[str, Any]]:
     """The tool entries ``rendering`` sends for ``source`` (a host or a session), in
     surface order: each face's entry where its first replaced tool would be, the other
-    tools as functions of the base rendering."""
+    tools as functions of the base rendering; with a tool-search face, the deferred tools
+    last (``defer_loading: true``; on the Responses API in namespaces of at most
+    `NAMESPACE_SIZE`)."""
     base = RENDERINGS[rendering].base if rendering in RENDERINGS else None
     if base is None:
         raise _unknown(rendering)
     specs, live = native_specs(source, rendering)
+    later = set(deferred(source, rendering))
     out: list[dict[str, Any]] = []
     placed: set[int] = set()
     for spec in specs:
+        if spec.name in later:
+            continue
         face = next((i for i, f in enumerate(live) if spec.name in f.replaces), None)
         if face is None:
             out.append(render_tool(spec, base))
         elif face not in placed:
             placed.add(face)
             out.append(json.loads(json.dumps(live[face].entry)))  # a copy the caller may keep
+    rest = [s for s in specs if s.name in later]
+    if rest and base == "openai-responses":
+        out += _namespaces(rest)
+    else:
+        out += [_deferred_entry(s, base) for s in rest]
     return out
 
 
@@ -241,8 +308,41 @@ def _plan(
     return _Planned(item, calls=[ToolCall(call_id, name, arguments)], function=True)
 
 
-def _answer(rendering: str, planned: _Planned, results: Sequence[ToolResult]) -> Any:
+def _search_answer(
+    session: Any, rendering: str, planned: _Planned, results: Sequence[ToolResult]
+) -> Any:
+    """A tool-search face's answer: the deferred tools its search found, as the provider
+    loads them."""
+    assert planned.face is not None
     base = RENDERINGS[rendering].base
+    call_id = item_id(planned.item)
+    failed = next((r for r in results if r.is_error), None)
+    later = deferred(session, rendering)
+    names = [] if failed else [n for n in dict.fromkeys(planned.face.found(results)) if n in later]
+    session.count("tool_search_searched")
+    session.count("tool_search_found", len(names))
+    if base == "anthropic":
+        if failed is not None:
+            failed.call_id = call_id
+            return render_result(failed, base)
+        content: list[dict[str, Any]] = [{"type": "tool_reference", "tool_name": n} for n in names]
+        if not content:
+            content = [{"type": "text", "text": "no deferred tool matches; try other words"}]
+        return {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    tools = [_deferred_entry(s, base) for n in names if (s := session.tool(n)) is not None]
+    return {
+        "type": "tool_search_output",
+        "call_id": call_id,
+        "execution": "client",
+        "status": "completed",
+        "tools": tools,
+    }
+
+
+def _answer(session: Any, rendering: str, planned: _Planned, results: Sequence[ToolResult]) -> Any:
+    base = RENDERINGS[rendering].base
+    if planned.face is not None and planned.face.defers:
+        return _search_answer(session, rendering, planned, results)
     if planned.face is not None:
         return planned.face.answer(planned.item, results)
     [result] = results
@@ -262,6 +362,7 @@ async def run_items(session: Any, rendering: str, items: Sequence[Any]) -> list[
     that maps onto nothing, or a face input it cannot map, answers an error in the
     provider's shape and runs nothing."""
     live = faces(session, rendering)
+    later = set(deferred(session, rendering))
     plans = [_plan(session, rendering, live, item, i) for i, item in enumerate(items)]
     calls = [c for p in plans for c in p.calls]
     results = iter(await session.run_batch(calls) if calls else [])
@@ -272,19 +373,25 @@ async def run_items(session: Any, rendering: str, items: Sequence[Any]) -> list[
                 base = RENDERINGS[rendering].base
                 rendered = render_result(planned.error, base)
                 out.append(rendered[0] if base == "openai-chat" else rendered)
+            elif planned.face.defers:
+                out.append(_search_answer(session, rendering, planned, [planned.error]))
             else:
                 out.append(planned.face.answer(planned.item, [planned.error]))
             continue
-        out.append(_answer(rendering, planned, [next(results) for _ in planned.calls]))
+        if planned.function and planned.calls[0].name in later:
+            session.count("tool_search_called")
+        out.append(_answer(session, rendering, planned, [next(results) for _ in planned.calls]))
     return out
 
 
 __all__ = [
+    "NAMESPACE_SIZE",
     "NATIVE_PROVIDERS",
     "RENDERINGS",
     "NativeFace",
     "NativeInputError",
     "Rendering",
+    "deferred",
     "faces",
     "invalid_item",
     "item_id",
