@@ -313,3 +313,21 @@ def test_plain_renderings_keep_use_capability(workspace: Path) -> None:
         names = {t.get("name") or t.get("function", {}).get("name")
                  for t in providers.surface(_host(), provider)}
         assert "use_capability" in names and "tool_search" not in names
+
+
+def test_the_session_records_the_native_item_with_its_canonical_calls(
+        workspace: Path, callgate_session: Any) -> None:
+    s = callgate_session(workspace=workspace, entrypoints=PLUGINS.split(","), surface="lean",
+                         os_name="posix", provider="openai-responses-native")
+    item = {"type": "shell_call", "call_id": "sh1",
+            "action": {"commands": ["echo one", "echo two"]}}
+    s.sync.run_items("openai-responses-native", [item])
+    record = s.session.storage.get(native.RECORD_NAMESPACE, "sh1")
+    assert record == {"provider": "openai-responses-native", "item": item,
+                      "calls": [{"id": "sh1#1", "tool": "bash"}, {"id": "sh1#2", "tool": "bash"}]}
+    s.session.flush()
+    store = s.session.store
+    assert store is not None  # recorded in the session store, not only in memory
+    assert {(c.call_id, c.name) for c in store.calls(s.session.id)} >= {
+        ("sh1#1", "bash"), ("sh1#2", "bash")}
+    assert store.state(s.session.id)[(native.RECORD_NAMESPACE, "sh1")] == record

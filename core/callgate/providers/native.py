@@ -352,18 +352,44 @@ def _answer(session: Any, rendering: str, planned: _Planned, results: Sequence[T
     return rendered
 
 
+#: the session-storage namespace of the native items a session ran (`_record`)
+RECORD_NAMESPACE = "callgate.native"
+
+
+def _record(session: Any, rendering: str, planned: _Planned) -> None:
+    """Keep the provider's raw item with the canonical calls it became (their ids and
+    tools; the calls themselves are in the session's timeline under those ids), under
+    the item's call id: a transcript can be replayed in either form."""
+    key = item_id(planned.item)
+    if not key or not planned.calls:
+        return
+    session.storage.put(
+        RECORD_NAMESPACE,
+        key,
+        {
+            "provider": rendering,
+            "item": planned.item,
+            "calls": [{"id": c.id, "tool": c.name} for c in planned.calls],
+        },
+    )
+
+
 async def run_items(session: Any, rendering: str, items: Sequence[Any]) -> list[Any]:
     """Run one model turn's raw call items of ``rendering`` through ``session`` as one batch;
     one raw result item per call item, in order (``openai-chat`` ones are ``tool``
     messages; a result with images adds a ``user`` message: see `render_result`).
 
-    A face's item runs the canonical calls its face maps it to; a plain function call runs
+    Each item is recorded with the canonical calls it became (``session.storage``,
+    namespace `RECORD_NAMESPACE`, keyed by the item's call id). A face's item runs the
+    canonical calls its face maps it to; a plain function call runs
     as itself (strict renderings' nulls mapped back, as `accept_arguments` does). An item
     that maps onto nothing, or a face input it cannot map, answers an error in the
     provider's shape and runs nothing."""
     live = faces(session, rendering)
     later = set(deferred(session, rendering))
     plans = [_plan(session, rendering, live, item, i) for i, item in enumerate(items)]
+    for planned in plans:
+        _record(session, rendering, planned)
     calls = [c for p in plans for c in p.calls]
     results = iter(await session.run_batch(calls) if calls else [])
     out = []
@@ -387,6 +413,7 @@ async def run_items(session: Any, rendering: str, items: Sequence[Any]) -> list[
 __all__ = [
     "NAMESPACE_SIZE",
     "NATIVE_PROVIDERS",
+    "RECORD_NAMESPACE",
     "RENDERINGS",
     "NativeFace",
     "NativeInputError",
