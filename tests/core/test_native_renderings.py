@@ -21,7 +21,8 @@ openai = pytest.importorskip("openai")
 pydantic = pytest.importorskip("pydantic")
 
 PLUGINS = "files,shell,capability,search"
-DENY_RM = '[permissions]\ndeny = ["Bash(rm:*)", "Edit(secret/**)"]\n'
+DENY_RM = ('[permissions]\ndeny = ["Bash(rm:*)", "Edit(secret/**)"]\n'
+           'ask = ["Bash(touch:*)"]\n')
 
 
 def replay(workspace: Path, provider: str, lines: list[Any]) -> list[dict[str, Any]]:
@@ -127,6 +128,8 @@ def test_openai_responses_native_round_trips(workspace: Path) -> None:
                     "max_output_length": 1000}},
         {"type": "shell_call", "call_id": "s2", "action": {"commands": ["rm -f a.txt"]}},
         {"type": "shell_call", "call_id": "s3", "action": {"commands": []}},
+        # an ask with no one to answer it: refused, in the provider's shape
+        {"type": "shell_call", "call_id": "s4", "action": {"commands": ["touch asked.txt"]}},
     ])
     by_id = {r["call_id"]: r for r in out}
     input_item = pydantic.TypeAdapter(openai.types.responses.ResponseInputItemParam)
@@ -148,6 +151,9 @@ def test_openai_responses_native_round_trips(workspace: Path) -> None:
     assert denied["stderr"] and denied["outcome"]["exit_code"] != 0
     assert (workspace / "a.txt").exists()
     assert by_id["s3"]["output"][0]["stderr"].startswith("shell_call: action.commands")
+    [asked] = by_id["s4"]["output"]
+    assert asked["stderr"] and asked["stdout"] == "" and asked["outcome"]["exit_code"] != 0
+    assert not (workspace / "asked.txt").exists()
 
 
 def test_freeform_apply_patch_on_chat_completions(workspace: Path) -> None:
