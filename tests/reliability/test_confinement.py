@@ -43,9 +43,9 @@ COMPONENTS = ("..", "..", "..", ".", "", "a.txt", "sub", "b.txt", "new.txt", "nb
               "$HOME", "x" * 300, "sub/", "./", "a.txt/")
 PATH_TOOLS = ("read_file", "view_image", "ls", "glob", "grep", "present", "code_index",
               "write_file", "edit_file", "multi_edit", "delete_range", "notebook_edit",
-              "move_file", "delete_symbol", "apply_patch")
+              "move_file", "delete_symbol", "apply_patch", "insert_lines")
 MUTATORS = {"write_file", "edit_file", "multi_edit", "delete_range", "notebook_edit",
-            "move_file", "delete_symbol", "apply_patch"}
+            "move_file", "delete_symbol", "apply_patch", "insert_lines"}
 #: what a patch header's path is once its line is trimmed (Rust's trim, as the parser does)
 PATCH_TRIM = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006" \
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -153,6 +153,7 @@ def arguments(tool: str, p: str, other: str, swap: bool = False) -> dict[str, An
         "edit_file": {"path": p, "old_string": "beta", "new_string": "BETA"},
         "multi_edit": {"path": p, "edits": [{"old_string": "gamma", "new_string": "G"}]},
         "delete_range": {"path": p, "start_anchor": "alpha", "end_anchor": "beta"},
+        "insert_lines": {"path": p, "line": 1, "text": "inserted"},
         "notebook_edit": {"path": p, "edit_mode": "insert", "cell_type": "code",
                           "new_source": "x = 1"},
         "move_file": {"source_path": p, "destination_path": other},
