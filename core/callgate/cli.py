@@ -118,14 +118,24 @@ async def _replay_session(
     emit: Any,
     resume: str | None = None,
     executor: list[str] | None = None,
+    provider: str | None = None,
 ) -> None:
     from ._cli import replay as _replay  # the replay machinery: only here
 
+    show: list[str] = []
+    if provider is not None:
+        from .providers import native
+
+        show = native.shows(host, provider)
     async with host.open_session(
-        workspace, session_dir=session_dir, resume=resume, executor=executor
+        workspace, session_dir=session_dir, resume=resume, executor=executor, show=show
     ) as session:
         if mode != "default":
             session.set_mode(mode)
+        if provider is not None:
+            async for item in _replay.replay_native(session, provider, lines):
+                emit(None, item)
+            return
         async for entry, result in _replay.replay(session, lines):
             emit(entry, result)
 
@@ -177,10 +187,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     executor = _executor_option(args.executor)
     if isinstance(executor, int):
         return executor
-    if args.pair and (args.resume or args.mode != "default" or executor):
+    if args.pair and (args.resume or args.mode != "default" or executor or args.provider):
         return _fail(
             "--pair runs a new planner and executor here: the approval line sets their "
-            "modes, so it takes neither --mode, --resume nor --executor"
+            "modes, so it takes neither --mode, --resume, --executor nor --provider"
         )
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
@@ -219,6 +229,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 emit,
                 args.resume,
                 executor,
+                args.provider,
             )
     except StoreError as exc:  # an unknown session, a store this callgate cannot use
         return _fail(str(exc))
@@ -516,6 +527,7 @@ def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from .providers import PROVIDERS
+    from .providers.native import NATIVE_PROVIDERS
 
     parser = argparse.ArgumentParser(
         prog="callgate",
@@ -568,6 +580,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/subagents.md)",
     )
     p.add_argument(
+        "--provider",
+        type=_provider,
+        choices=NATIVE_PROVIDERS,
+        metavar="PROVIDER",
+        help="read raw call items of this native rendering, one per line (a JSON list for "
+        "a batch), and print its raw result items, one per line: "
+        f"{', '.join(NATIVE_PROVIDERS)} (docs/providers.md)",
+    )
+    p.add_argument(
         "--answers",
         metavar="FILE",
         help='answer the ask tool from FILE: {"answers": {"question or header": '
@@ -605,10 +626,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--provider",
         type=_provider,
-        choices=PROVIDERS,
+        choices=(*PROVIDERS, *NATIVE_PROVIDERS),
         metavar="PROVIDER",
-        help="print that provider's tool definitions: "
-        f"{', '.join(PROVIDERS)} (openai means openai-chat)",
+        help="print that provider's tool definitions, exactly as sent: "
+        f"{', '.join((*PROVIDERS, *NATIVE_PROVIDERS))} (openai means openai-chat)",
     )
     p.add_argument("--json", action="store_true", help="print canonical entries as JSON")
     p.set_defaults(func=cmd_tools)

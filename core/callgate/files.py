@@ -1,6 +1,7 @@
 """The file machinery file tools share: observed reads, atomic publishing, the gate's errors.
 
-A structured mutation declares its path arguments (``ToolSpec.mutates_paths``);
+A structured mutation declares its path arguments (``ToolSpec.mutates_paths``, or
+``ToolSpec.mutated_paths`` for paths inside an argument, as in a patch);
 the host gate confines, leases, stats and checks them before the tool runs and
 hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
 

@@ -80,6 +80,13 @@ class Session:
         itself, from wherever the session's tools run."""
         return self._host.portal.call(self.session.snapshot, key)
 
+    def run_items(self, rendering: str, items: Sequence[Any]) -> list[Any]:
+        """`callgate.providers.run_items`: a native rendering's raw call items in (one model
+        turn), its raw result items out."""
+        from .providers.native import run_items
+
+        return self._host.portal.call(run_items, self.session, rendering, list(items))
+
     def close(self) -> None:
         if not self.session.closed:
             self._host.portal.call(self.session.close)

@@ -303,6 +303,7 @@ def make_session_factory(
         session_dir: str | os.PathLike[str] | None = None,
         origin: str | None = "human",
         host: sync.Host | None = None,
+        provider: str | None = None,
     ) -> CallgateSession:
         ws = Path(workspace) if workspace else tmp_path_factory.mktemp("ws")
         for rel, content in (files or {}).items():
@@ -318,7 +319,12 @@ def make_session_factory(
                 os=os_name,
             )
             hosts.append(host)
-        session = host.open_session(ws, session_dir=session_dir, origin=origin)
+        show: list[str] = []
+        if provider is not None:  # a native rendering: what its faces run is on the surface
+            from .providers import native
+
+            show = native.shows(host.host, provider)
+        session = host.open_session(ws, session_dir=session_dir, origin=origin, show=show)
         return CallgateSession(host, session, ws)
 
     return factory, hosts

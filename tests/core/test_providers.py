@@ -418,3 +418,17 @@ def test_cli_tools_provider_gemini_prints_definitions_gemini_accepts() -> None:
     bad = callgate("tools", "--provider", "bard", env=None, cwd=REPO)
     assert bad.returncode == 2 and "invalid choice: 'bard'" in bad.stderr
     assert "openai-chat" in bad.stderr and "gemini" in bad.stderr  # the choices are named
+
+
+def test_a_gemini_surface_past_128_declarations_is_a_clear_error() -> None:
+    """Gemini refuses a request with more than 128 function declarations as a whole: the
+    rendering says so up front, with the way out, instead of sending it."""
+    from callgate import ToolSpec
+    from callgate.providers import GEMINI_MAX_DECLARATIONS, TooManyTools, render_tools
+
+    specs = [ToolSpec(name=f"t{i}", description="d", schema={"type": "object"})
+             for i in range(GEMINI_MAX_DECLARATIONS + 1)]
+    assert len(render_tools(specs[:-1], "gemini")) == GEMINI_MAX_DECLARATIONS
+    with pytest.raises(TooManyTools, match=r"at most 128 .* 129 tools: use the lean surface"):
+        render_tools(specs, "gemini")
+    assert len(render_tools(specs, "anthropic")) == GEMINI_MAX_DECLARATIONS + 1

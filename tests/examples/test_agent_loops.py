@@ -158,3 +158,54 @@ def test_anthropic_loop_with_the_real_client(callgate_session: Any, demo: Path) 
         "Read notes.txt and tell me how many TODO lines it has. Do not change anything.",
         log=lambda _: None)
     assert "2" in answer or "two" in answer.lower()
+
+
+def test_anthropic_native_loop_speaks_claudes_tool_shapes(callgate_session: Any,
+                                                          demo: Path) -> None:
+    import agent_loop_anthropic_native as loop
+    from anthropic.types import MessageParam, ToolUnionParam
+    from scripted_model import NATIVE_ANTHROPIC_SCRIPT
+
+    s = callgate_session(workspace=demo, entrypoints=True, surface="lean", os_name="posix",
+                         provider=loop.RENDERING)
+    client = ScriptedAnthropic(NATIVE_ANTHROPIC_SCRIPT)
+    answer = loop.agent_loop(client, "scripted", s.sync, "be friendlier", log=lambda _: None)
+    assert answer == NATIVE_ANTHROPIC_SCRIPT[-1]
+    assert FRIENDLY in (demo / "src" / "greet.py").read_text()
+    tools = client.requests[0]["tools"]
+    assert {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"} in tools
+    assert {"type": "bash_20250124", "name": "bash"} in tools
+    TypeAdapter(list[ToolUnionParam]).validate_python(tools)
+    messages = client.requests[-1]["messages"]
+    results = [m["content"] for m in messages[2::2]]
+    assert "greet.py" in results[0][0]["content"][0]["text"]  # a directory view lists it
+    assert results[1][0]["content"][0]["text"].startswith('1: """A tiny module')
+    assert results[2][0]["is_error"] and "new_str" in results[2][0]["content"][0]["text"]
+    assert "Nice to see you" in results[4][0]["content"][0]["text"]
+    adapter = TypeAdapter(MessageParam)
+    for message in messages[2::2]:
+        adapter.validate_python(message)
+
+
+def test_openai_native_loop_speaks_gpt_tool_shapes(callgate_session: Any, demo: Path) -> None:
+    import agent_loop_openai_native as loop
+    from openai.types.responses import ResponseInputItemParam, ToolParam
+    from scripted_model import NATIVE_OPENAI_SCRIPT, ScriptedOpenAIResponses
+
+    s = callgate_session(workspace=demo, entrypoints=True, surface="lean", os_name="posix",
+                         provider=loop.RENDERING)
+    client = ScriptedOpenAIResponses(list(NATIVE_OPENAI_SCRIPT))
+    answer = loop.agent_loop(client, "scripted", s.sync, "be friendlier", log=lambda _: None)
+    assert answer == NATIVE_OPENAI_SCRIPT[-1]
+    assert FRIENDLY in (demo / "src" / "greet.py").read_text()
+    tools = client.requests[0]["tools"]
+    assert {"type": "apply_patch"} in tools and {"type": "shell"} in tools
+    TypeAdapter(list[ToolParam]).validate_python(tools)
+    items = client.requests[-1]["input"]
+    TypeAdapter(list[ResponseInputItemParam]).validate_python(items)
+    outputs = {i["call_id"]: i for i in items if i.get("type", "").endswith("_output")}
+    assert outputs["call_p1"]["status"] == "failed"  # stale: greet.py was not read yet
+    assert outputs["call_p2"]["status"] == "completed"
+    [run] = outputs["call_s2"]["output"]
+    assert run["outcome"] == {"type": "exit", "exit_code": 0}
+    assert "Nice to see you" in run["stdout"]

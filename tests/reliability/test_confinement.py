@@ -43,9 +43,12 @@ COMPONENTS = ("..", "..", "..", ".", "", "a.txt", "sub", "b.txt", "new.txt", "nb
               "$HOME", "x" * 300, "sub/", "./", "a.txt/")
 PATH_TOOLS = ("read_file", "view_image", "ls", "glob", "grep", "present", "code_index",
               "write_file", "edit_file", "multi_edit", "delete_range", "notebook_edit",
-              "move_file", "delete_symbol")
+              "move_file", "delete_symbol", "apply_patch", "insert_lines")
 MUTATORS = {"write_file", "edit_file", "multi_edit", "delete_range", "notebook_edit",
-            "move_file", "delete_symbol"}
+            "move_file", "delete_symbol", "apply_patch", "insert_lines"}
+#: what a patch header's path is once its line is trimmed (Rust's trim, as the parser does)
+PATCH_TRIM = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006" \
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
 
 
@@ -133,7 +136,11 @@ def paths(sandbox: Path, ws: Path) -> st.SearchStrategy[str]:
         lambda p: 0 < len(p) <= 4096).filter(within_sandbox)
 
 
-def arguments(tool: str, p: str, other: str) -> dict[str, Any]:
+def arguments(tool: str, p: str, other: str, swap: bool = False) -> dict[str, Any]:
+    if tool == "apply_patch":  # swap: add a file at p; else update p and move it to other
+        body = f"*** Add File: {p}\n+written" if swap else \
+            f"*** Update File: {p}\n*** Move to: {other}\n@@\n-beta\n+BETA"
+        return {"patch": f"*** Begin Patch\n{body}\n*** End Patch"}
     return {
         "read_file": {"path": p},
         "view_image": {"path": p},
@@ -146,6 +153,7 @@ def arguments(tool: str, p: str, other: str) -> dict[str, Any]:
         "edit_file": {"path": p, "old_string": "beta", "new_string": "BETA"},
         "multi_edit": {"path": p, "edits": [{"old_string": "gamma", "new_string": "G"}]},
         "delete_range": {"path": p, "start_anchor": "alpha", "end_anchor": "beta"},
+        "insert_lines": {"path": p, "line": 1, "text": "inserted"},
         "notebook_edit": {"path": p, "edit_mode": "insert", "cell_type": "code",
                           "new_source": "x = 1"},
         "move_file": {"source_path": p, "destination_path": other},
@@ -196,11 +204,13 @@ def test_generated_paths_never_reach_outside_the_workspace(
         if tool == "move_file" and swap:
             p, other = other, p
         judged = [p, other] if tool == "move_file" else [p]
+        if tool == "apply_patch":
+            judged = [p.strip(PATCH_TRIM)] + ([] if swap else [other])
         outside = any(oracle_outside(ws, x) for x in judged)
         calls = []
         if tool in MUTATORS:
             calls.append(("read_file", {"path": p}))
-        calls.append((tool, arguments(tool, p, other)))
+        calls.append((tool, arguments(tool, p, other, swap)))
         results = [s.call(name, args) for name, args in calls]
         label = f"{tool} {judged!r}"
         for r in results:

@@ -171,9 +171,13 @@ def _file_change(preview: Any) -> list[str]:
     kind, path = _field(preview, "kind"), visible(str(_field(preview, "path")))
     added, removed = _field(preview, "added") or 0, _field(preview, "removed") or 0
     if kind == "rename":
-        return [f"Move {path} to {visible(str(_field(preview, 'destination')))}"]
+        moved = f"Move {path} to {visible(str(_field(preview, 'destination')))}"
+        diff = _field(preview, "diff")  # apply_patch moves a file and edits it in one go
+        return [moved + ":", clip_diff(str(diff))] if diff else [moved]
     if kind == "noop":
         return [f"{path}: no change (the file already has this content)"]
+    if kind == "delete":
+        return [f"Delete {path}"]
     verb = "Create" if kind == "create" else "Modify"
     counts = f" (+{added} -{removed} lines)" if added or removed else ""
     if _field(preview, "binary"):
@@ -187,7 +191,7 @@ def _file_change(preview: Any) -> list[str]:
 
 def _looks_like_file_change(preview: Any) -> bool:
     return (
-        _field(preview, "kind") in ("create", "modify", "rename", "noop")
+        _field(preview, "kind") in ("create", "modify", "rename", "delete", "noop")
         and _field(preview, "path") is not None
     )
 

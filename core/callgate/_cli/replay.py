@@ -316,3 +316,47 @@ class AnswerFile:
                     found[q["id"]] = [answer] if isinstance(answer, str) else answer
                     break
         return found or None
+
+
+def _bad_native_line(line: int, message: str) -> dict[str, Any]:
+    return {"type": "invalid_transcript", "line": line, "message": message}
+
+
+async def replay_native(
+    session: Session, rendering: str, lines: Iterable[str], first: int = 1
+) -> AsyncIterator[dict[str, Any]]:
+    """``callgate replay --provider NAME``: each line one raw call item of the native
+    rendering ``rendering`` (a ``tool_use`` block, an ``apply_patch_call`` ...), or a JSON
+    list of them for one batch, or a mode line; yields the raw result items, in order
+    (`callgate.providers.native.run_items`). A line that is not JSON, or neither an
+    object nor a list, yields ``{"type": "invalid_transcript", "line", "message"}``."""
+    from ..providers import native
+
+    for number, text in enumerate(lines, first):
+        if not text.strip():
+            continue
+        if lone_surrogate(text):
+            yield _bad_native_line(number, f"line {number} is not UTF-8 text")
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield _bad_native_line(
+                number, f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
+            )
+            continue
+        except RecursionError:
+            yield _bad_native_line(number, f"line {number} nests too deeply to read")
+            continue
+        if isinstance(value, dict) and set(value) == {"mode"} and value["mode"] in MODES:
+            switch_mode(session, value["mode"])
+            continue
+        if not isinstance(value, dict | list) or value == []:
+            yield _bad_native_line(
+                number, f"line {number} is neither a call item (an object) nor a list of them"
+            )
+            continue
+        items = value if isinstance(value, list) else [value]
+        session.begin_turn("human")
+        for item in await native.run_items(session, rendering, items):
+            yield item

@@ -216,7 +216,8 @@ def check_paths(
     dry_run: bool = False,
     expected_versions: dict[str, Any] | None = None,
 ) -> dict[str, GatedPath]:
-    """Run the gate for every declared path argument; returns the gated paths.
+    """Run the gate for every declared path argument (and every path ``mutated_paths``
+    reads from the arguments); returns the gated paths.
 
     Order (files.md §6): confinement of every path, protection (`_files.protected`), the
     lease (acquired here, sorted; the caller releases it once the tool has recorded
@@ -230,22 +231,27 @@ def check_paths(
         value = arguments.get(role.argument)
         if isinstance(value, str):
             roles.append((role, value))
+    static = len(roles)
+    if spec.mutated_paths is not None:
+        roles.extend(spec.mutated_paths(arguments))
     resolved = [(role, scope.workspace.resolve(value, write=True)) for role, value in roles]
     for _role, rp in resolved:  # protected paths are refused before anything is touched
         scope.check_write(rp)
     if lease is not None:
         lease.paths = sorted({r.path for _, r in resolved})
         lease.acquire()
-    # a rename onto its own canonical path skips the observation: the tool reports the no-op
-    modified = {r.path for role, r in resolved if role.mode == "modify"}
-    created = {r.path for role, r in resolved if role.mode == "create"}
+    # a rename onto its own canonical path skips the observation: the tool reports the no-op.
+    # Only declared path arguments (move_file's two ends): the paths a patch names are
+    # always observed, so a patch cannot skip the check by naming a file twice
+    modified = {r.path for role, r in resolved[:static] if role.mode == "modify"}
+    created = {r.path for role, r in resolved[:static] if role.mode == "create"}
     gated: dict[str, GatedPath] = {}
-    for role, rp in resolved:
+    for index, (role, rp) in enumerate(resolved):
         target = rp if role.follow_symlinks else scope.workspace.entry(rp, write=True)
         st = _stat(target, rp.display)
         if st is not None and role.mode != "create" and scope.denied(rp):
             raise not_found(rp.display)  # the read deny list: exactly like a missing file
-        same_path = rp.path in (modified if role.mode == "create" else created)
+        same_path = index < static and rp.path in (modified if role.mode == "create" else created)
         entry = scope.ledger.lookup(rp.path, st)
         if st is None:
             if role.mode == "modify":

@@ -27,9 +27,9 @@ write root of a session:
 minus what ``[files] allow_protected`` exempts (a key only the user config, an
 explicit config or a trusted workspace config can set). The host gate refuses
 a structured mutation of a protected path before anything is touched
-(`check_write`, called for every path a tool declares in ``mutates_paths``,
-both ends of a move included, and by ``ctx.files`` writes); the sandbox mounts
-the existing ones read-only (`protected_paths`).
+(`check_write`, called for every path a tool declares in ``mutates_paths`` or
+``mutated_paths``, both ends of a move included, and by ``ctx.files`` writes); the
+sandbox mounts the existing ones read-only (`protected_paths`).
 """
 
 from __future__ import annotations

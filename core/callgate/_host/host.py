@@ -572,6 +572,7 @@ class Host:
         name: str | None = None,
         principal: str | None = None,
         executor: Sequence[str] | Executor | None = None,
+        show: Sequence[str] = (),
     ) -> Session:
         """Open a session on ``workspace`` (use ``async with`` or ``await session.close()``).
 
@@ -585,7 +586,9 @@ class Host:
         ``executor`` says where the session's tools run (docs/executors.md): ``None`` (the
         user config's ``[executor] transport``, else here), an argv (a worker's transport:
         ``workspace`` is then the workspace as the worker sees it, and need not exist
-        here), ``[]`` (here, whatever the config says) or an `Executor`."""
+        here), ``[]`` (here, whatever the config says) or an `Executor`. ``show`` puts hidden
+        tools on this session's surface (a native rendering's `callgate.providers.shows`),
+        unless the user's ``[surface] hide`` names them."""
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
         from .._session.session import Session  # with the pipeline: on first open, not at boot
@@ -617,6 +620,7 @@ class Host:
             name=name,
             principal=principal,
             executor=bound,
+            show=show,
         )
 
     def worker_boot(self) -> dict[str, Any]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
 
+from .native import NativeFace
 from .values import PathRole, PermissionSubject, Violation
 
 NAME_RULE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
@@ -45,7 +46,7 @@ class ProxyRoute:
 
 @attrs.frozen(kw_only=True)
 class ToolSpec:
-    """A tool as registered: its contract (name, description, schema, flags) and its code.
+    r"""A tool as registered: its contract (name, description, schema, flags) and its code.
 
     - ``execute(ctx, args)`` may be sync or ``async``; it returns a `ToolResult` or a
       ``str`` (a successful text result), or raises `ToolError`. A sync ``execute``
@@ -58,6 +59,12 @@ class ToolSpec:
     - ``mutates_paths`` names the path arguments of a structured mutation:
       the host applies confinement, the writer lease and the observation
       gate to them before ``execute`` runs.
+    - ``mutated_paths(arguments)`` is for a mutation whose paths sit inside an argument
+      (apply_patch's patch): it returns ``(role, path)`` pairs, each ``role.argument`` a
+      distinct key of ``ctx.gated`` that names no argument. The gate treats them like
+      ``mutates_paths`` (always observed: no rename-onto-itself exemption), and a ``path``
+      permission subject judges them besides its arguments. It must not raise: arguments
+      it cannot read give ``()`` (the tool's ``validate`` refuses them).
     - ``alias_of`` makes this a compatibility alias: ``alias_args`` maps its
       arguments onto the primary's, or ``execute`` implements it directly.
     - ``available(session)`` is asked once at session open; ``requires_hooks``
@@ -92,6 +99,12 @@ class ToolSpec:
     - ``known_as`` are the names other agents and plain words give the same tool (Claude
       Code's ``Read``, Codex's ``shell``, ``view``): a call of an unknown tool by one of
       them is answered "did you mean <this tool>?" (`callgate.suggest`).
+    - ``examples`` are example arguments (each valid against ``schema``) for tools whose
+      nested or optional arguments a model gets wrong; renderings that take them send
+      them (Anthropic's ``input_examples``).
+    - ``native`` holds the `NativeFace`\ s of the tool's family: how a provider-native
+      rendering (``anthropic-native``, ``openai-responses-native``, ...) shows it and maps
+      the provider's calls onto canonical ones (`callgate.providers`).
     """
 
     name: str
@@ -101,6 +114,7 @@ class ToolSpec:
     read_only: bool | Callable[[Any], bool] = False
     destructive: bool | None = None
     mutates_paths: tuple[PathRole, ...] = attrs.field(default=(), converter=_roles)
+    mutated_paths: Callable[[Any], Sequence[tuple[PathRole, str]]] | None = None
     exclusive: bool = False
     blocking: bool = True
     visibility: Literal["surface", "hidden", "alias"] = "hidden"
@@ -124,6 +138,13 @@ class ToolSpec:
     runs_at: Literal["workspace", "host"] = "workspace"
     known_as: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     plugin: str | None = None
+    native: tuple[NativeFace, ...] = attrs.field(default=(), converter=tuple)
+    examples: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)
+
+    @property
+    def mutates(self) -> bool:
+        """Whether the host gate runs for this tool (it declares paths it mutates)."""
+        return bool(self.mutates_paths) or self.mutated_paths is not None
 
     @property
     def contract_read_only(self) -> bool:

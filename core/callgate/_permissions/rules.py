@@ -26,8 +26,8 @@ and connects) are answered by the plugin that owns them
   ``glob`` and ``grep`` use too (`callgate.paths.compile_glob`: ``*`` and ``?``
   never cross ``/``, ``**`` does, ``{a,b}`` alternates), matched against the
   whole path (``dir/**`` covers ``dir`` itself; a pattern starting with ``/``
-  is absolute). Every path argument must pass (both ends of a move), in its
-  written and its symlink-resolved form.
+  is absolute). Every path argument must pass (both ends of a move, every file a
+  patch names: ``ToolSpec.mutated_paths``), in its written and its symlink-resolved form.
 - ``pattern`` and ``url``: ``*`` matches any run, ``/`` included;
   ``domain:<host>`` matches a URL's host.
 
@@ -357,6 +357,9 @@ def subject_units(
     if subject is None or not isinstance(arguments, Mapping):
         return []
     values = [v for arg in subject.arguments for v in _strings(arguments.get(arg))]
+    if subject.kind == "path" and spec.mutated_paths is not None:
+        # the paths a patch names (ToolSpec.mutated_paths): every one must pass
+        values += [path for _role, path in spec.mutated_paths(arguments)]
     supplied = (kinds or {}).get(subject.kind)
     if supplied is not None:
         return [u for text in values for u in part_units(supplied, text, subject.dialect, session)]

@@ -662,7 +662,7 @@ async def dispatch(state: SessionState, step: Step) -> None:
     arguments = call.arguments
     expected = step.expected
     ctx = ToolContext(state.view, call, tool, state.cancel_event, expected_versions=expected)
-    lease = WriterLease(()) if tool.mutates_paths else None
+    lease = WriterLease(()) if tool.mutates else None
     scope = state.files.scope
 
     def gate() -> None:

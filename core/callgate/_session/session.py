@@ -95,6 +95,7 @@ class Session:
         shared: SharedResources | None = None,
         principal: str | None = None,
         executor: Executor | None = None,
+        show: Sequence[str] = (),
     ) -> None:
         self._extensions: dict[str, Any] = {}
         self._extension_lock = threading.RLock()
@@ -177,6 +178,18 @@ class Session:
             self._visible += sorted(
                 n for n, s in tools.items() if s.visibility == "hidden" and n not in self._visible
             )
+        # hidden tools the integrator's rendering calls directly (a native face's ``shows``);
+        # never one the user's [surface] hide names
+        hide = set(host.config("surface").get("hide", ()))
+        self._shown = frozenset(
+            n
+            for n in dict.fromkeys(show)
+            if n in tools
+            and tools[n].visibility == "hidden"
+            and n not in hide
+            and n not in self._visible
+        )
+        self._visible += [n for n in dict.fromkeys(show) if n in self._shown]
         #: how this session's proxy reaches hidden tools (``None`` without a proxy)
         self.route: ProxyRoute | None = next(
             (s.route for s in host.routes() if s.name in tools), None
@@ -319,6 +332,11 @@ class Session:
 
     def is_visible(self, name: str) -> bool:
         return name in self.state.visible
+
+    def shown_hidden(self) -> frozenset[str]:
+        """The hidden tools this session shows because it was opened with ``show`` (a native
+        rendering's faces and deferred tools): still in the capability catalog."""
+        return self._shown
 
     def surface_specs(self) -> list[ToolSpec]:
         """The visible surface's tools, in surface order (`callgate.providers.surface`

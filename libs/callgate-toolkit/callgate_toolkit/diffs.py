@@ -47,7 +47,7 @@ class FilePreview:
     meanwhile; ``base_version`` binds an approval to the version it was made on.
     """
 
-    kind: Literal["create", "modify", "rename", "noop"]
+    kind: Literal["create", "modify", "rename", "delete", "noop"]
     path: str
     destination: str | None = None
     old_bytes: bytes | None = None

@@ -85,8 +85,8 @@ class Inventory:
         for name, spec in sorted(self.session.available_tools().items()):
             if name == PROXY_NAME or spec.visibility == "alias" or spec.alias_of:
                 continue
-            if self.session.is_visible(name):
-                continue
+            if self.session.is_visible(name) and name not in self.session.shown_hidden():
+                continue  # a tool shown by `show` (a deferred one) is still searched
             if self.tool_denied(spec):
                 denied += 1
                 continue

@@ -7,10 +7,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import attrs
 from callgate import Decision, Registry, ToolCall, ToolSpec, hookimpl
 
 from . import _policy
 from ._names import rule_name_check, server_of_permission_name
+from ._native import FACES as NATIVE_SEARCH
 from ._servers import MCP_SERVERS, McpServers, mcp_installed
 from ._targets import plan_of
 from .config import CAPABILITY_SCHEMA, MCP_SERVERS_SCHEMA
@@ -24,7 +26,7 @@ log = logging.getLogger("callgate.capability")
 def callgate_register_tools(registry: Registry) -> None:
     registry.add_config("capability", CAPABILITY_SCHEMA)
     servers = registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
-    registry.add(USE_CAPABILITY)
+    registry.add(attrs.evolve(USE_CAPABILITY, native=NATIVE_SEARCH))
     registry.add_rule_names(rule_name_check(servers))
     registry.add_session_extension(MCP_SERVERS, McpServers)
     registry.add_session_extension(CAPABILITY_DECLINES, lambda session: [])

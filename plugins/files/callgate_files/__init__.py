@@ -2,13 +2,13 @@
 
 ``read_file`` shows a bounded window of a text file and records the version it
 saw; ``write_file``, ``edit_file``, ``multi_edit``, ``delete_range``,
-``move_file`` and ``notebook_edit`` change a file only when this session has
-seen its current version, write atomically in the file's own encoding and line
-endings, and leave the file byte-for-byte as it was when they refuse
-(spec: files.md). The observation ledger, confinement, writer leases and the
-host gate live in the core (``callgate``); this package adds the tools, their
-previews, the ``[files] watch`` key and the outside-change watcher (the core declares
-and enforces the rest of ``[files]``).
+``move_file``, ``notebook_edit`` and ``apply_patch`` (several files in one patch, all
+or nothing) change a file only when this session has seen its current version,
+write atomically in the file's own encoding and line endings, and leave the file
+byte-for-byte as it was when they refuse (spec: files.md). The observation ledger,
+confinement, writer leases and the host gate live in the core (``callgate``); this
+package adds the tools, their previews, the ``[files] watch`` key and the
+outside-change watcher (the core declares and enforces the rest of ``[files]``).
 
 Entry point (``pyproject.toml``)::
 

@@ -5,14 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from callgate import hookimpl
 
+from ._native import FACES
 from ._watch import FILE_WATCH, FileWatch
 from .config import CONFIG_KEYS
-from .tools import delete_range, edit_file, move_file, notebook_edit, read_file, write_file
+from .tools import (
+    apply_patch,
+    delete_range,
+    edit_file,
+    insert_lines,
+    move_file,
+    notebook_edit,
+    read_file,
+    write_file,
+)
 
-TOOLS = (read_file.SPEC, write_file.SPEC, edit_file.EDIT_SPEC, edit_file.MULTI_SPEC,
-         delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC)
+# the native faces ride on read_file: the file family's provider-native shapes
+TOOLS = (attrs.evolve(read_file.SPEC, native=FACES), write_file.SPEC, edit_file.EDIT_SPEC,
+         edit_file.MULTI_SPEC, delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC,
+         apply_patch.SPEC, insert_lines.SPEC)
 
 
 @hookimpl

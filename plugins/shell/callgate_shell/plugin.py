@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from callgate import Host, Registry, hookimpl, process
 from callgate_commandline import COMMAND
 
 from ._env import command_environment
 from ._jobs import JOBS, JobTable
+from ._native import FACES
 from .config import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
 from .tools.bash import bash_tool
 from .tools.job_tools import job_tools
@@ -33,7 +35,10 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
         raise registry.config_error(str(exc), (CONFIG_TABLE, exc.key)) from None
     # registered for this host's OS only; [shell] force may put pwsh on POSIX
     make = bash_tool if choice.tool == "bash" else pwsh_tool
-    registry.add(make(choice.executable, platforms=(host.os,)))
+    shell = make(choice.executable, platforms=(host.os,))
+    if choice.tool == "bash":  # the native shapes run bash command lines
+        shell = attrs.evolve(shell, native=FACES)
+    registry.add(shell)
     for spec in job_tools():
         registry.add(spec)
     # a config shared by both OSes may name the shell this host does not register

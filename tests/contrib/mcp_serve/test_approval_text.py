@@ -62,3 +62,36 @@ def test_clip_middle_keeps_short_text_whole_and_both_ends_of_long_text() -> None
     assert clipped.startswith("a") and clipped.endswith("END") and len(clipped) <= 100
     assert "⟨243 characters not shown⟩" in clipped
     assert visible("a\u202eb\u200bc") == "a\\u202eb\\u200bc"
+
+
+def test_the_prompt_for_a_patch_shows_every_file_it_changes(tmp_path: Path) -> None:
+    """apply_patch's preview is one entry per file: created, modified, moved (with the edit
+    made on the way) and deleted; declining changes none of them."""
+    import callgate_files
+
+    for name, text in (("a.txt", "a\n"), ("m.txt", "m\n"), ("gone.txt", "gone\n")):
+        (tmp_path / name).write_text(text)
+    user = Elicitor("decline")
+    patch = ("*** Begin Patch\n*** Add File: n.txt\n+n\n*** Update File: a.txt\n@@\n-a\n+A\n"
+             "*** Update File: m.txt\n*** Move to: moved/m.txt\n@@\n-m\n+M\n"
+             "*** Delete File: gone.txt\n*** End Patch\n")
+
+    async def scenario() -> None:
+        host = Host.boot({"permissions": {"ask": ["Edit"]}, "files": {"watch": False}},
+                         plugins=[callgate_files, ElicitationApprover()], entrypoints=False,
+                         surface="full")
+        app = CallgateMCP(host, tmp_path)
+        async with Client(app.server, mode="legacy", elicitation_callback=user) as client:
+            for name in ("a.txt", "m.txt", "gone.txt"):
+                r = await client.call_tool("read_file", {"path": name})
+                assert not r.is_error, text_of(r)
+            r = await client.call_tool("apply_patch", {"patch": patch})
+            assert r.is_error and "not approved" in text_of(r)
+    run(scenario)
+    [message] = user.messages
+    assert message.startswith("callgate asks for approval: run apply_patch?")
+    assert "Create n.txt (+1 -0 lines):" in message
+    assert "Modify a.txt (+1 -1 lines):" in message and "-a\n+A" in message
+    assert "Move m.txt to moved/m.txt:" in message and "-m\n+M" in message
+    assert "Delete gone.txt" in message
+    assert not (tmp_path / "n.txt").exists() and (tmp_path / "a.txt").read_text() == "a\n"

@@ -27,3 +27,15 @@ def test_edit_file_benchmark_runs(tmp_path):
     report = _load("edit_file").main(["--size-mb", "1", "--repeat", "1", "--dir", str(tmp_path)])
     assert report["plain_ms"] > 0 and report["edit_file_ms"] > 0 and "edit_vs_plain" in report
     assert list(tmp_path.iterdir()) == []
+
+
+def test_apply_patch_benchmark_runs(tmp_path):
+    report = _load("apply_patch").main(["--repeat", "1", "--sizes-kib", "32",
+                                        "--dir", str(tmp_path)])
+    scenarios = report["scenarios"]
+    assert scenarios["silently_wrong"] == 0, scenarios["silently_wrong_names"]
+    assert scenarios["correct"] + scenarios["refused_loudly"] == scenarios["scenarios"]
+    [speed] = report["speed"]
+    assert speed["edit_file_ms"] > 0 and speed["apply_patch_ms"] > 0
+    assert report["three_files"]["one_patch_ms"] > 0
+    assert list(tmp_path.iterdir()) == []

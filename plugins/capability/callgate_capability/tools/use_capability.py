@@ -148,4 +148,9 @@ SPEC = ToolSpec(
     resolve_target=resolve,
     misplaced=misplaced_advice(frozenset(SCHEMA["properties"])),
     route=ROUTE,
+    examples=(
+        {"action": "search", "query": "rename a symbol across files"},
+        {"action": "call", "capability_id": "tool:grep",
+         "arguments": {"pattern": "TODO", "path": "src"}},
+    ),
 )

@@ -153,6 +153,10 @@ EDIT_SPEC = ToolSpec(
     validate=validate_edit, mutates_paths=(PathRole("path"),),
     permission_subject=PermissionSubject("path", ("path",)),
     groups=("Edit",), visibility="surface", surface_order=40,
+    examples=({"path": "src/app.py", "old_string": "    return total\n",
+               "new_string": "    return round(total, 2)\n"},
+              {"path": "README.md", "old_string": "colour", "new_string": "color",
+               "replace_all": True}),
 )
 
 MULTI_SPEC = ToolSpec(
@@ -163,4 +167,8 @@ MULTI_SPEC = ToolSpec(
     validate=validate_multi, mutates_paths=(PathRole("path"),),
     permission_subject=PermissionSubject("path", ("path",)),
     groups=("Edit",), visibility="hidden",
+    examples=({"path": "src/app.py", "edits": [
+        {"old_string": "import os\n", "new_string": "import os\nimport sys\n"},
+        {"old_string": "print(x)", "new_string": "print(x, file=sys.stderr)",
+         "replace_all": True}]},),
 )

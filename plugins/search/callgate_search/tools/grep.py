@@ -173,4 +173,6 @@ def spec(rg: str | None) -> ToolSpec:
         name="grep", description=DESCRIPTION, schema=SCHEMA, execute=Grep(rg).execute,
         known_as=GREP_KNOWN_AS,
         read_only=True, visibility="hidden", validate=validate,
-        permission_subject=PermissionSubject("pattern", ("pattern",)))
+        permission_subject=PermissionSubject("pattern", ("pattern",)),
+        examples=({"pattern": r"def \w+_handler\(", "glob": "*.py", "context": 2},
+                  {"pattern": "todo", "path": "src", "case_insensitive": True}))

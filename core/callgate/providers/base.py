@@ -1,4 +1,5 @@
-"""Provider renderings of the one canonical schema per tool, and of results (host.md §2, §7).
+"""The base provider renderings of the one canonical schema per tool, and of results
+(host.md §2, §7); `callgate.providers` adds the native renderings on top.
 
 Adapters only transform: every rendering starts from the canonical schema
 and the registry's flags. Supported providers:
@@ -21,6 +22,11 @@ and the registry's flags. Supported providers:
 - ``mcp``: ``Tool`` with ``title``, ``inputSchema`` and ``annotations`` (``title``,
   ``idempotentHint``, ``openWorldHint``, ``readOnlyHint``,
   ``destructiveHint``), ``CallToolResult``.
+
+The native renderings (`callgate.providers.native`: ``anthropic-native``,
+``openai-responses-native``, ``openai-chat-freeform``) show the provider's own tool
+shapes in place of the tools they replace; `surface` renders them too, and
+`native.run_items` takes their raw call items in and gives raw result items out.
 """
 
 from __future__ import annotations
@@ -31,9 +37,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ._model.canonical import canonical_schema
-from ._model.spec import ToolSpec
-from ._model.values import ImageBlock, ToolResult
+from .._model.canonical import canonical_schema
+from .._model.spec import ToolSpec
+from .._model.values import ImageBlock, ToolResult
 
 PROVIDERS = ("openai-chat", "openai-chat-strict", "openai-responses", "anthropic", "gemini", "mcp")
 #: The renderings in OpenAI's strict form, whose calls `accept_arguments` maps back.
@@ -223,7 +229,10 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
                 "strict": False,
             }
     if provider == "anthropic":
-        return {"name": spec.name, "description": spec.description, "input_schema": schema}
+        entry = {"name": spec.name, "description": spec.description, "input_schema": schema}
+        if spec.examples:  # Anthropic's input_examples: a copy, the spec's stay as declared
+            entry["input_examples"] = copy.deepcopy(list(spec.examples))
+        return entry
     if provider == "gemini":
         return {"name": spec.name, "description": spec.description, "parametersJsonSchema": schema}
     if provider == "mcp":
@@ -243,10 +252,27 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
     raise _unknown(provider)
 
 
+#: Gemini (Vertex AI) accepts at most this many function declarations in a request.
+GEMINI_MAX_DECLARATIONS = 128
+
+
+class TooManyTools(ValueError):
+    """The surface has more tools than the provider accepts in one request."""
+
+
 def render_tools(specs: Sequence[ToolSpec], provider: str | None) -> list[dict[str, Any]]:
-    """``specs`` as ``provider`` defines tools (``None``: canonical entries)."""
+    """``specs`` as ``provider`` defines tools (``None``: canonical entries). Raises
+    `TooManyTools` for a ``gemini`` surface of more than `GEMINI_MAX_DECLARATIONS` tools,
+    which the API would refuse as a whole."""
     if provider is None:
         return [contract_entry(s) for s in specs]
+    if provider == "gemini" and len(specs) > GEMINI_MAX_DECLARATIONS:
+        raise TooManyTools(
+            f"gemini accepts at most {GEMINI_MAX_DECLARATIONS} function declarations and "
+            f"this surface has {len(specs)} tools: use the lean surface ([surface] mode = "
+            '"lean", hidden tools reached through the capability proxy) or hide tools with '
+            "[surface] hide"
+        )
     return [render_tool(s, provider) for s in specs]
 
 
