@@ -89,7 +89,7 @@ def _lookup(source: Any, name: str) -> ToolSpec | None:
 
 
 def _all_tools(source: Any) -> list[ToolSpec]:
-    available = getattr(source, "available_tools", None)
+    available: Any = getattr(source, "available_tools", None)
     if callable(available):
         return list(available().values())
     return list(source.session_tools())
