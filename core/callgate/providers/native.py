@@ -89,9 +89,9 @@ def _lookup(source: Any, name: str) -> ToolSpec | None:
 
 
 def _all_tools(source: Any) -> list[ToolSpec]:
-    available: Any = getattr(source, "available_tools", None)
-    if callable(available):
-        return list(available().values())
+    if callable(getattr(source, "available_tools", None)):
+        tools: dict[str, ToolSpec] = source.available_tools()
+        return list(tools.values())
     return list(source.session_tools())
 
 
