@@ -22,6 +22,7 @@ from callgate import ToolCall, hookimpl
 from callgate._executor.remote import RemoteExecutor
 
 BWRAP = shutil.which("bwrap")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _bwrap_works() -> str | None:
@@ -47,10 +48,13 @@ def isolated_worker(files: dict[str, str]) -> list[str]:
     setup = " && ".join(
         f"printf %s {_quote(text)} > {{workspace}}/{name}" for name, text in files.items()
     )
+    # a checkout (and its .venv) under /tmp, as CI's clean clone may be, stays visible
+    keep = [arg for path in dict.fromkeys([str(REPO), sys.prefix]) if path.startswith("/tmp/")
+            for arg in ("--ro-bind", path, path)]
     return [
         "bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp", "--tmpfs", "{workspace}",
+        "--tmpfs", "/tmp", *keep, "--tmpfs", "{workspace}",
         "--setenv", "CALLGATE_HOME", "/tmp/worker-home",
         "--", "sh", "-c", f'{setup} && exec "$0" "$@"',
         sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}",
