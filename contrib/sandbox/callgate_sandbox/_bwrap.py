@@ -39,6 +39,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 
+import attrs
 from callgate import ToolError, process
 
 from ._backend import Backend, Policy, Probe, within
@@ -102,6 +103,9 @@ class BwrapBackend(Backend):
     def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, policy: Policy
              ) -> tuple[list[str], dict[str, str], str]:
         program = self.path or process.which(self.program) or self.program
+        kept = _programs_under_tmp(argv)
+        if kept:  # the private /tmp would hide the program itself (a checkout under /tmp)
+            policy = attrs.evolve(policy, readable=(*policy.readable, *kept))
         launcher: list[str] = []
         args = [program, *namespace_args(policy.network)]
         if not policy.network:
@@ -213,6 +217,19 @@ def resolver_dirs() -> list[str]:
     if target != RESOLV_CONF and within(target, "/run"):
         return [os.path.dirname(target)]
     return []
+
+
+def _programs_under_tmp(argv: Sequence[str]) -> tuple[str, ...]:
+    """The directories of what the command runs that live under ``/tmp`` (the program's own
+    directory, and this interpreter's environment, which a Python program of it needs):
+    the private ``/tmp`` would otherwise hide them and the command would not start (rg
+    installed in a virtual environment under ``/tmp`` answered "(no matches)")."""
+    found: list[str] = []
+    first = argv[0] if argv else ""
+    if os.path.isabs(first):
+        found.append(os.path.dirname(os.path.realpath(first)))
+    found += [os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)]
+    return tuple(p for p in dict.fromkeys(found) if within(p, "/tmp") and p != "/tmp")
 
 
 def prepare_private_tmp(policy: Policy, tmpdir: str) -> None:

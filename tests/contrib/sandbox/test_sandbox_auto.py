@@ -98,3 +98,27 @@ def test_a_workspace_config_may_turn_the_sandbox_on_strictly(tmp_path: Path, use
     host = sync.Host.boot(None, workspace=ws, plugins=PLUGINS, entrypoints=False)
     assert host.host.config("sandbox")["enabled"] is True  # tighter: applied
     host.close()
+
+
+@needs_bwrap
+def test_a_program_installed_under_tmp_still_runs_in_the_private_tmp(
+        callgate_session: Any, tmp_path: Path) -> None:
+    """The sandbox gives commands a private /tmp; a program that itself lives under /tmp (rg
+    in the .venv of a checkout under /tmp, as a CI clone may be) must stay visible, or the
+    command does not start (grep answered "(no matches)")."""
+    from callgate import process
+
+    if not tmp_path.is_relative_to("/tmp"):
+        import pytest
+        pytest.skip("the test's temporary directory is not under /tmp here")
+    tool_dir = tmp_path / "venv" / "bin"
+    tool_dir.mkdir(parents=True)
+    echo = tool_dir / "say"
+    shutil.copy("/bin/echo", echo)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    s = callgate_session(plugins=PLUGINS, workspace=ws)
+    prepared = process.prepare(s.session, [str(echo), "started"], sandbox="required",
+                               purpose="test")
+    done = prepared.run(text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "started\n", done.stderr
