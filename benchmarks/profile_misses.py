@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
