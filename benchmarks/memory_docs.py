@@ -156,8 +156,9 @@ def _run(home: Path, facts: int, repeat: int) -> dict[str, Any]:
     hits = {q: len(re.findall(r"^\d+\. ", search(q), re.M)) for q in MEMORY_QUERIES}
 
     # a second index over the same files with the inotify feed off: every call stats them all
-    scan_feed = _changes.ChangeFeed()
-    scan_feed._broken = True
+    from callgate_toolkit.watch import DirectoryWatcher
+
+    scan_feed = _changes.ChangeFeed(DirectoryWatcher(enabled=False))
     real_feed = memory_index.FEED
     memory_index.FEED = scan_feed
     try:

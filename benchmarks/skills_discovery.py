@@ -106,9 +106,9 @@ def run(skills: int = 1000, repeat: int = 15) -> dict[str, Any]:
         import callgate_skills
         from callgate import ToolCall, sync
         from callgate_skills import _catalog, _watch
+        from callgate_toolkit.watch import DirectoryWatcher
 
-        stat_only = _watch.RootWatch()
-        stat_only._broken = True
+        stat_only = _watch.RootWatch(DirectoryWatcher(enabled=False))
 
         workspace = tmp / "ws"
         root = make_tree(workspace, skills)

@@ -27,14 +27,15 @@ and expose the module in your package's ``pyproject.toml``::
 Public submodules: `callgate.host` (what integrators hold: `Session`, `SessionPair`,
 plugin info, execution facts, boot errors), `callgate.files` (observed reads, atomic
 writes, the gate's errors), `callgate.text` (encodings and line endings),
-`callgate.paths` (confinement, walking with ignore rules, globs, `state_dir`),
-`callgate.results` (what a result holds), `callgate.schema` (canonical schemas),
-`callgate.store` (the session store: its interface, records and read API),
-`callgate.process` (the one door for every program a session starts),
-`callgate.hookspecs` (the hooks, and the answers pre-tool-use hooks give),
-`callgate.providers` (provider renderings of tools and results), `callgate.sync` (the
-blocking facade) and `callgate.testing` (the pytest fixtures). docs/architecture.md
-shows how the package is layered.
+`callgate.paths` (confinement, globs, `state_dir`), `callgate.results` (what a result
+holds), `callgate.schema` (canonical schemas), `callgate.store` (the session store: its
+interface, records, read API and backend kit), `callgate.permissions` (subject kinds
+plugins supply to the rule engine), `callgate.process` (the one door for every program
+a session starts), `callgate.hookspecs` (the hooks, and the answers pre-tool-use hooks
+give), `callgate.providers` (provider renderings of tools and results), `callgate.sync`
+(the blocking facade) and `callgate.testing` (the pytest fixtures). Shared code plugins
+may import besides lives in the library tier (``callgate_toolkit``,
+``callgate_commandline``). docs/architecture.md shows how the package is layered.
 """
 
 import logging as _logging

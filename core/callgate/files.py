@@ -21,13 +21,12 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
   `DENIED_NAMES`). What a sandbox protects and hides is `callgate.process`'s
   (`protected_paths`, `hidden_paths`).
 - Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
-- Change previews: `change_diff`, `ChangeDiff`, `FilePreview`.
 - Writer leases: `WriterLease`, `held_paths`.
 
-Text decoding lives in `callgate.text`, paths and walking in `callgate.paths`.
+Text decoding lives in `callgate.text`, paths in `callgate.paths`; change previews and
+diffs (`FilePreview`, `change_diff`) in the library ``callgate_toolkit.diffs``.
 """
 
-from ._changes import ChangeDiff, FilePreview, change_diff
 from ._files.access import FileAccess, SourceFile, binary_error, too_large
 from ._files.gate import (
     GatedPath,
@@ -75,10 +74,8 @@ __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
     "DENIED_NAMES",
     "Absent",
-    "ChangeDiff",
     "FileAccess",
     "FileChanged",
-    "FilePreview",
     "GatedPath",
     "ObservationLedger",
     "Present",
@@ -88,7 +85,6 @@ __all__ = [
     "WriterLease",
     "WriterOpen",
     "binary_error",
-    "change_diff",
     "changed_while_applying",
     "copy_noreplace",
     "create_file",

@@ -1,4 +1,5 @@
-"""Paths in a workspace: confinement, walking with ignore rules, and the one glob dialect.
+"""Paths in a workspace: confinement, race-free access beneath held roots, and the one glob
+dialect.
 
 - `Workspace` (``ctx.workspace``): ``resolve(path, write=...)`` confines a path to the
   workspace (a `ResolvedPath`, or ``FS_OUTSIDE_WORKSPACE``); `within` tests a path;
@@ -6,9 +7,9 @@
 - Race-free access beneath held roots: `HeldDir` (``ResolvedPath.open_parent()``),
   `open_dir`, `walk_dirs`, `READ_FLAGS`, `PathChanged`; `confinement_mechanism()` says
   which kernel mechanism this host uses.
-- `walk_files`: the regular files below a directory in path order, never following
-  symlinks, skipping `PRUNE` directories and (with `IgnoreRules`) what ``.gitignore``
-  files ignore. Every tool that walks uses it, so all of them skip the same files.
+- `PRUNE`: the directory names no walk enters unless named (``.git``, ``node_modules``...).
+  The walker every tool shares (``.gitignore`` rules, path order) is the library
+  ``callgate_toolkit.walk``, built on these.
 - `compile_glob`: the glob dialect of the search tools' patterns and of the
   ``[permissions]`` path rules (``*``, ``?``, ``[...]``, ``**``, ``{a,b}``), so a rule
   ``Edit(src/**)`` and a ``glob`` of ``src/**`` agree on every path.
@@ -17,33 +18,29 @@
 """
 
 from ._config.state import state_dir
+from ._fs.atomic import PRUNE
 from ._fs.confine import READ_FLAGS, HeldDir, PathChanged, open_dir, walk_dirs
 from ._fs.confine import mechanism as confinement_mechanism
 from ._fs.globs import META as GLOB_META
 from ._fs.globs import Glob, GlobError, compile_glob, literal_prefix
 from ._fs.workspace import ResolvedPath, Workspace, root_path, within
-from ._walk import PRUNE, FileEntry, IgnoreRules, join_rel, walk_files
 
 __all__ = [
     "GLOB_META",
     "PRUNE",
     "READ_FLAGS",
-    "FileEntry",
     "Glob",
     "GlobError",
     "HeldDir",
-    "IgnoreRules",
     "PathChanged",
     "ResolvedPath",
     "Workspace",
     "compile_glob",
     "confinement_mechanism",
-    "join_rel",
     "literal_prefix",
     "open_dir",
     "root_path",
     "state_dir",
     "walk_dirs",
-    "walk_files",
     "within",
 ]

@@ -25,9 +25,10 @@ Every session records its principal (``SessionInfo.principal``: the operating-sy
 see only their own principal's sessions (``visible_to``, and ``principal=`` of `sessions`,
 `session` and `search`).
 
-A backend's common parts are here too (the backend kit): `proc_start` and
-`process_alive` (is a run's process still alive), `json_value`, `preview`,
-`principal_filter` (the SQL condition for one principal's sessions) and `result_facts`.
+What every backend does the same way whatever its database is here to share (the
+backend kit): `entry_from_row` (a timeline row, `ENTRY_COLUMNS`, as its record),
+`result_facts`, `owned_by` (one principal's sessions as SQL), `json_or_text`,
+`preview_of`, `proc_start` and `process_alive`.
 
 ``open_reader(location)`` opens it only to read (a viewer such as ``callgate ui``): the
 SQLite file read-only, nothing created or changed, writes refused.
@@ -55,9 +56,11 @@ from ._store.names import (
 
 if TYPE_CHECKING:
     from ._store.kit import (
-        json_value,
-        preview,
-        principal_filter,
+        ENTRY_COLUMNS,
+        entry_from_row,
+        json_or_text,
+        owned_by,
+        preview_of,
         proc_start,
         process_alive,
         result_facts,
@@ -138,9 +141,11 @@ _LAZY = {
     **dict.fromkeys(("LOCAL_PREFIX", "local_principal", "visible_to"), "._store.principal"),
     **dict.fromkeys(
         (
-            "json_value",
-            "preview",
-            "principal_filter",
+            "ENTRY_COLUMNS",
+            "entry_from_row",
+            "json_or_text",
+            "owned_by",
+            "preview_of",
             "proc_start",
             "process_alive",
             "result_facts",
@@ -292,6 +297,7 @@ class SessionStore(Protocol):
 
 __all__ = [
     "DEFAULT_SEARCH_KINDS",
+    "ENTRY_COLUMNS",
     "ENTRY_KINDS",
     "ENTRY_POINT_GROUP",
     "HOST_EXITED",
@@ -328,12 +334,13 @@ __all__ = [
     "StoreError",
     "UnknownSession",
     "default_location",
-    "json_value",
+    "entry_from_row",
+    "json_or_text",
     "local_principal",
     "open_reader",
     "open_store",
-    "preview",
-    "principal_filter",
+    "owned_by",
+    "preview_of",
     "proc_start",
     "process_alive",
     "resolve_location",

@@ -7,11 +7,9 @@ basis) and keeps what is needed to write the text back byte-for-byte
 (`DecodedText.encode`);
 `encode_text` writes in a named encoding. `display`/`display_line(s)` show
 control characters the way every file tool shows them; `split_lines`,
-`line_style` and `to_crlf` keep a file's line endings. `substitute_arguments` fills a
-prompt template's ``$ARGUMENTS``/``$1``..``$9`` (skills and slash commands).
+`line_style` and `to_crlf` keep a file's line endings.
 """
 
-from ._placeholders import has_placeholders, split_arguments, substitute_arguments
 from ._text.charset import declaration as coding_declaration
 from ._text.charset import usable_codec
 from ._text.textio import (
@@ -60,13 +58,10 @@ __all__ = [
     "display_lines",
     "encode_text",
     "has_escapes",
-    "has_placeholders",
     "is_binary",
     "line_style",
     "newline_bytes",
-    "split_arguments",
     "split_lines",
-    "substitute_arguments",
     "to_crlf",
     "unencodable",
     "unit_of",

@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from callgate import PathRole, PermissionSubject, ToolSpec, hookimpl
+from callgate_commandline import COMMAND
 
 CLOSED = {"additionalProperties": False}
 
@@ -60,6 +61,7 @@ class GateTools:
     @hookimpl
     def callgate_register_tools(self, registry: Any) -> None:
         add = registry.add
+        registry.add_subject_kind(COMMAND)  # as the shell plugin does
         add(ToolSpec(name=self.shell, description="Run a shell command (test stand-in).",
                      schema=_schema({"command": STRING}, ("command",)),
                      execute=self._record(self.shell), visibility="surface",

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from callgate import PermissionSubject, ToolError, ToolSpec, hookimpl
+from callgate_commandline import COMMAND
 
 BASH_SCHEMA = {
     "type": "object",
@@ -95,6 +96,7 @@ class Recorder:
         big_schema = {"type": "object", "properties": {"n": {"type": "integer"},
                                                         "char": {"type": "string"}},
                       "additionalProperties": False}
+        registry.add_subject_kind(COMMAND)  # as the shell plugin does
         registry.add(ToolSpec(name="bash", description="Run a command (test stand-in).",
                               schema=BASH_SCHEMA, execute=self._bash, visibility="surface",
                               permission_subject=PermissionSubject("command", ("command",)),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from callgate._files.declared import declared_in, encoding_rules
-from callgate.files import change_diff
 from callgate.text import Declaration, coding_declaration, decode_text, detect, usable_codec
+from callgate_toolkit.diffs import change_diff
 
 
 @pytest.mark.parametrize("head,name", [

@@ -13,7 +13,7 @@ import callgate_search
 import callgate_shell
 import pytest
 from callgate import ChildProfile, ToolError
-from callgate._readonly import readonly_command
+from callgate_commandline import readonly_command
 
 from tests.plugins.capability.helpers import calls_of, config, fixture_server, mcp_children
 

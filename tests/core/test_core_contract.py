@@ -16,8 +16,8 @@ from callgate import Host
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "callgate"
-PUBLIC_SUBMODULES = ("host", "files", "text", "paths", "results", "schema", "store",
-                     "process", "providers", "hookspecs", "sync", "testing")
+PUBLIC_SUBMODULES = ("host", "files", "text", "paths", "permissions", "results", "schema",
+                     "store", "process", "providers", "hookspecs", "sync", "testing")
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +82,6 @@ def _identifiers(path: Path) -> set[str]:
     return {t.string for t in tokens if t.type == tokenize.NAME}
 
 
-#: The shell-language parsers: there ``bash`` and ``pwsh`` are programs a command line runs
-#: (``bash -c ...`` is unwrapped) and the names of the two dialects, not the shell tools;
-#: the read-only classifier and its tables list programs (``ls``, ``grep``, ``git grep``), not
-#: the tools of those names.
-SHELL_LANGUAGE = {"_commands.py", "_commands_pwsh.py", "_gitline.py", "_readonly.py",
-                  "_readonly_git.py", "_readonly_options.py"}
 #: The permission verdicts: ``"ask"`` there is the rule engine's word (allow / ask / deny),
 #: not the ``ask`` tool of callgate-ask that shares it.
 VERDICTS = {"allow", "ask", "deny"}
@@ -100,8 +94,6 @@ def test_the_core_names_no_builtin_tool(builtin_tools: set[str]) -> None:
     assert {"bash", "pwsh", "read_file", "use_capability", "delete_symbol"} <= builtin_tools
     found = []
     for path in sorted(CORE.rglob("*.py")):
-        if path.name in SHELL_LANGUAGE:
-            continue
         for line, value in _code_strings(path):
             if value in builtin_tools - VERDICTS:
                 found.append(f"{path.name}:{line}: {value!r}")
@@ -110,24 +102,115 @@ def test_the_core_names_no_builtin_tool(builtin_tools: set[str]) -> None:
     assert not found, "the core names built-in tools:\n" + "\n".join(found)
 
 
-# --- no plugin imports another ---------------------------------------------------------------
+# --- who may import what ---------------------------------------------------------------------
 
 
-def test_no_plugin_imports_another_plugin() -> None:
-    packages = {p.name for p in ROOT.glob("plugins/*/callgate_*") if p.is_dir()} | \
-        {p.name for p in ROOT.glob("contrib/*/callgate_*") if p.is_dir()}
+def _packages(root: Path, *patterns: str) -> list[Path]:
+    return sorted(p for pattern in patterns for p in root.glob(pattern) if p.is_dir())
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, name)`` of every absolute import in ``path``: ``import m`` gives ``m``, ``from
+    m import a`` gives ``m.a`` (so a private name from a public module shows)."""
     found = []
-    for package in [*ROOT.glob("plugins/*/callgate_*"), *ROOT.glob("contrib/*/callgate_*")]:
-        for path in package.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
-                    else []
-                for name in names:
-                    top = name.split(".")[0]
-                    if top in packages and top != package.name:
-                        found.append(f"{path.relative_to(ROOT)} imports {name}")
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def _private(module: str) -> bool:
+    """``callgate._x`` (or deeper): the core's private modules and names (dunders aside)."""
+    parts = module.split(".")
+    return parts[0] == "callgate" and any(
+        p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in parts[1:])
+
+
+def import_violations(root: Path) -> list[str]:
+    """The import rule of the tiers (issue 31): plugins import ``callgate`` and libraries,
+    never each other, never ``callgate._*``; libraries (``libs/``) the same, and never a
+    plugin; the core never a library or a plugin."""
+    plugins = _packages(root, "plugins/*/callgate_*", "contrib/*/callgate_*",
+                        "examples/*/callgate_*")
+    libraries = _packages(root, "libs/*/callgate_*")
+    plugin_names = {p.name for p in plugins}
+    library_names = {p.name for p in libraries}
+    found = []
+
+    def check(package: Path | None, files: list[Path], banned: set[str], what: str) -> None:
+        for path in files:
+            for line, module in _imports(path):
+                top = module.split(".")[0]
+                where = f"{path.relative_to(root)}:{line}"
+                if top in banned and (package is None or top != package.name):
+                    found.append(f"{where}: {what} imports {module}")
+                elif package is not None and _private(module):
+                    found.append(f"{where}: {what} imports the core's private {module}")
+
+    for package in plugins:
+        check(package, sorted(package.rglob("*.py")), plugin_names, "a plugin")
+    for package in libraries:
+        check(package, sorted(package.rglob("*.py")), plugin_names, "a library")
+    check(None, sorted((root / "core" / "callgate").rglob("*.py")),
+          plugin_names | library_names, "the core")
+    return sorted(set(found))
+
+
+def test_plugins_import_callgate_and_libraries_never_each_other_nor_callgate_private() -> None:
+    assert _packages(ROOT, "libs/*/callgate_*"), "no library found in libs/"
+    found = import_violations(ROOT)
     assert not found, "\n".join(found)
+
+
+def test_the_import_rule_catches_each_kind_of_violation(tmp_path: Path) -> None:
+    """Planted violations: one of each kind is reported, and only those."""
+    files = {
+        "plugins/a/callgate_a/__init__.py": "from callgate import ToolSpec, __version__\n"
+                                            "from callgate_toolkit.walk import walk_files\n"
+                                            "from . import _own\n",
+        "plugins/a/callgate_a/bad.py": "import callgate_b.tools\n"
+                                       "from callgate._model import ToolResult\n"
+                                       "from callgate.files import _gate_private\n",
+        "plugins/b/callgate_b/__init__.py": "from callgate_a import x\n",
+        "libs/callgate-toolkit/callgate_toolkit/walk.py": "import callgate_a\n"
+                                                           "from callgate import _errors\n",
+        "core/callgate/_host.py": "from callgate_toolkit import fifo\n",
+        "core/callgate/_ok.py": "from ._model import ToolResult\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = [line.split(": ", 1)[1] for line in import_violations(tmp_path)]
+    assert found == [
+        "the core imports callgate_toolkit.fifo",
+        "a library imports callgate_a",
+        "a library imports the core's private callgate._errors",
+        "a plugin imports callgate_b.tools",
+        "a plugin imports the core's private callgate._model.ToolResult",
+        "a plugin imports the core's private callgate.files._gate_private",
+        "a plugin imports callgate_a.x",
+    ], found
+
+
+#: What only plugins and libraries need (issue 31): the shell-line parser, the walker's
+#: .gitignore rules, the file watcher's and the directory watches' kernel bindings.
+PLUGIN_ONLY = {"tree-sitter": "tree_sitter", "tree-sitter-bash": "tree_sitter_bash",
+               "pathspec": "pathspec", "watchfiles": "watchfiles",
+               "inotify-simple": "inotify_simple"}
+
+
+def test_the_bare_core_neither_declares_nor_imports_what_only_plugins_need() -> None:
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[\s\[<>=;~!]", d)[0] for d in declared}
+    assert not names & set(PLUGIN_ONLY), names & set(PLUGIN_ONLY)
+    found = [f"{path.relative_to(ROOT)}:{line}: {module}"
+             for path in sorted(CORE.rglob("*.py")) for line, module in _imports(path)
+             if module.split(".")[0] in PLUGIN_ONLY.values()]
+    assert not found, found
 
 
 # --- every hook has a test plugin ----------------------------------------------------------------

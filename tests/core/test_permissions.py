@@ -12,6 +12,7 @@ import pytest
 from callgate import Decision, Host, hookimpl
 from callgate._permissions.rules import compile_spec
 from callgate.host import BootError, ConfigError
+from callgate_commandline import COMMAND
 
 from .permission_tools import GateTools, ProxyTools
 from .plugin_dist import callgate, make_plugin
@@ -269,7 +270,7 @@ def test_aliases_are_checked_under_their_primary_name(gate) -> None:
     ("url", "domain:example.com", "https://example.com.evil.test/", False),
 ])
 def test_spec_matching(kind, spec, value, matches) -> None:
-    assert compile_spec(kind, spec)(value) is matches
+    assert compile_spec(kind, spec, {"command": COMMAND})(value) is matches
 
 
 def test_path_rules_match_workspace_relative_paths(gate) -> None:

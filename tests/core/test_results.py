@@ -239,10 +239,21 @@ def test_large_results_live_in_the_session_store_not_the_directory(callgate_sess
     assert call.shown == r.text and call.result_bytes == len(text.encode())
 
 
-def test_eviction_drops_the_oldest_whole_and_says_so(callgate_session, tmp_path: Path) -> None:
+@pytest.mark.parametrize("start_applied_first", [False, True])
+def test_eviction_drops_the_oldest_whole_and_says_so(callgate_session, tmp_path: Path,
+                                                     start_applied_first: bool) -> None:
     session_dir = tmp_path / "session"
     s = callgate_session(plugins=[Producer()], session_dir=session_dir,
                          config={"results": {"store_max_bytes": 250_000}})
+    if start_applied_first:  # the recorder wrote each call's start before its end came
+        journal = s.session.journal
+        call_ended = journal.call_ended
+
+        def flushed_first(*args: Any, **kwargs: Any) -> Any:
+            journal.recorder.flush()
+            return call_ended(*args, **kwargs)
+
+        journal.call_ended = flushed_first
     texts = {f"c{i}": long_text(100_000 + i) for i in range(1, 4)}
     refs = {}
     for call_id, text in texts.items():

@@ -178,7 +178,7 @@ def figures(classify: object) -> dict[str, int]:
 
 
 if __name__ == "__main__":
-    from callgate._readonly import readonly_command
+    from callgate_commandline import readonly_command
 
     print(figures(readonly_command))
     for line in READS:

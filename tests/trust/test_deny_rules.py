@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate._commands import analyze_command
 from callgate.testing import run_replay
+from callgate_commandline import analyze_command
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

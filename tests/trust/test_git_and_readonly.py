@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate._readonly import readonly_command
 from callgate.testing import run_replay
+from callgate_commandline import readonly_command
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -382,14 +382,14 @@ def test_attack_a_strict_child_sees_the_workspace_read_only_in_the_sandbox(
 def test_a_classifier_mistake_still_cannot_write_in_the_sandbox(
         callgate_session: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Simulate a hole in the allow-list: the read-only mount still refuses the write."""
-    import callgate._readonly
+    import callgate_commandline._readonly
     import callgate_files
     import callgate_sandbox
     import callgate_shell
     from callgate import ChildProfile
 
-    monkeypatch.setattr(callgate._readonly, "readonly_command", lambda text, dialect="posix":
-                        None)
+    monkeypatch.setattr(callgate_commandline._readonly, "readonly_command",
+                        lambda text, dialect="posix": None)
     parent = callgate_session(plugins=[callgate_files, callgate_shell, callgate_sandbox],
                               config={"sandbox": {"enabled": True}}, files={"a.txt": "a\n"})
     child = parent.child(ChildProfile(name="explore", read_only=True))

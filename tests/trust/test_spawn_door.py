@@ -354,7 +354,7 @@ def test_attack_host_secrets_reach_an_mcp_prompt_server(tmp_path: Path) -> None:
 def planted_rg(tmp_path: Path, evidence: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The host's rg is the planted recorder (it then reports no match)."""
     rg = planted(tmp_path / "host-rg", "rg", recorder(evidence))
-    monkeypatch.setattr(callgate_search._plugin, "find_rg", lambda: str(rg))
+    monkeypatch.setattr(callgate_search.plugin, "find_rg", lambda: str(rg))
 
 
 def test_attack_host_secrets_reach_grep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

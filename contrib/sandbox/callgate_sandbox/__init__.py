@@ -35,9 +35,9 @@ module (``sandbox = "callgate_sandbox"``).
 
 from ._backend import Backend, Policy, Probe
 from ._bwrap import BwrapBackend
-from ._config import CONFIG_SCHEMA, SandboxConfig
 from ._hints import refusal_hint
-from ._plugin import (
+from .config import CONFIG_SCHEMA, SandboxConfig
+from .plugin import (
     SANDBOX,
     ActiveSandbox,
     SessionSandbox,

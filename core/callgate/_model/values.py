@@ -213,11 +213,13 @@ class PermissionSubject:
     it), then more readings that a deny or ask rule is also tried on (any match
     fires). web_fetch's normalises URLs, so ``https://host./%73ecret`` cannot slip
     past a rule written for ``https://host/secret``. Empty: the raw value only.
-    ``dialect`` is the command language a ``command`` subject is parsed in: ``"posix"``
-    (sh and bash) or ``"pwsh"`` (PowerShell).
+    ``kind`` is built in (``path``, ``pattern``, ``url``) or supplied by a plugin
+    (`callgate.permissions.SubjectKind`: the shell's ``command``). ``dialect`` is the
+    language a supplied kind parses its values in: for ``command``, ``"posix"`` (sh and
+    bash) or ``"pwsh"``.
     """
 
-    kind: Literal["command", "path", "pattern", "url"]
+    kind: str
     arguments: tuple[str, ...]
     forms: Callable[[str], Sequence[str]] | None = attrs.field(default=None, eq=False)
     dialect: str = "posix"

@@ -9,20 +9,19 @@ and connects) are answered by the plugin that owns them
 (``registry.add_rule_names``). The spec is matched against the tool's
 *permission subject* (`PermissionSubject`):
 
-- ``command``: ``cmd:*`` is a word-boundary prefix match, applied to every
-  command the line would run (`analyze_command`: lists, pipelines,
-  substitutions, wrappers such as ``timeout`` or ``bash -c``, launchers such as
-  ``uv run``, and ``git`` without its global options). A deny or ask rule
-  fires when any command matches, when a command whose arguments are completed
-  at run time (``echo push | xargs git``) could grow into a match, or when
-  anything in the line cannot be decided statically (``eval``, ``$cmd``, a git
-  alias defined on the line, ...); an allow rule covers a call only when every
-  command is matched by some allow rule (an open-ended one only by a ``:*`` or
-  ``*`` rule). A redirection
-  that writes a file is judged as a write by ``Edit`` rules: deny and ask
-  ``Edit`` rules fire on it, and it is covered only by an ``Edit`` allow
-  rule (or by a spec-less ``Bash`` allow). Rules are a policy aid; the
-  sandbox is the boundary.
+- a kind a plugin supplies (`callgate.permissions.SubjectKind`,
+  ``Registry.add_subject_kind``): the shell plugin's ``command`` splits a line
+  into the commands it would run (`SubjectPart`, callgate-commandline: lists,
+  pipelines, substitutions, wrappers, launchers, ``git`` without its global
+  options). A deny or ask rule
+  fires when any part matches, when a part whose tail is completed at run time
+  (``echo push | xargs git``) could grow into a match, or when a part cannot be
+  decided statically; an allow rule covers a call only when every part is
+  matched by some allow rule (an open-ended part only by a rule ending in
+  ``*``). A file the value writes (a redirection) is judged as a write by
+  ``Edit`` rules: deny and ask ``Edit`` rules fire on it, and it is covered only
+  by an ``Edit`` allow rule (or by a spec-less allow of the tool). Rules are a
+  policy aid; the sandbox is the boundary.
 - ``path``: a glob on the workspace-relative path, in the one glob dialect
   ``glob`` and ``grep`` use too (`callgate.paths.compile_glob`: ``*`` and ``?``
   never cross ``/``, ``**`` does, ``{a,b}`` alternates), matched against the
@@ -41,7 +40,6 @@ rule's text; rules naming no known tool are warnings.
 from __future__ import annotations
 
 import difflib
-import functools
 import json
 import logging
 import os
@@ -49,11 +47,10 @@ import posixpath
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
-from .._commands import analyze_command, normalize, suggested_prefix
 from .._fs.globs import GlobError, compile_glob
 from .._model.errors import ConfigError
 from .._model.spec import NAME_RULE, ToolSpec
@@ -174,6 +171,55 @@ class Unit:
 
 
 Matcher = Callable[[str], bool]
+#: The subject kinds the engine knows itself; any other comes from a plugin (`SubjectKind`).
+BUILTIN_KINDS = frozenset({"path", "pattern", "url"})
+
+
+class SubjectPart(NamedTuple):
+    """One thing the rules of a plugin's subject kind judge in a value: a command of a shell
+    line, or (``writes``) a file the value writes, which ``Edit`` rules judge.
+
+    ``forms`` are what a deny or ask rule is tried on (any match fires; empty: the
+    label); ``allow_forms`` what an allow rule must match one of (empty: ``forms``).
+    ``undecidable`` says why the part cannot be judged statically: it then matches every
+    deny and ask rule and no allow rule covers it. ``open_tail``: arguments are appended
+    at run time, so a rule the part could grow into fires. A ``writes`` part's label is
+    the path written (``undecidable`` when it is computed at run time). A named tuple:
+    a shell line makes several per decision, and it is the cheapest value to build.
+    """
+
+    label: str
+    forms: tuple[str, ...] = ()
+    allow_forms: tuple[str, ...] = ()
+    undecidable: str | None = None
+    open_tail: bool = False
+    writes: bool = False
+
+
+@attrs.frozen
+class SubjectKind:
+    """A permission subject kind a plugin supplies at boot (``Registry.add_subject_kind``);
+    the shell plugin supplies ``command``.
+
+    - ``parts(value, dialect)``: what rules judge in one argument value.
+    - ``matcher(spec)``: the predicate a ``Tool(spec)`` rule applies to a form; raises
+      `ValueError` (its message is shown) for a malformed spec.
+    - ``could_grow_into(spec, form)``: whether words appended to an ``open_tail`` form
+      could make it match ``spec``.
+    - ``suggest(label)``: the spec of an allow rule that would cover a part.
+    - ``claims(spec)``: whether a spec of a rule naming a tool not loaded here reads as
+      this kind (checked as one at boot).
+    - ``read_only(value, dialect)``: ``None`` when the value only reads, else why not; a
+      strictly read-only subagent runs a tool of this kind only on such a value.
+    """
+
+    name: str
+    parts: Callable[[str, str], Sequence[SubjectPart]]
+    matcher: Callable[[str], Matcher]
+    could_grow_into: Callable[[str, str], bool] | None = None
+    suggest: Callable[[str], str] | None = None
+    claims: Callable[[str], bool] | None = None
+    read_only: Callable[[str, str], str | None] | None = None
 
 
 # --- spec matchers -----------------------------------------------------------------
@@ -188,18 +234,6 @@ def _is_abs(value: str) -> bool:
     return value.startswith("/") or bool(re.match(r"^[A-Za-z]:/", value))
 
 
-def could_grow_into(spec: str, form: str) -> bool:
-    """Whether words appended to the command ``form`` could make it match the command
-    spec ``spec`` (for a command whose tail is filled in at run time)."""
-    text = normalize(spec)
-    if text.endswith(":*"):
-        text = text[:-2].rstrip()
-    head, star, _rest = text.partition("*")
-    if star:  # a wildcard in the spec: anything that agrees with its literal start may grow
-        return head.startswith(form + " ") or (form + " ").startswith(head) or head.startswith(form)
-    return text.startswith(form + " ")
-
-
 def _clean_path_pattern(spec: str) -> str:
     spec = spec.replace("\\", "/") if os.sep == "\\" else spec
     if spec.startswith("~"):
@@ -208,23 +242,15 @@ def _clean_path_pattern(spec: str) -> str:
     return "." if cleaned in ("", "./") else cleaned
 
 
-def compile_spec(kind: str, spec: str) -> Matcher:
-    """The matcher for ``spec`` under a subject ``kind``; `RuleError` when malformed."""
-    if kind == "command":
-        text = normalize(spec)
-        if ":*" in text[:-2]:
-            raise RuleError(":* is only allowed at the end of a command spec")
-        if text.endswith(":*"):
-            prefix = text[:-2].rstrip()
-            if not prefix:
-                raise RuleError(
-                    "the command prefix before :* is empty; write the tool or "
-                    "group name alone to match every command"
-                )
-            regex = re.compile(_star_regex(prefix) + r"(?: .*)?", re.DOTALL)
-        else:
-            regex = re.compile(_star_regex(text), re.DOTALL)
-        return lambda value: regex.fullmatch(value) is not None
+def compile_spec(kind: str, spec: str, kinds: Mapping[str, SubjectKind] | None = None) -> Matcher:
+    """The matcher for ``spec`` under a subject ``kind`` (a built-in one, or one of
+    ``kinds``, which plugins supply); `RuleError` when malformed."""
+    supplied = (kinds or {}).get(kind)
+    if supplied is not None:
+        try:
+            return supplied.matcher(spec)
+        except ValueError as exc:
+            raise RuleError(str(exc)) from None
     if kind == "path":
         pattern = _clean_path_pattern(spec)
         absolute = _is_abs(pattern)
@@ -250,7 +276,7 @@ def compile_spec(kind: str, spec: str) -> Matcher:
     if kind in ("pattern", "url"):
         regex = re.compile(_star_regex(spec), re.DOTALL)
         return lambda value: regex.fullmatch(value) is not None
-    raise RuleError(f"unknown permission subject kind {kind!r}")
+    raise RuleError(f"unknown permission subject kind {kind!r} (no loaded plugin supplies it)")
 
 
 # --- subjects ----------------------------------------------------------------------------
@@ -296,46 +322,44 @@ def _path_unit(text: str, workspace: Any, role: str = "subject") -> Unit:
     return Unit(loose, (written, resolved), written[0], role=role)
 
 
-def command_units(text: str, flavor: str, session: Any = None) -> list[Unit]:
-    """The units of one command line: its commands, then the files it writes by redirection."""
-    line = analyze_command(text, flavor)
-    units = [
-        Unit(
-            c.forms or (c.text,),
-            (c.allow_forms or (c.text,),),
-            c.text,
-            c.undecidable,
-            open_tail=c.open_tail,
-        )
-        for c in line.commands
-    ]
+def part_units(kind: SubjectKind, text: str, dialect: str, session: Any = None) -> list[Unit]:
+    """The units of one value of a plugin's subject kind: its parts, files written last."""
     workspace = getattr(session, "workspace", None)
-    for redirection in line.writes:
-        if redirection.target is None:
+    units: list[Unit] = []
+    for part in kind.parts(text, dialect):
+        if not part.writes:
+            forms = part.forms or (part.label,)
             units.append(
                 Unit(
-                    (),
-                    (),
-                    redirection.text,
-                    "the redirection target is computed at run time",
-                    role="write",
+                    forms,
+                    (part.allow_forms or forms,),
+                    part.label,
+                    part.undecidable,
+                    open_tail=part.open_tail,
                 )
             )
+        elif part.undecidable is not None:
+            units.append(Unit((), (), part.label, part.undecidable, role="write"))
         else:
-            units.append(_path_unit(redirection.target, workspace, role="write"))
+            units.append(_path_unit(part.label, workspace, role="write"))
     return units
 
 
 def subject_units(
-    spec: ToolSpec, arguments: Mapping[str, Any], session: Any = None, name: str | None = None
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    session: Any = None,
+    name: str | None = None,
+    kinds: Mapping[str, SubjectKind] | None = None,
 ) -> list[Unit]:
     """What the call's ``Tool(spec)`` rules are matched against (empty: no subject)."""
     subject = spec.permission_subject
     if subject is None or not isinstance(arguments, Mapping):
         return []
     values = [v for arg in subject.arguments for v in _strings(arguments.get(arg))]
-    if subject.kind == "command":
-        return [u for text in values for u in command_units(text, subject.dialect, session)]
+    supplied = (kinds or {}).get(subject.kind)
+    if supplied is not None:
+        return [u for text in values for u in part_units(supplied, text, subject.dialect, session)]
     if subject.kind == "path":
         if not values:
             values = ["."]  # a directory argument left out means the workspace root
@@ -379,6 +403,7 @@ class RuleEngine:
         other_tools: Mapping[str, ToolSpec] | None = None,
         source: ConfigSource | None = None,
         rule_names: Iterable[RuleNames] = (),
+        kinds: Mapping[str, SubjectKind] | None = None,
     ) -> None:
         self.mode: str = config.get("mode", "allow")
         self.ask_without_approver: str = config.get("ask_without_approver", "deny")
@@ -391,6 +416,10 @@ class RuleEngine:
         self.warnings: list[str] = []
         self._source = source
         self._rule_names = list(rule_names)
+        #: the subject kinds plugins supply (the shell's ``command``), by name
+        self.kinds: dict[str, SubjectKind] = dict(kinds or {})
+        self._grows = {name: k.could_grow_into for name, k in self.kinds.items()}
+        self._matchers: dict[tuple[str, str], Matcher] = {}
         self.rules: list[Rule] = []
         for action in ACTIONS:
             for index, text in enumerate(config.get(action, [])):
@@ -410,6 +439,7 @@ class RuleEngine:
             other_tools={s.name: s for s in host.registry.other_os_tools()},
             source=host.config_source,
             rule_names=[recognize for _plugin, recognize in host.registry.rule_names()],
+            kinds=host.registry.subject_kinds(),
         )
 
     # --- boot checks ---------------------------------------------------------------
@@ -463,7 +493,7 @@ class RuleEngine:
             if group and not kinds:
                 self._warn(rule, f"matches nothing: no {rule.tool} tool has a permission subject")
             if not members:
-                self._matcher(_guess_kind(rule.spec), rule.spec)
+                self._matcher(self._guess_kind(rule.spec), rule.spec)
         if group or rule.tool in names or rule.tool in self.other_tools:
             return
         if any(c in rule.tool for c in "*?["):
@@ -489,10 +519,15 @@ class RuleEngine:
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         self._warn(rule, f"names {rule.tool!r}, which is not a registered tool{hint}")
 
-    @staticmethod
-    @functools.cache
-    def _matcher(kind: str, spec: str) -> Matcher:
-        return compile_spec(kind, spec)
+    def _matcher(self, kind: str, spec: str) -> Matcher:
+        matcher = self._matchers.get((kind, spec))
+        if matcher is None:
+            matcher = self._matchers[kind, spec] = compile_spec(kind, spec, self.kinds)
+        return matcher
+
+    def _guess_kind(self, spec: str) -> str:
+        """For a rule naming a tool not loaded here: the kind its spec most likely reads as."""
+        return next((k.name for k in self.kinds.values() if k.claims and k.claims(spec)), "pattern")
 
     # --- matching ------------------------------------------------------------------
 
@@ -519,24 +554,22 @@ class RuleEngine:
         if kind is None:
             return None
         matcher = self._matcher(kind, rule.spec)
+        grows = self._grows.get(kind)
         return next(
             (
                 u
                 for u in units
                 if u.undecidable is not None
                 or any(matcher(form) for form in u.loose)
-                or (
-                    u.open_tail
-                    and kind == "command"
-                    and any(could_grow_into(rule.spec, f) for f in u.loose)
-                )
+                or (u.open_tail and grows is not None and any(grows(rule.spec, f) for f in u.loose))
             ),
             None,
         )
 
     def _edit_rules(self, kind: str | None) -> list[Rule]:
-        """``Edit`` rules, which also judge the files a shell command writes by redirection."""
-        return [r for r in self.rules if r.tool == "Edit"] if kind == "command" else []
+        """``Edit`` rules, which also judge the files a value of a plugin's kind writes (a
+        shell command's redirections)."""
+        return [r for r in self.rules if r.tool == "Edit"] if kind in self.kinds else []
 
     def decide(
         self, name: str, spec: ToolSpec | None, arguments: Any, session: Any = None
@@ -548,7 +581,7 @@ class RuleEngine:
         if not rules and not edits:
             return None
         units = (
-            subject_units(spec, arguments, session, name)
+            subject_units(spec, arguments, session, name, self.kinds)
             if spec is not None and (edits or any(r.spec is not None for r in rules))
             else []
         )
@@ -667,15 +700,16 @@ class RuleEngine:
         ]
         edit_allows = [r for r in self._edit_rules(kind) if r.action == "allow"]
         wanted: list[str] = []
-        for unit in subject_units(spec, arguments, session, name):
+        suggest = getattr(self.kinds.get(kind), "suggest", None)
+        for unit in subject_units(spec, arguments, session, name, self.kinds):
             if self._covering_rule(unit, allows, kind, edit_allows) is not None:
                 continue
             if unit.undecidable is not None:
                 rule = group or name  # only a rule without a spec can allow it
             elif unit.role == "write":
                 rule = f"Edit({unit.label})"
-            elif kind == "command":
-                rule = f"{group or name}({suggested_prefix(unit.label)}:*)"
+            elif suggest is not None:
+                rule = f"{group or name}({suggest(unit.label)})"
             elif kind == "url":
                 host = urllib.parse.urlsplit(unit.label).hostname if "://" in unit.label else None
                 rule = f"{name}(domain:{host})" if host else f"{name}({unit.label})"
@@ -702,19 +736,15 @@ def _why(unit: Unit) -> str:
     return f"it matches {json.dumps(unit.label)}"
 
 
-def _guess_kind(spec: str) -> str:
-    """For a rule naming a tool not loaded here: check the spec the way it most likely reads."""
-    if spec.endswith(":*"):
-        return "command"
-    return "pattern"
-
-
 __all__ = [
+    "BUILTIN_KINDS",
     "CONFIG_SCHEMA",
     "Rule",
     "RuleEngine",
     "RuleError",
-    "command_units",
+    "SubjectKind",
+    "SubjectPart",
     "compile_spec",
+    "part_units",
     "subject_units",
 ]

@@ -8,10 +8,11 @@ its target), before hooks, permission and dispatch.
 
 A strict read-only profile (``read_only=True``) lets a call run only when
 
-- its effective tool is read-only for these arguments; a shell tool (a ``command``
-  permission subject in the ``posix`` dialect) only in the foreground and only for a
-  command line `readonly_command` classifies as read-only (a real bash parser decides;
-  whatever it cannot decide is refused, never guessed);
+- its effective tool is read-only for these arguments; a tool whose permission subject
+  kind a plugin supplies with a read-only verdict (`SubjectKind.read_only`: the shell's
+  ``command``, callgate-commandline's `readonly_command`, a real bash parser; whatever it
+  cannot decide is refused, never guessed) only in the foreground and only for a value
+  the verdict accepts;
 - a capability the host does not register itself (an MCP tool behind a proxy) is
   read-only (``readOnlyHint``, trusted server) and not destructive;
 - it is none of the names plugins gave `Registry.deny_in_read_only_children` (the tasks
@@ -24,10 +25,11 @@ smallest ``max_depth`` of its profiles, else `DEFAULT_MAX_DEPTH`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._model.values import ToolResult
+from .._permissions.rules import BUILTIN_KINDS
 from .childprofile import ChildProfile, _matches
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ def available(
 
 def _candidate(spec: ToolSpec) -> tuple[str, bool]:
     """``(name, writer)``: ``writer`` when a strict child cannot have the tool at all."""
-    return spec.name, spec.read_only is False and not _is_shell(spec)
+    return spec.name, spec.read_only is False and not _judged_per_value(spec)
 
 
 @functools.lru_cache(maxsize=256)
@@ -147,7 +149,7 @@ def left_out(session: Session, name: str) -> ToolResult | None:
     for profile in session.profiles:
         if not profile.allows_name(name, denials):
             return _refused(profile, name, _why_name(profile, name, denials))
-        if profile.read_only and spec.read_only is False and not _is_shell(spec):
+        if profile.read_only and spec.read_only is False and not _judged_per_value(spec):
             return _refused(
                 profile, name, "it is not read-only, and this subagent is strictly read-only"
             )
@@ -177,14 +179,15 @@ def _flags(
         return None
     if not profile.read_only or step.read_only:
         return None
-    if _is_shell(tool):
-        return _shell_refusal(tool, step)
+    verdict = _verdict(tool, session.host.registry)
+    if verdict is not None:
+        return _classified_refusal(tool, step, verdict)
     return "it is not read-only, and this subagent is strictly read-only"
 
 
-def _shell_refusal(tool: ToolSpec, step: Step) -> str | None:
-    from .._readonly import readonly_command
-
+def _classified_refusal(
+    tool: ToolSpec, step: Step, readonly_command: Callable[[str, str], str | None]
+) -> str | None:
     arguments = step.call.arguments
     if arguments.get("run_in_background"):
         return "a read-only subagent runs commands in the foreground only"
@@ -202,9 +205,18 @@ def _shell_refusal(tool: ToolSpec, step: Step) -> str | None:
     return None
 
 
-def _is_shell(spec: ToolSpec) -> bool:
+def _judged_per_value(spec: ToolSpec) -> bool:
+    """A tool of a plugin-supplied subject kind (a shell): a strict child keeps it and
+    judges each call by the kind's read-only verdict."""
     subject = spec.permission_subject
-    return subject is not None and subject.kind == "command"
+    return subject is not None and subject.kind not in BUILTIN_KINDS
+
+
+def _verdict(spec: ToolSpec, registry: Any) -> Callable[[str, str], str | None] | None:
+    """The read-only verdict of the tool's plugin-supplied subject kind (the shell's)."""
+    subject = spec.permission_subject
+    kind = registry.subject_kinds().get(subject.kind) if subject is not None else None
+    return kind.read_only if kind is not None else None
 
 
 def _external(step: Step, registry: Any) -> bool:

@@ -101,6 +101,7 @@ def shaped(
     and its span's outcome."""
     if step.record is not None:
         item.end = _ended(state, step, result, complete, shown, item.seq)
+        state.results.recorded()  # a store trim this call caused goes in after its record
         if notices:
             state.journal.notices(notices)
     _end_span(step, result)

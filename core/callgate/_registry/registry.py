@@ -29,12 +29,14 @@ from .._model.errors import BootError, ConfigError
 from .._model.keys import SessionKey
 from .._model.spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
 from .._permissions.boot import RuleNames
+from .._permissions.rules import BUILTIN_KINDS
 from .._validation.compiled import Compiled, compile_schema
 
 if TYPE_CHECKING:
     import pluggy
 
     from .._config.layers import LayeredSource
+    from .._permissions.rules import SubjectKind
 
 log = logging.getLogger("callgate")
 
@@ -66,6 +68,7 @@ class Registry:
         #: keys of an extensible table that no loaded plugin declares (boot warnings)
         self.warnings: list[str] = []
         self._rule_names: list[tuple[str, RuleNames]] = []
+        self._subject_kinds: dict[str, tuple[str, SubjectKind]] = {}
         self._other_os: dict[str, ToolSpec] = {}
         self._info: dict[str, list[str]] = {}
         self._strict_denials: list[str] = []
@@ -231,6 +234,23 @@ class Registry:
         self._check_open()
         self._rule_names.append((self.current_plugin or "<unknown>", recognize))
 
+    def add_subject_kind(self, kind: SubjectKind) -> None:
+        """Supply a permission subject kind (`callgate.permissions.SubjectKind`: how
+        ``Tool(spec)`` rules judge its values, and its read-only verdict); the shell
+        supplies ``command``. The same kind added again is fine; another kind under a
+        taken or built-in name is a boot error."""
+        self._check_open()
+        plugin = self.current_plugin or "<unknown>"
+        if kind.name in BUILTIN_KINDS:
+            raise BootError(f"plugin {plugin}: subject kind {kind.name!r} is built in")
+        owner, existing = self._subject_kinds.get(kind.name, (plugin, kind))
+        if existing != kind:
+            raise BootError(
+                f"subject kind {kind.name!r} is supplied by plugin {owner} and "
+                f"differently by plugin {plugin}; remove or block one of them"
+            )
+        self._subject_kinds.setdefault(kind.name, (plugin, kind))
+
     def add_info(self, line: str) -> None:
         """A line ``callgate plugins`` shows under the plugin: a state chosen at boot that
         its tools do not show (the sandbox's active backend, ...)."""
@@ -246,6 +266,15 @@ class Registry:
     def freeze(self) -> None:
         for table, extensions in self._extensible.items():
             self._tables[table] = self._extensible_table(table, bool(extensions))
+        for spec in (*self._tools.values(), *self._other_os.values()):
+            kind = spec.permission_subject.kind if spec.permission_subject else None
+            if kind is not None and kind not in BUILTIN_KINDS and kind not in self._subject_kinds:
+                raise BootError(
+                    f"plugin {spec.plugin}: tool {spec.name}: no loaded plugin "
+                    f"supplies its permission subject kind {kind!r} "
+                    "(Registry.add_subject_kind; the shell plugin supplies "
+                    "'command')"
+                )
         for spec in self._tools.values():
             if spec.alias_of:
                 primary = self._tools.get(spec.alias_of)
@@ -364,6 +393,10 @@ class Registry:
     def rule_names(self) -> list[tuple[str, RuleNames]]:
         """``(plugin, recognize)`` for every `add_rule_names`, in registration order."""
         return list(self._rule_names)
+
+    def subject_kinds(self) -> dict[str, SubjectKind]:
+        """The subject kinds plugins supplied (`add_subject_kind`), by name."""
+        return {name: kind for name, (_plugin, kind) in self._subject_kinds.items()}
 
     def info(self, plugin: str) -> tuple[str, ...]:
         """The `add_info` lines of one plugin, in the order it added them."""

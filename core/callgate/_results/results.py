@@ -155,6 +155,9 @@ class ResultStore:
         self._store = store
         self._session = session
         self._trim = trim
+        #: a trim of the store is owed: it is sent once the call that caused it is recorded,
+        #: so the store counts that call's text too (sent at once it raced the record)
+        self._trim_due = False
         self.max_bytes = max_bytes
         self.memory_budget = memory_budget
         self.memory_bytes = 0
@@ -228,6 +231,7 @@ class ResultStore:
         """Keep ``text`` whole; returns the entry (its ``ref`` is computed on demand). With a
         session store, the caller links it to the call's record (``item.end``)."""
         data = text.encode("utf-8", "surrogatepass")
+        self.recorded()  # an earlier call that was never recorded still owes its trim
         with self._lock:
             self._seq += 1
             item = StoredResult(self._seq, call_id, tool, len(data), store=self._store)
@@ -288,8 +292,16 @@ class ResultStore:
         if self._trim is not None and (
             evicted or self._total + self._stored_bytes > self.max_bytes
         ):
-            # the store keeps the newest complete texts up to the same bound (all processes)
+            # the store keeps the newest complete texts up to the same bound (all processes),
+            # trimmed once the newest call's record is on its way (`recorded`)
             self._stored_bytes = 0
+            self._trim_due = True
+
+    def recorded(self) -> None:
+        """The newest call's record has been submitted: send the store trim it owes, which
+        the recorder then applies after that record."""
+        if self._trim_due and self._trim is not None:
+            self._trim_due = False
             self._trim(self.max_bytes)
 
     def _from_store(

@@ -424,6 +424,7 @@ class Session:
             log.exception("a session_end hook failed")
         from . import durable as _durable
 
+        self.results.recorded()  # a trim still owed goes in before the session's last commit
         _durable.detach(self)
         self.results.close()
         self.workspace.close()  # the held roots go once no call is using them

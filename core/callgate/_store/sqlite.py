@@ -31,7 +31,15 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from . import records as m
-from .kit import json_value, preview, principal_filter, process_alive, result_facts
+from .kit import (
+    ENTRY_COLUMNS,
+    entry_from_row,
+    json_or_text,
+    owned_by,
+    preview_of,
+    process_alive,
+    result_facts,
+)
 
 log = logging.getLogger("callgate.store")
 
@@ -520,7 +528,7 @@ class SqliteStore:
             conn,
             "UPDATE sessions SET calls = calls + 1, preview = COALESCE(preview, ?), "
             "preview_from = COALESCE(preview_from, 'call') WHERE id = ?",
-            (preview(f"{op.name} {arguments}"), op.session),
+            (preview_of(f"{op.name} {arguments}"), op.session),
         )
 
     def _call_ended(self, conn: sqlite3.Connection, op: m.CallEnded) -> None:
@@ -565,7 +573,7 @@ class SqliteStore:
                 conn,
                 "UPDATE sessions SET preview = ?, preview_from = 'user' WHERE id = ? "
                 "AND (preview_from IS NULL OR preview_from <> 'user')",
-                (preview(op.text), op.session),
+                (preview_of(op.text), op.session),
             )
 
     def _notice(self, conn: sqlite3.Connection, op: m.NoticeRecorded) -> None:
@@ -705,7 +713,7 @@ class SqliteStore:
     ) -> m.SessionInfo | None:
         """The session with this id or name, or (``prefix``) whose id starts with ``key``
         (8 characters or more, if only one does); of ``principal`` only, when given."""
-        owned, owner = principal_filter(principal)
+        owned, owner = owned_by(principal)
         rows = self._query(
             self._SESSION + f" WHERE (id = ? OR name = ?){owned}", (key, key, *owner)
         )
@@ -744,7 +752,7 @@ class SqliteStore:
             where.append("workspace = ?")
             params.append(workspace)
         if principal is not None:
-            owned, owner = principal_filter(principal)
+            owned, owner = owned_by(principal)
             where.append(owned.removeprefix(" AND "))
             params.extend(owner)
         if not children:
@@ -762,11 +770,7 @@ class SqliteStore:
             for r in self._query(self._SESSION + " WHERE parent = ? ORDER BY started", (session,))
         ]
 
-    _ENTRY = (
-        "SELECT kind, session, seq, role, at, batch, position, origin, call_id, name, "
-        "tool, arguments, ended, outcome, is_error, signature, permission, decided_by, "
-        "text, shown, result_ref, result_bytes, result_sha256 FROM entries"
-    )
+    _ENTRY = f"SELECT {', '.join(ENTRY_COLUMNS)} FROM entries"
 
     def entries(
         self,
@@ -790,7 +794,7 @@ class SqliteStore:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_entry(r) for r in self._query(sql, params)]
+        return [entry_from_row(r) for r in self._query(sql, params)]
 
     def calls(
         self, session: str, *, after: int = 0, limit: int | None = None
@@ -833,13 +837,13 @@ class SqliteStore:
                             f"session store {self.path} holds no session {session}", self.path
                         )
                     state = {
-                        (ns, key): json_value(value)
+                        (ns, key): json_or_text(value)
                         for ns, key, value in conn.execute(
                             "SELECT namespace, key, value FROM state WHERE session = ?", (session,)
                         )
                     }
                     ledger = {
-                        path_of(path): json_value(entry)
+                        path_of(path): json_or_text(entry)
                         for path, entry in conn.execute(
                             "SELECT path, entry FROM ledger WHERE session = ?", (session,)
                         )
@@ -867,7 +871,7 @@ class SqliteStore:
 
     def state(self, session: str) -> dict[tuple[str, str], Any]:
         return {
-            (ns, key): json_value(v)
+            (ns, key): json_or_text(v)
             for ns, key, v in self._query(
                 "SELECT namespace, key, value FROM state WHERE session = ?", (session,)
             )
@@ -875,7 +879,7 @@ class SqliteStore:
 
     def ledger(self, session: str) -> dict[str, Any]:
         return {
-            path_of(p): json_value(e)
+            path_of(p): json_or_text(e)
             for p, e in self._query("SELECT path, entry FROM ledger WHERE session = ?", (session,))
         }
 
@@ -928,7 +932,7 @@ class SqliteStore:
             filters.append(f"e.session IN ({','.join('?' * len(sessions))})")
             params.extend(sessions)
         if principal is not None:
-            owned, owner = principal_filter(principal, "s.principal")
+            owned, owner = owned_by(principal, "s.principal")
             filters.append(owned.removeprefix(" AND "))
             params.extend(owner)
         if tool is not None:
@@ -1228,60 +1232,3 @@ def _statements(sql: str) -> list[str]:
     if buf.strip():
         out.append(buf.strip())
     return out
-
-
-def _entry(row: tuple[Any, ...]) -> m.Entry:
-    kind = row[0]
-    if kind == "message":
-        return m.MessageRecord(row[1], row[2], row[3] or "", row[18] or "", row[4])
-    if kind == "notice":
-        return m.NoticeRecord(row[1], row[2], row[18] or "", row[4])
-    (
-        _,
-        session,
-        seq,
-        _role,
-        at,
-        batch,
-        position,
-        origin,
-        call_id,
-        name,
-        tool,
-        arguments,
-        ended,
-        outcome,
-        is_error,
-        signature,
-        permission,
-        decided_by,
-        text,
-        shown,
-        ref,
-        size,
-        sha,
-    ) = row
-    return m.CallRecord(
-        session,
-        seq,
-        call_id or "",
-        name or "",
-        tool,
-        json_value(arguments),
-        batch or 0,
-        position or 0,
-        origin,
-        at,
-        ended,
-        None if ended is None else round((ended - at) * 1000, 3),
-        outcome or m.RUNNING,
-        bool(is_error),
-        signature,
-        permission,
-        decided_by,
-        text,
-        shown,
-        ref,
-        size,
-        sha,
-    )

@@ -20,7 +20,7 @@ Entry point: ``[project.entry-points.callgate] ask = "callgate_ask"``.
 """
 
 from . import hookspecs
-from ._plugin import callgate_register_tools
-from ._tool import ASK_SCHEMA
+from .plugin import callgate_register_tools
+from .tools.ask import ASK_SCHEMA
 
 __all__ = ["ASK_SCHEMA", "callgate_register_tools", "hookspecs"]

@@ -11,10 +11,11 @@ Two promises are kept here, in one place each:
   any server an untrusted workspace config added) never relax a gate: its
   tools count as writers (plan mode blocks them, ``mode = "ask"`` asks); a
   ``destructiveHint`` still tightens.
-- `connect_decision`: every way to start a server (``mcp-server:<s>``, a call of
-  ``mcp-tool:<s>/<t>`` while it is not connected, ``auto_start``) is judged by
-  the same connect check: the rules for ``mcp_connect__<s>``, else the connect
-  fallback, and always an approval for a server an untrusted workspace added.
+- `connect_check`: every way to start a server (``mcp-server:<s>``, a call of
+  ``mcp-tool:<s>/<t>`` while it is not connected, ``auto_start``, another plugin's
+  tool such as an MCP prompt's slash command) is judged by the same connect check:
+  the rules for ``mcp_connect__<s>``, else the connect fallback, and always an
+  approval for a server an untrusted workspace added.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from callgate import Decision, ToolSpec
 
 if TYPE_CHECKING:
     from ._cache import McpToolInfo
-    from ._config import ServerConfig
+    from .config import ServerConfig
 
 _PROBE_SCHEMA: dict[str, Any] = {"type": "object"}
 COMMAND_SHOWN = 4000  # characters of a workspace server's command line an approval shows
@@ -99,14 +100,14 @@ def _command(config: ServerConfig) -> str:
     return f"{text[:half]} …[{len(text) - 2 * half} characters not shown]… {text[-half:]}"
 
 
-def connect_decision(host: Any, session: Any, config: ServerConfig,
-                     caller: str | None = None) -> Decision | None:
-    """What starting ``config``'s server needs: ``None`` (allowed without a prompt), or an
-    ``ask`` or ``deny`` `Decision`. ``caller`` is the MCP tool whose call would start it."""
+def connect_check(host: Any, session: Any, config: ServerConfig, start: str) -> Decision | None:
+    """What starting ``config``'s server needs, ``start`` being what the call does ("connecting
+    MCP server s starts it"): a ``deny``, an ``ask``, an ``allow`` (by a rule, or by the
+    ``ask`` mode's fallback for a trusted server), or ``None`` when only the ``allow`` mode
+    allows it. Also asked by other plugins whose tool starts a server
+    (``session.extension(MCP_SERVERS).connect_decision``: the commands plugin's MCP prompts)."""
     server = config.name
     connect = f"mcp_connect__{server}"
-    start = f"{caller} would start MCP server {server}" if caller else \
-        f"connecting MCP server {server} starts it"
     found = decision(host, session, connect)
     if found is not None and found.action == "deny":
         return Decision("deny", found.rule, f"{start}, and rule {found.rule} denies that")
@@ -116,17 +117,26 @@ def connect_decision(host: Any, session: Any, config: ServerConfig,
                         f"does not trust, so it needs approval each session; it runs: "
                         f"{_command(config)}")
     if found is not None:
-        if found.action == "allow":
-            return None
-        return Decision("ask", found.rule, start)
+        return Decision("allow" if found.action == "allow" else "ask", found.rule, start)
     fallback = mcp_fallback(host, read_only=False, destructive=False, trusted=config.trusted)
     if fallback == "allow":
-        return None
+        return None if mode(host) == "allow" else Decision("allow", None, start)
     if fallback == "deny":
         return Decision("deny", None, f"{start}, and no [permissions] rule allows that (the "
                         f'fallback is "deny"); allow = ["{connect}"] in [permissions] would '
                         "allow it")
     return Decision("ask", None, start)
+
+
+def connect_decision(host: Any, session: Any, config: ServerConfig,
+                     caller: str | None = None) -> Decision | None:
+    """What starting ``config``'s server needs: ``None`` (allowed without a prompt), or an
+    ``ask`` or ``deny`` `Decision`. ``caller`` is the MCP tool whose call would start it."""
+    server = config.name
+    start = f"{caller} would start MCP server {server}" if caller else \
+        f"connecting MCP server {server} starts it"
+    found = connect_check(host, session, config, start)
+    return None if found is None or found.action == "allow" else found
 
 
 def connect_allowed_without_asking(host: Any, session: Any, config: ServerConfig) -> bool:

@@ -24,11 +24,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from callgate import SessionKey, ToolError, ToolResult, process
+from callgate import Decision, SessionKey, ToolError, ToolResult, process
 from callgate.results import ImageBlock, TextBlock
 
+from . import _policy
 from ._cache import CachedServer, McpToolInfo, SchemaCache
-from ._config import MissingVariable, ServerConfig, cache_dir, server_config
+from .config import MissingVariable, ServerConfig, cache_dir, server_config
 
 if TYPE_CHECKING:
     from ._mcp_client import Launch, McpRuntime
@@ -104,6 +105,17 @@ class McpServers:
 
     def config(self, name: str) -> ServerConfig | None:
         return self._configs.get(name)
+
+    def connect_decision(self, name: str, start: str) -> Decision | None:
+        """What a call that starts server ``name`` needs, judged as its connect is
+        (``start`` says what the call does: "expanding a prompt of MCP server s starts
+        it"): a ``deny``, ``ask`` or ``allow`` `Decision`, or ``None`` when only the
+        ``allow`` mode allows it (then the call's own permission decides). ``None`` for a
+        server not configured. For plugins whose own tool starts a server."""
+        config = self._configs.get(name)
+        if config is None:
+            return None
+        return _policy.connect_check(self._session.host, self._session, config, start)
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         """Enable or disable a configured server from now on (running calls re-check)."""

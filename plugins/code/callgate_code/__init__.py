@@ -4,7 +4,7 @@
   TypeScript, Rust and Java files. Each grammar is its own PyPI wheel
   (``tree-sitter-python``, ``tree-sitter-go``, ...): nothing is downloaded at
   run time, and a missing wheel only makes its files unindexable. Directory
-  walks skip what grep skips (the core's walker, ``callgate.paths``).
+  walks skip what grep skips (the shared walker, ``callgate_toolkit.walk``).
 - ``delete_symbol`` removes one Go or Python definition with its doc comment
   or decorators, behind the host's observation gate, and returns a diff.
 
@@ -12,9 +12,9 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] code = "call
 """
 
 from ._languages import BY_EXTENSION, SUPPORTED, Grammar
-from ._plugin import callgate_register_tools
 from ._symbols import Parsed, parse
 from ._syntax import Symbol
+from .plugin import callgate_register_tools
 
 __all__ = ["BY_EXTENSION", "SUPPORTED", "Grammar", "Parsed", "Symbol",
            "callgate_register_tools", "parse"]

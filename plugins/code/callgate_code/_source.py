@@ -12,30 +12,13 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from typing import Any
 
-from callgate import ToolContext, ToolError
+from callgate import ToolError
 from callgate.paths import READ_FLAGS, ResolvedPath
 
-DEFAULT_MAX_FILE_BYTES = 1 << 20
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        # a workspace may only lower it (x-workspace, callgate's config layering): a parse
-        # costs ~100-350 x the file in memory
-        "max_file_bytes": {"type": "integer", "minimum": 1024, "maximum": 1 << 30,
-                           "default": DEFAULT_MAX_FILE_BYTES, "x-workspace": "min",
-                           "x-kind": "limit"},
-    },
-}
 _KINDS = ((stat_mod.S_ISFIFO, "a FIFO"), (stat_mod.S_ISCHR, "a character device"),
           (stat_mod.S_ISBLK, "a block device"), (stat_mod.S_ISSOCK, "a socket"),
           (stat_mod.S_ISDIR, "a directory"))
-
-
-def max_file_bytes(ctx: ToolContext) -> int:
-    return int(ctx.host.plugin_config_value("code", "max_file_bytes", DEFAULT_MAX_FILE_BYTES))
 
 
 def read_source(path: str | ResolvedPath, display: str, limit: int, tool: str

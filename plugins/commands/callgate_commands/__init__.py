@@ -12,13 +12,13 @@ those).
 Entry point: ``[project.entry-points.callgate] commands = "callgate_commands"``.
 """
 
-from ._plugin import (
+from ._sources import Command, command_dirs, discover
+from .plugin import (
     COMMAND_NAMES,
     SLASH_COMMAND,
     callgate_check_permission,
     callgate_register_tools,
 )
-from ._sources import Command, command_dirs, discover
 
 __all__ = [
     "COMMAND_NAMES",

@@ -7,9 +7,10 @@ connect (``<state>/commands/mcp-prompts/<identity>.json``, keyed by the server's
 identity, so a changed command line forgets them), and for a server never
 connected, one line saying how to list it. *Expanding* ``mcp:<s>:<p>`` (or
 listing ``mcp:<s>``) connects: the call is judged by the same check as a
-connect of ``<s>`` (`connect_decision`: the rules for ``mcp_connect__<s>``,
-else the connect fallback, and always an approval for a server an untrusted
-workspace config added), then a short-lived stdio child (its own process
+connect of ``<s>`` (``session.extension(MCP_SERVERS).connect_decision``, the capability
+plugin's one connect check: the rules for ``mcp_connect__<s>``, else the connect
+fallback, and always an approval for a server an untrusted workspace config
+added), then a short-lived stdio child (its own process
 group, killed with it when the call ends; started through the core's door,
 `callgate.process`, with the SDK's few variables plus the server's ``env``, and only
 inside the sandbox for a server an untrusted workspace config defines) answers
@@ -28,7 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from callgate import Decision, SessionKey, ToolError, ToolSpec, process
+from callgate import SessionKey, ToolError, process
 from callgate.files import replace_file
 from callgate.paths import state_dir
 
@@ -37,7 +38,6 @@ log = logging.getLogger("callgate.commands")
 #: the capability plugin's servers, when it is loaded (a key of the same name)
 MCP_SERVERS: SessionKey[Any] = SessionKey("mcp_servers")
 
-_PROBE: dict[str, Any] = {"type": "object"}
 MAX_PROMPTS = 500
 
 
@@ -130,55 +130,6 @@ def _create(path: str, data: bytes) -> None:
         create_file(path, data)
     except FileExistsError:
         replace_file(path, data, mode=0o600)
-
-
-# --- the gate --------------------------------------------------------------------------
-
-
-def connect_permission_name(server: str) -> str:
-    return f"mcp_connect__{server}"
-
-
-def connect_decision(session: Any, config: Any) -> Decision | None:
-    """What connecting ``config``'s server needs, judged as a connect is: ``None`` (allowed
-    as the call's own permission decides), or an allow, ask or deny `Decision`."""
-    host = session.host
-    engine = host.permissions
-    server = config.name
-    name = connect_permission_name(server)
-    start = f"expanding a prompt of MCP server {server} starts it"
-    probe = ToolSpec(name=name, description="", schema=_PROBE, execute=lambda c, a: "")
-    try:
-        found = engine.decide(name, probe, {}, session)
-    except Exception:
-        found = None
-    if found is not None and found.action == "deny":
-        return Decision("deny", found.rule, f"{start}, and rule {found.rule} denies that")
-    if getattr(config, "from_untrusted_workspace", False):
-        command = " ".join([config.command, *config.args])[:4000]
-        return Decision(
-            "ask",
-            found.rule if found is not None else None,
-            f"{start}; it comes from the workspace config, which the user config "
-            f"does not trust, so it needs approval each session; it runs: {command}",
-        )
-    if found is not None:
-        if found.action == "allow":
-            return Decision("allow", found.rule, start)
-        return Decision("ask", found.rule, start)
-    mode = str(getattr(engine, "mode", "allow"))
-    if mode == "ask" and getattr(config, "trusted", True):
-        return Decision("allow", None, start)  # as a connect: a trusted server's start is fine
-    if mode == "deny":
-        return Decision(
-            "deny",
-            None,
-            f"{start}, and no [permissions] rule allows that (the "
-            f'fallback is "deny"); allow = ["{name}"] in [permissions] would allow it',
-        )
-    if mode == "ask":
-        return Decision("ask", None, start)
-    return None
 
 
 # --- talking to the server -------------------------------------------------------------

@@ -10,6 +10,6 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] docs = "call
 """
 
 from ._host_docs import host_docs_dir
-from ._plugin import callgate_register_tools
+from .plugin import callgate_register_tools
 
 __all__ = ["callgate_register_tools", "host_docs_dir"]

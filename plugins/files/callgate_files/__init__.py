@@ -14,46 +14,16 @@ Entry point (``pyproject.toml``)::
 
     [project.entry-points.callgate]
     files = "callgate_files"
+
+(the package, which re-exports the hooks of ``plugin.py``; the tools are in ``tools/``,
+the keys it adds to ``[files]`` in ``config.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from callgate import hookimpl
-
-from . import delete_range, edit_file, move_file, notebook_edit, read_file, write_file
-from ._common import CONFIG_KEYS
 from ._watch import FILE_WATCH, FileWatch
+from .config import CONFIG_KEYS
+from .plugin import TOOLS, callgate_register_tools, callgate_session_end, callgate_session_start
 
-TOOLS = (read_file.SPEC, write_file.SPEC, edit_file.EDIT_SPEC, edit_file.MULTI_SPEC,
-         delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC)
-
-
-@hookimpl
-def callgate_register_tools(registry: Any) -> None:
-    registry.extend_config("files", CONFIG_KEYS)
-    registry.add_session_extension(FILE_WATCH, FileWatch)
-    for spec in TOOLS:
-        registry.add(spec)
-
-
-@hookimpl
-def callgate_session_start(session: Any) -> None:
-    watch = bool(session.host.plugin_config_value("files", "watch", True))
-    session.extension(FILE_WATCH).start(watch)
-
-
-@hookimpl
-def callgate_session_end(session: Any) -> None:
-    session.extension(FILE_WATCH).stop()
-
-
-__all__ = [
-    "FILE_WATCH",
-    "TOOLS",
-    "FileWatch",
-    "callgate_register_tools",
-    "callgate_session_end",
-    "callgate_session_start",
-]
+__all__ = ["CONFIG_KEYS", "FILE_WATCH", "TOOLS", "FileWatch", "callgate_register_tools",
+           "callgate_session_end", "callgate_session_start"]

@@ -12,16 +12,8 @@ from typing import Any
 
 import attrs
 from callgate import ToolContext, ToolError
-from callgate.files import ChangeDiff, FilePreview, GatedPath, SourceFile, change_diff, version_of
-
-#: The keys the files plugin adds to the core's ``[files]`` table (files.md, "Config"; the
-#: core declares and enforces ``read_denylist``, ``protected``, ``allow_protected``,
-#: ``encodings``, ``max_edit_bytes`` and ``stale_detail`` itself). ``x-workspace`` (callgate's
-#: config layering): what a workspace config the user config does not trust may do.
-CONFIG_KEYS: dict[str, Any] = {
-    # the model is told when an observed file changes: a workspace may not turn it off
-    "watch": {"type": "boolean", "default": True, "x-workspace": [False, True]},
-}
+from callgate.files import GatedPath, SourceFile, version_of
+from callgate_toolkit.diffs import ChangeDiff, FilePreview, change_diff
 
 PATH = {"type": "string", "minLength": 1, "maxLength": 4096}
 

@@ -75,7 +75,7 @@ class FileWatch:
             return None
         try:
             watch = parent.extension(FILE_WATCH)
-        except AttributeError:
+        except LookupError:
             return None
         watch = watch._following or watch
         return watch if watch._threads and not watch.stop_event.is_set() else None

@@ -23,7 +23,7 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] goals = "cal
 
 from ._book import GOALS, GoalBook, GoalRound, Outcome
 from ._goal import Goal
-from ._plugin import callgate_register_tools, callgate_shape_result, callgate_turn_start
+from .plugin import callgate_register_tools, callgate_shape_result, callgate_turn_start
 
 __all__ = [
     "GOALS",

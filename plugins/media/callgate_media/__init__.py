@@ -17,14 +17,9 @@ a describer the tool is not available in that session::
 """
 
 from . import hookspecs
-from ._tool import (
-    CONFIG_SCHEMA,
-    MAX_BYTES,
-    MAX_PIXELS,
-    SCHEMA,
-    callgate_register_tools,
-    load,
-)
+from .config import CONFIG_SCHEMA
+from .plugin import callgate_register_tools
+from .tools.view_image import MAX_BYTES, MAX_PIXELS, SCHEMA, load
 
 __all__ = [
     "CONFIG_SCHEMA",

@@ -22,8 +22,8 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] memory = "ca
 """
 
 from ._fact import Fact
-from ._plugin import callgate_register_tools
 from ._session import MEMORY, Recall, SessionMemory
+from .plugin import callgate_register_tools
 
 __all__ = [
     "MEMORY",

@@ -14,6 +14,7 @@ every tool skips the same files and every pattern means the same paths.
 Entry point (``pyproject.toml``): ``[project.entry-points.callgate] search = "callgate_search"``.
 """
 
-from ._plugin import CONFIG_SCHEMA, callgate_register_tools
+from .config import CONFIG_SCHEMA
+from .plugin import callgate_register_tools
 
 __all__ = ["CONFIG_SCHEMA", "callgate_register_tools"]

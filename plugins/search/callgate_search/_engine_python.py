@@ -24,7 +24,7 @@ from callgate.paths import READ_FLAGS, ResolvedPath
 if TYPE_CHECKING:  # regex (~10 ms) is imported when this engine first searches
     import regex
 
-from callgate.paths import walk_files
+from callgate_toolkit.walk import walk_files
 
 from ._grep_model import FileHits, GrepRequest
 from ._patterns import analyse

@@ -11,7 +11,8 @@ import threading
 from collections.abc import Callable, Iterable
 
 import attrs
-from callgate.paths import Glob, IgnoreRules, ResolvedPath
+from callgate.paths import Glob, ResolvedPath
+from callgate_toolkit.walk import IgnoreRules
 
 LINE_MAX_CHARS = 500
 

@@ -16,6 +16,6 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] sessions =
 "callgate_sessions"``.
 """
 
-from ._plugin import callgate_register_tools
+from .plugin import callgate_register_tools
 
 __all__ = ["callgate_register_tools"]

@@ -19,8 +19,8 @@ integrators read a session's jobs with ``session.extension(JOBS).jobs()``.
 """
 
 from ._jobs import JOBS, Job, JobTable
-from ._plugin import callgate_register_tools, callgate_session_end, callgate_shape_result
-from ._select import CONFIG_SCHEMA, ShellChoice, select_shell
+from .config import CONFIG_SCHEMA, ShellChoice, select_shell
+from .plugin import callgate_register_tools, callgate_session_end, callgate_shape_result
 
 __all__ = [
     "CONFIG_SCHEMA",

@@ -11,13 +11,13 @@ system prompt; ``session.extension(SKILLS)`` is the `SessionSkills` behind it.
 Entry point: ``[project.entry-points.callgate] skills = "callgate_skills"``.
 """
 
-from callgate.text import substitute_arguments as substitute
+from callgate_toolkit.placeholders import substitute_arguments as substitute
 
 from ._catalog import Catalog, Problem, clear_cache, discover
-from ._plugin import callgate_check_permission, callgate_register_tools
 from ._roots import skill_roots, user_skills_dir
 from ._session import SKILLS, SessionSkills
 from ._skill import Skill, SkillFormatError
+from .plugin import callgate_check_permission, callgate_register_tools
 
 __all__ = [
     "SKILLS",

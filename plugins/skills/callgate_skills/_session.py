@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from callgate import SessionKey, ToolError
-from callgate.text import has_placeholders, substitute_arguments
+from callgate_toolkit.placeholders import has_placeholders, substitute_arguments
 
 from ._catalog import Catalog, discover
 from ._skill import Skill

@@ -1,123 +1,74 @@
-"""Whether a skills root changed since it was scanned, asked of the kernel (Linux inotify).
+"""Whether a skills root changed since it was scanned, asked of the kernel.
 
-Checking 1,000 skill folders by ``stat`` costs 1,000 system calls per discovery. On
-Linux one inotify instance per process (inotify-simple) watches each scanned root and
-its skill folders; every event on one of them bumps the root's *generation*. A scan
-remembers the generation it was armed at, and stays valid while the generation is the
-same and the root is still fully watched. Anything the feed cannot vouch for (no
-inotify, a watch that could not be added or was removed, a queue overflow) makes
-`generation` answer ``None``, and the caller falls back to its stat signature.
+Checking 1,000 skill folders by ``stat`` costs 1,000 system calls per discovery. The
+library's directory watcher (`callgate_toolkit.watch`: Linux inotify, one instance per
+process) watches each scanned root and its skill folders; every event on one of them
+bumps the root's *generation*. A scan remembers the generation it was armed at, and
+stays valid while the generation is the same and the root is still fully watched.
+Anything the watcher cannot vouch for (no inotify, a watch that could not be added or
+was lost, a queue overflow) makes `generation` answer ``None``, and the caller falls
+back to its stat signature.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Iterable
-from typing import Any
 
-log = logging.getLogger("callgate.skills")
+from callgate_toolkit.watch import WATCHER, DirectoryWatcher, Watch
 
 
 class RootWatch:
-    """The process's watches on skills roots and their folders."""
+    """The watches on skills roots and their folders (``watcher``: the process's, or one
+    made with ``enabled=False`` to check by stat every time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, watcher: DirectoryWatcher = WATCHER) -> None:
         self._lock = threading.Lock()
-        self._inotify: Any = None
-        self._broken = False
-        self._root_of: dict[int, str] = {}
-        self._wds: dict[str, set[int]] = {}
+        self._watcher = watcher
+        self._watches: dict[str, dict[str, Watch]] = {}  # root -> directory -> watch
         self._gen: dict[str, int] = {}
         self._trusted: set[str] = set()
 
     def generation(self, root: str) -> int | None:
         """The root's generation now, or ``None`` when its watch cannot vouch for it."""
         with self._lock:
-            if self._inotify is None:
+            if not self._watcher.started:
                 return None
-            self._drain()
+            self._drain(root)
             return self._gen.get(root, 0) if root in self._trusted else None
 
     def arm(self, root: str, folders: Iterable[str], *, complete: bool) -> int | None:
         """Watch ``root`` and ``folders``; with ``complete``, trust the root from now on.
         Returns the generation to remember, or ``None`` (not watchable)."""
         with self._lock:
-            flags = self._flags()
-            if flags is None:
-                return None
-            self._drain()
+            self._drain(root)
+            watches = self._watches.setdefault(root, {})
             for directory in (root, *folders):
-                try:
-                    wd = self._inotify.add_watch(directory, flags)
-                except OSError as exc:  # the watch limit, or it went away meanwhile
-                    log.debug("skills: cannot watch %s (%s); checking by stat", directory, exc)
+                if directory in watches:
+                    continue
+                # a root may be a symlink to a directory (~/.claude/skills -> dotfiles)
+                watch = self._watcher.watch(directory, follow_symlinks=True)
+                if watch is None:  # no inotify, the watch limit, or it went away meanwhile
                     self._trusted.discard(root)
                     return None
-                self._root_of[wd] = root
-                self._wds.setdefault(root, set()).add(wd)
+                watches[directory] = watch
             if complete:
                 self._trusted.add(root)
             return self._gen.get(root, 0)
 
-    def _flags(self) -> int | None:
-        if self._broken:
-            return None
-        try:
-            import inotify_simple
-        except ImportError:  # not Linux
-            self._broken = True
-            return None
-        if self._inotify is None:
-            try:
-                self._inotify = inotify_simple.INotify(nonblocking=True)
-            except OSError as exc:
-                log.debug("skills: inotify unavailable (%s); checking by stat", exc)
-                self._broken = True
-                return None
-        f = inotify_simple.flags
-        return int(
-            f.CREATE
-            | f.DELETE
-            | f.MODIFY
-            | f.CLOSE_WRITE
-            | f.MOVED_FROM
-            | f.MOVED_TO
-            | f.ATTRIB
-            | f.DELETE_SELF
-            | f.MOVE_SELF
-            | f.ONLYDIR
-        )
-
-    def _drain(self) -> None:
-        import inotify_simple
-
-        f = inotify_simple.flags
-        while True:
-            try:
-                events = self._inotify.read(timeout=0)
-            except BlockingIOError:
-                return
-            if not events:
-                return
-            for event in events:
-                if event.mask & f.Q_OVERFLOW:
-                    for root in list(self._gen):
-                        self._gen[root] += 1
-                    self._trusted.clear()
-                    continue
-                root = self._root_of.get(event.wd)
-                if root is None:
-                    continue
+    def _drain(self, root: str) -> None:
+        watches = self._watches.get(root, {})
+        for directory, watch in list(watches.items()):
+            names = watch.changes()
+            if names is None:  # lost: the folder went away, or events were dropped
+                del watches[directory]
+                self._trusted.discard(root)
+            if names is None or names:
                 self._gen[root] = self._gen.get(root, 0) + 1
-                if event.mask & (f.IGNORED | f.DELETE_SELF | f.MOVE_SELF | f.UNMOUNT):
-                    self._trusted.discard(root)
-                    self._root_of.pop(event.wd, None)
-                    self._wds.get(root, set()).discard(event.wd)
 
 
-#: One per process: inotify instances are a scarce per-user resource.
+#: One per process, on the process's one watcher.
 WATCH = RootWatch()
 
 

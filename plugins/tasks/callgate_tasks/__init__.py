@@ -38,14 +38,13 @@ Other plugins that run children (``fleet``) use the same machinery::
 ``fleet`` runs 2-64 children as one plan (ids, ``depends_on``, ``read_only``,
 ``write_paths``), refusing bad graphs and overlapping write claims before any child
 starts; ``[tasks] fleet_max_parallel`` (default 16) and ``fleet_max_writers`` (default
-4) cap it. A background fleet is read with ``fleet_output`` (see `_fleet`).
+4) cap it. A background fleet is read with ``fleet_output`` (see `tools.fleet`).
 
 Entry point: ``[project.entry-points.callgate] tasks = "callgate_tasks"``.
 """
 
 from . import hookspecs
 from ._book import SUBAGENTS, SubagentBook
-from ._fleet import FLEETS
 from ._model import (
     SubagentError,
     SubagentOutcome,
@@ -53,9 +52,10 @@ from ._model import (
     SubagentRequest,
     SubagentRunner,
 )
-from ._plugin import STRICT_DENIED, callgate_register_tools, callgate_session_end
 from ._run import ChildRunner, Job
-from ._tools import children, depth_profile, nesting_available, runner_for
+from .plugin import STRICT_DENIED, callgate_register_tools, callgate_session_end
+from .tools.fleet import FLEETS
+from .tools.task import children, depth_profile, nesting_available, runner_for
 
 __all__ = [
     "FLEETS",

@@ -1,40 +1,15 @@
-"""The values exchanged with the integrator's runner, and the persisted record of one child."""
+"""The values exchanged with the integrator's runner, and the persisted record of one child.
+
+How a child ended (`SubagentOutcome`, `SubagentError`, `STATUSES`) is the library's
+(`callgate_toolkit.subagents`): the skills plugin runs children through the same runner
+and book."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import attrs
-
-STATUSES = ("completed", "partial", "failed", "cancelled")
-Status = Literal["completed", "partial", "failed", "cancelled"]
-
-
-class SubagentError(Exception):
-    """Raised by a runner for a failure it can name: ``code`` becomes the child's
-    ``error_code``, and ``retryable`` says whether ``continue_from`` may retry it."""
-
-    def __init__(self, code: str, retryable: bool = False, message: str | None = None) -> None:
-        super().__init__(message or code)
-        self.code = code
-        self.retryable = retryable
-
-
-@attrs.frozen(kw_only=True)
-class SubagentOutcome:
-    """How a child ended. ``answer`` is its final (or last visible) answer; ``state`` is
-    whatever the runner needs to continue it later (JSON-compatible to survive a restart).
-    ``retryable`` left as ``None`` means true for ``partial`` only."""
-
-    status: Status
-    answer: str | None = None
-    error_code: str | None = None
-    retryable: bool | None = None
-    state: Any = None
-
-    @property
-    def is_retryable(self) -> bool:
-        return self.status == "partial" if self.retryable is None else bool(self.retryable)
+from callgate_toolkit.subagents import STATUSES, Status, SubagentError, SubagentOutcome
 
 
 @attrs.frozen(kw_only=True)
@@ -93,3 +68,7 @@ class SubagentRecord:
             raise ValueError("not a version 1 subagent record")
         fields = {f.name for f in attrs.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in fields})
+
+
+__all__ = ["STATUSES", "Status", "SubagentError", "SubagentOutcome", "SubagentRecord",
+           "SubagentRequest", "SubagentRunner"]

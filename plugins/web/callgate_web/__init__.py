@@ -16,11 +16,9 @@ instance instead of the entry point::
 """
 
 from ._guard import category, embedded
-from ._tool import CONFIG_SCHEMA, SCHEMA, WebPlugin, __version__
-
-#: The instance the entry point registers (pluggy calls its hook through this module).
-default_plugin = WebPlugin()
-callgate_register_tools = default_plugin.callgate_register_tools
+from .config import CONFIG_SCHEMA
+from .plugin import WebPlugin, callgate_register_tools, default_plugin
+from .tools.web_fetch import SCHEMA, __version__
 
 __all__ = [
     "CONFIG_SCHEMA",

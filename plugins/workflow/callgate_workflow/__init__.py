@@ -23,9 +23,9 @@ Entry point: ``[project.entry-points.callgate] workflow = "callgate_workflow"``.
 
 from . import hookspecs
 from ._conversation import CompressionRecord, Conversation, Message, Summarizer
-from ._plugin import callgate_register_tools
-from ._present import PRESENTED_FILES, PresentedFiles
-from ._todos import TODOS, Todo, TodoList
+from .plugin import callgate_register_tools
+from .tools.present import PRESENTED_FILES, PresentedFiles
+from .tools.todo_write import TODOS, Todo, TodoList
 
 __all__ = [
     "PRESENTED_FILES",

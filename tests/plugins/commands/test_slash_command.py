@@ -246,3 +246,17 @@ def test_the_connect_gate_holds_through_use_capability(commands, tmp_path):
     assert started_pids(started) == []
     listed = s.expect_ok("use_capability", {**call, "arguments": {}})
     assert "/mcp:fx:… — prompts not listed yet" in listed
+
+
+def test_mode_deny_refuses_the_start_unless_a_connect_rule_allows_it(commands, tmp_path):
+    """The slash command asks the capability plugin's one connect check (issue 31): the
+    connect's rules and fallback decide, with the connect's advice."""
+    started = tmp_path / "started.txt"
+    s = commands(config={**prompt_server_config(started), "permissions": {"mode": "deny"}})
+    err = s.expect_error("slash_command", {"command": "mcp:fx:summary"}, kind="blocked")
+    assert "expanding a prompt of MCP server fx starts it" in err.text
+    assert 'allow = ["mcp_connect__fx"]' in err.text and started_pids(started) == []
+    s = commands(config={**prompt_server_config(started), "permissions": {
+        "mode": "deny", "allow": ["mcp_connect__fx", "slash_command"]}})
+    assert "[assistant]\nSure." in s.expect_ok("slash_command", {"command": "mcp:fx:summary"})
+    assert len(started_pids(started)) == 1

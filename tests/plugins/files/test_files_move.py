@@ -79,7 +79,7 @@ def test_cross_device_move_copies_then_removes(fs, monkeypatch):
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
     monkeypatch.setattr(atomic, "rename_noreplace", exdev)
-    import callgate_files.move_file as mf
+    import callgate_files.tools.move_file as mf
     monkeypatch.setattr(mf, "rename_noreplace", exdev)
     r = s.call("move_file", source_path="a.txt", destination_path="x/b.txt")
     assert r.text == "moved a.txt to x/b.txt"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from callgate import hookimpl
-from callgate.files import FilePreview
+from callgate_toolkit.diffs import FilePreview
 
 from .conftest import err
 

@@ -7,6 +7,7 @@ import os
 
 import pytest
 from callgate_memory import MEMORY, _changes
+from callgate_toolkit.watch import DirectoryWatcher
 
 from .conftest import remember, search, store
 
@@ -15,8 +16,8 @@ from .conftest import remember, search, store
 def change_detection(request, monkeypatch):
     """Run a test with the inotify feed, and again with it off (every file statted)."""
     if request.param == "scan":
-        monkeypatch.setattr(_changes, "FEED", _changes.ChangeFeed())
-        monkeypatch.setattr(_changes.FEED, "_broken", True)
+        off = _changes.ChangeFeed(DirectoryWatcher(enabled=False))
+        monkeypatch.setattr(_changes, "FEED", off)
         import callgate_memory._index as index_module
         monkeypatch.setattr(index_module, "FEED", _changes.FEED)
         monkeypatch.setattr(index_module, "_indexes", type(index_module._indexes)())

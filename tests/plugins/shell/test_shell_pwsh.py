@@ -7,7 +7,6 @@ import base64
 import shutil
 
 import pytest
-from callgate_shell.pwsh import pwsh_argv
 from callgate_shell.pwsh_dialect import (
     FLAGS,
     build_argv,
@@ -15,6 +14,7 @@ from callgate_shell.pwsh_dialect import (
     find_chain_operator,
     is_windows_powershell,
 )
+from callgate_shell.tools.pwsh import pwsh_argv
 
 WINDOWS_POWERSHELL = r"C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe"
 

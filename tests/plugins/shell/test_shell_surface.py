@@ -13,7 +13,7 @@ import callgate_shell
 import pytest
 from callgate import Host, providers
 from callgate.host import BootError
-from callgate_shell._select import DEFAULTS, ShellNotFound, select_shell
+from callgate_shell.config import DEFAULTS, ShellNotFound, select_shell
 
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "mcp")
 ALIASES = ("bash_output", "kill_shell", "wait")

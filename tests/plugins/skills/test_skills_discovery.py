@@ -249,9 +249,9 @@ def test_skills_index_for_integrators_has_names_and_descriptions_only(skills):
 
 def test_without_inotify_the_stat_signature_refreshes(skills, monkeypatch):
     from callgate_skills import _catalog, _watch
+    from callgate_toolkit.watch import DirectoryWatcher
 
-    monkeypatch.setattr(_catalog, "WATCH", _watch.RootWatch())
-    monkeypatch.setattr(_catalog.WATCH, "_broken", True)
+    monkeypatch.setattr(_catalog, "WATCH", _watch.RootWatch(DirectoryWatcher(enabled=False)))
     s = skills({".claude/skills/a/SKILL.md": skill_md("a", "first")})
     first = s.session.extension(SKILLS).catalog()
     assert first.skills["a"] is s.session.extension(SKILLS).catalog().skills["a"]

@@ -1,0 +1,1 @@
+"""The plugin's tools, one module each."""

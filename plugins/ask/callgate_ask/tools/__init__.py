@@ -1,0 +1,1 @@
+"""The ask plugin's tools: ``ask`` (`ask`)."""

@@ -1,0 +1,1 @@
+"""The capability plugin's tool: ``use_capability`` (`use_capability`)."""

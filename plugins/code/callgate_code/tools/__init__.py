@@ -1,0 +1,1 @@
+"""The code plugin's tools: ``code_index`` and ``delete_symbol``, one module each."""

@@ -1,0 +1,1 @@
+"""The commands plugin's tool: ``slash_command`` (`slash_command`)."""

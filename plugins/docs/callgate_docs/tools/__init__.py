@@ -1,0 +1,1 @@
+"""The docs plugin's tool: ``docs`` (`docs`)."""

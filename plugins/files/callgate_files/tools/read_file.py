@@ -1,0 +1,219 @@
+"""read_file: one bounded window of a text file, numbered; it observes the file's version
+(files.md §6.1, §5.3)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_mod
+from typing import Any
+
+from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate.files import (
+    binary_error,
+    io_error,
+    is_directory,
+    kind_of,
+    needs_digest,
+    not_found,
+    not_regular,
+    version_of,
+)
+from callgate.paths import READ_FLAGS, ResolvedPath
+from callgate.text import (
+    bom_of,
+    decode_bytes,
+    decode_text,
+    detect,
+    display,
+    display_line,
+    has_escapes,
+    is_binary,
+)
+
+from .._common import fail, path_schema
+from .._encoding import read_note
+from .._window import (
+    SAMPLE_BYTES,
+    SMALL_FILE,
+    LineTooLong,
+    Reader,
+    count_lines,
+    index_for,
+    locate,
+    read_window,
+)
+
+DEFAULT_LIMIT = 2000
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["path"],
+    "properties": {
+        "path": path_schema("File to read: relative to the workspace, or absolute."),
+        "offset": {"type": "integer", "minimum": 0, "default": 0,
+                   "description": "Lines to skip before the window (0 starts at line 1)."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": DEFAULT_LIMIT,
+                  "description": "Most lines to return."},
+        "intent": {"type": "string",
+                   "description": "Legacy navigation hint; accepted and ignored."},
+        "cursor": {"type": "string",
+                   "description": "Legacy navigation hint; accepted and ignored."},
+    },
+}
+
+DESCRIPTION = (
+    "Read a window of a text file: up to `limit` lines starting after `offset`, each prefixed "
+    "with its 1-based line number. Any successful window records the file's current version, "
+    "which is all a later edit needs: there is no need to read the whole file first. When "
+    "more lines follow, the result ends with the offset to continue from; page on only if "
+    "the rest is useful. The legacy `intent` and `cursor` fields are accepted as hints and "
+    "change nothing."
+)
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks, pos = [], 0
+    while pos < size:
+        chunk = os.pread(fd, size - pos, pos)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        pos += len(chunk)
+    return b"".join(chunks)
+
+
+def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    rp = ctx.files.resolve_read(args["path"])  # confined; the read deny list applies
+    offset = args.get("offset", 0)
+    limit = args.get("limit", DEFAULT_LIMIT)
+    fd, st = _open(ctx, rp)
+    try:
+        return _read(ctx, rp, fd, st, offset, limit)
+    finally:
+        os.close(fd)
+
+
+def _open(ctx: ToolContext, rp: ResolvedPath) -> tuple[int, os.stat_result]:
+    """Stat, refuse what is not a regular file, then open: both in the file's held
+    directory, never through a symlink (a swap in between fails the call)."""
+    ledger = ctx.session.ledger
+    try:
+        parent, name = rp.parent()
+    except IsADirectoryError:  # a root itself
+        raise is_directory(rp.display) from None
+    except (FileNotFoundError, NotADirectoryError):
+        ledger.record_absent(rp.path)
+        raise not_found(rp.display) from None
+    except OSError as exc:
+        raise io_error(rp.display, exc) from None
+    with parent:
+        try:
+            st = parent.stat(name)
+        except (FileNotFoundError, NotADirectoryError):
+            ledger.record_absent(rp.path)
+            raise not_found(rp.display) from None
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+        if stat_mod.S_ISDIR(st.st_mode):
+            raise is_directory(rp.display)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise not_regular(rp.display, what=kind_of(st))
+        try:
+            return parent.open(name, READ_FLAGS), st
+        except FileNotFoundError:
+            ledger.record_absent(rp.path)
+            raise not_found(rp.display) from None
+        except OSError as exc:
+            raise io_error(rp.display, exc) from None
+
+
+def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offset: int,
+          limit: int) -> ToolResult:
+    fst = os.fstat(fd)
+    if not stat_mod.S_ISREG(fst.st_mode):
+        raise not_regular(rp.display, what=kind_of(fst))
+    size = fst.st_size
+    small = size <= SMALL_FILE
+    head = _read_all(fd, size) if small else os.pread(fd, SAMPLE_BYTES, 0)
+    declared = ctx.files.declared_encoding(rp)
+    found = detect(head[:SAMPLE_BYTES], complete=size <= SAMPLE_BYTES, declared=declared)
+    encoding = found.encoding
+    reader = Reader(fd, size, head)
+    meta: dict[str, Any] = {"encoding": encoding, "encoding_basis": found.basis}
+
+    def record() -> bool:
+        """Record the version read, unless the file moved while it was being read."""
+        if version_of(os.fstat(fd)) != version_of(st) or version_of(fst) != version_of(st):
+            return False
+        whole = head if small and len(head) == size else None
+        snapshot = None
+        digest = None
+        if whole is not None:
+            if not is_binary(whole, encoding):
+                # as the write-time checks decode it
+                snapshot = decode_text(whole, declared).text
+            if needs_digest(fst):
+                digest = hashlib.sha256(whole).hexdigest()
+        ctx.session.ledger.record_present(rp, fst, content=whole, snapshot=snapshot,
+                                          digest=digest)
+        return True
+
+    if is_binary(head, encoding):
+        record()
+        raise binary_error(rp.display, "read_file", "use view_image for images or the shell")
+    bom = bom_of(encoding)
+    if size == 0 or (size == len(bom) and head.startswith(bom)):
+        recorded = record()
+        return _result("(empty file)", [], rp, recorded, reader, meta)
+    index = None if small else index_for((rp.path, version_of(fst), encoding))
+    try:
+        start, _found = locate(reader, encoding, offset, index, ctx.cancelled.is_set)
+    except InterruptedError:
+        raise ToolError("cancelled", "read_file was cancelled while looking for the window; "
+                        "nothing was recorded", "cancelled") from None
+    if start >= size:
+        total = count_lines(reader, encoding, index)
+        recorded = record()
+        return _result(f"(offset {offset} is past the end: {rp.display} has {total} lines)", [],
+                       rp, recorded, reader, meta)
+    try:
+        window = read_window(reader, encoding, start, offset + 1, limit)
+    except LineTooLong as exc:
+        raise fail("FS_LINE_TOO_LONG", f"line {exc.line} of {rp.display} exceeds the 1 MiB read "
+                   "limit; skip it with offset/limit or inspect it with the shell") from None
+    last = window.first + len(window.lines) - 1
+    width = len(str(last))
+    rows, lossy = [], False
+    for number, raw in enumerate(window.lines, window.first):
+        text = display_line(decode_bytes(raw, encoding, strip_bom=False))
+        if has_escapes(text):
+            lossy = True
+        rows.append(f"{number:>{width}}→{display(text)}")
+    notes = []
+    if window.more:
+        notes.append(f"[lines {window.first}-{last} shown; more follow: call read_file with "
+                     f"offset={last} to continue]")
+    if lossy:
+        notes.append("[invalid bytes are shown as U+FFFD; edits elsewhere keep them]")
+    about = read_note(found, rp.display)
+    if about:
+        notes.append(about)
+    recorded = record()
+    meta["lines"] = [window.first, last]
+    return _result("\n".join(rows), notes, rp, recorded, reader, meta)
+
+
+def _result(body: str, notes: list[str], rp: ResolvedPath, recorded: bool, reader: Reader,
+            meta: dict[str, Any]) -> ToolResult:
+    if not recorded:
+        notes.append(f"[{rp.display} changed while it was being read; read it again before "
+                     "editing]")
+    text = body + ("\n\n" + "\n".join(notes) if notes else "")
+    meta["bytes_read"] = reader.bytes_read
+    return ToolResult.ok(text, meta)
+
+
+SPEC = ToolSpec(name="read_file", description=DESCRIPTION, schema=SCHEMA, execute=execute,
+                read_only=True, visibility="surface", surface_order=50,
+                permission_subject=PermissionSubject("path", ("path",)))

@@ -1,0 +1,31 @@
+"""The goals plugin's hook implementations: tools, config, `GOALS`, turns, hints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callgate import ToolResult, hookimpl
+
+from ._book import GOALS, GoalBook
+from ._hints import with_retired_protocol_hints
+from .config import CONFIG_SCHEMA
+from .tools.goals import TOOLS
+
+
+@hookimpl
+def callgate_register_tools(registry: Any) -> None:
+    registry.add_config("goals", CONFIG_SCHEMA)
+    registry.add_session_extension(GOALS, GoalBook)
+    for spec in TOOLS:
+        registry.add(spec)
+
+
+@hookimpl
+def callgate_turn_start(session: Any, origin: str) -> None:
+    session.extension(GOALS).turn_started(origin)
+
+
+@hookimpl
+def callgate_shape_result(call: Any, tool: Any, result: ToolResult,
+                          session: Any) -> ToolResult | None:
+    return with_retired_protocol_hints(call, tool, result)

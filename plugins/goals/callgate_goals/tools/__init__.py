@@ -1,0 +1,1 @@
+"""The goals plugin's tools: ``create_goal``, ``get_goal`` and ``update_goal`` (`goals`)."""

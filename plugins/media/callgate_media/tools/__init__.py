@@ -1,0 +1,1 @@
+"""The media plugin's tool: ``view_image`` (`view_image`)."""

@@ -1,0 +1,1 @@
+"""The memory plugin's tools: ``remember``, ``forget`` and ``memory`` (`memory`)."""

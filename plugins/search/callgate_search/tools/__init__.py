@@ -1,0 +1,1 @@
+"""The search plugin's tools: ``grep``, ``glob`` and ``ls``, one module each."""

@@ -1,0 +1,1 @@
+"""The sessions plugin's tools: ``list_sessions``, ``read_session`` and ``history`` (`sessions`)."""

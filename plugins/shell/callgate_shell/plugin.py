@@ -1,0 +1,55 @@
+"""The plugin's hook implementations: register the one shell of this host plus the job
+tools at boot, and end a session's jobs when it closes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callgate import Host, Registry, hookimpl
+from callgate_commandline import COMMAND
+
+from ._jobs import JOBS, JobTable
+from .config import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
+from .tools.bash import bash_tool
+from .tools.job_tools import job_tools
+from .tools.pwsh import pwsh_tool
+
+CONFIG_TABLE = "shell"
+SHELLS = ("bash", "pwsh")
+
+
+@hookimpl
+def callgate_register_tools(registry: Registry, host: Host) -> None:
+    """``bash`` (POSIX) or ``pwsh`` (Windows or ``[shell] force``), ``job_output``,
+    ``job_kill`` and the aliases ``bash_output``, ``kill_shell``, ``wait``."""
+    config = registry.add_config(CONFIG_TABLE, CONFIG_SCHEMA)
+    # Bash(...) rules and the read-only verdict of strict children judge command lines
+    registry.add_subject_kind(COMMAND)
+    registry.add_session_extension(JOBS, JobTable)
+    try:
+        choice = select_shell(host.os, real_os(), config)
+    except ShellNotFound as exc:
+        raise registry.config_error(str(exc), (CONFIG_TABLE, exc.key)) from None
+    # registered for this host's OS only; [shell] force may put pwsh on POSIX
+    make = bash_tool if choice.tool == "bash" else pwsh_tool
+    registry.add(make(choice.executable, platforms=(host.os,)))
+    for spec in job_tools():
+        registry.add(spec)
+    # a config shared by both OSes may name the shell this host does not register
+    registry.add_rule_names(lambda name: name in SHELLS)
+
+
+@hookimpl
+def callgate_session_end(session: Any) -> None:
+    """End every background job of the session (≤ 10 s) and remove its logs."""
+    table = session.find_extension(JOBS)
+    if isinstance(table, JobTable):
+        table.close()
+
+
+@hookimpl
+def callgate_shape_result(call: Any, tool: Any, result: Any, session: Any) -> None:
+    """Count results, so a finished-job notice waits until its start result was delivered."""
+    table = session.find_extension(JOBS)
+    if isinstance(table, JobTable):
+        table.result_shaped(call.id)

@@ -1,0 +1,2 @@
+"""The shell tools: ``bash`` and ``pwsh`` (one per host; both run `command`) and the job
+tools (`job_tools`)."""

@@ -1,0 +1,1 @@
+"""The web plugin's tool: ``web_fetch`` (`web_fetch`)."""

@@ -1,0 +1,1 @@
+"""The workflow plugin's tools: ``todo_write``, ``present`` and ``compress``, one module each."""
