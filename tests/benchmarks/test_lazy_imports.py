@@ -29,7 +29,14 @@ HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PI
          # anyio's core (the worker thread's loop hand-off loads it at the first call)
          "anyio.from_thread",
          # the FTS5 indexes of docs and memory open their database on first use
-         "sqlite3")
+         "sqlite3",
+         # issue 38: the file tools are declared data; their code loads with the first call
+         "callgate_files.tools.read_file", "callgate_files.tools.write_file",
+         "callgate_files.tools.edit_file", "callgate_files.tools.delete_range",
+         "callgate_files.tools.move_file", "callgate_files.tools.notebook_edit",
+         "callgate_files._common",
+         # the spawn door imports asyncio for its asyncio start only
+         "asyncio")
 
 PROBE = """
 import contextlib, io, json, sys

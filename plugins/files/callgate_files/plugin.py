@@ -9,10 +9,19 @@ from callgate import hookimpl
 
 from ._watch import FILE_WATCH, FileWatch
 from .config import CONFIG_KEYS
-from .tools import delete_range, edit_file, move_file, notebook_edit, read_file, write_file
+from .tools.specs import (
+    DELETE_RANGE_SPEC,
+    EDIT_SPEC,
+    MOVE_SPEC,
+    MULTI_SPEC,
+    NOTEBOOK_SPEC,
+    READ_SPEC,
+    WRITE_SPEC,
+)
 
-TOOLS = (read_file.SPEC, write_file.SPEC, edit_file.EDIT_SPEC, edit_file.MULTI_SPEC,
-         delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC)
+# declared data: the tools' modules are imported by their first call (callgate.deferred)
+TOOLS = (READ_SPEC, WRITE_SPEC, EDIT_SPEC, MULTI_SPEC, DELETE_RANGE_SPEC, MOVE_SPEC,
+         NOTEBOOK_SPEC)
 
 
 @hookimpl

@@ -8,7 +8,7 @@ import os
 import stat as stat_mod
 from typing import Any
 
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import ToolContext, ToolError, ToolResult
 from callgate.files import (
     binary_error,
     io_error,
@@ -31,7 +31,7 @@ from callgate.text import (
     is_binary,
 )
 
-from .._common import fail, path_schema
+from .._common import fail
 from .._encoding import read_note
 from .._window import (
     SAMPLE_BYTES,
@@ -43,34 +43,8 @@ from .._window import (
     locate,
     read_window,
 )
+from .specs import DEFAULT_LIMIT
 
-DEFAULT_LIMIT = 2000
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path"],
-    "properties": {
-        "path": path_schema("File to read: relative to the workspace, or absolute."),
-        "offset": {"type": "integer", "minimum": 0, "default": 0,
-                   "description": "Lines to skip before the window (0 starts at line 1)."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": DEFAULT_LIMIT,
-                  "description": "Most lines to return."},
-        "intent": {"type": "string",
-                   "description": "Legacy navigation hint; accepted and ignored."},
-        "cursor": {"type": "string",
-                   "description": "Legacy navigation hint; accepted and ignored."},
-    },
-}
-
-DESCRIPTION = (
-    "Read a window of a text file: up to `limit` lines starting after `offset`, each prefixed "
-    "with its 1-based line number. Any successful window records the file's current version, "
-    "which is all a later edit needs: there is no need to read the whole file first. When "
-    "more lines follow, the result ends with the offset to continue from; page on only if "
-    "the rest is useful. The legacy `intent` and `cursor` fields are accepted as hints and "
-    "change nothing."
-)
 
 def _read_all(fd: int, size: int) -> bytes:
     chunks, pos = [], 0
@@ -214,6 +188,3 @@ def _result(body: str, notes: list[str], rp: ResolvedPath, recorded: bool, reade
     return ToolResult.ok(text, meta)
 
 
-SPEC = ToolSpec(name="read_file", description=DESCRIPTION, schema=SCHEMA, execute=execute,
-                read_only=True, visibility="surface", surface_order=50,
-                permission_subject=PermissionSubject("path", ("path",)))
