@@ -36,7 +36,9 @@ HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PI
          "callgate_files.tools.move_file", "callgate_files.tools.notebook_edit",
          "callgate_files._common",
          # the spawn door imports asyncio for its asyncio start only
-         "asyncio")
+         "asyncio",
+         # boot checks [sessions] store's form; the store's records load with the store
+         "callgate._store.records", "callgate._store.recorder")
 
 PROBE = """
 import contextlib, io, json, sys
