@@ -87,7 +87,7 @@ def deferred(ref: str) -> Deferred:
 def resolved(function: Callable[..., Any], tool: str, plugin: str | None) -> Callable[..., Any]:
     """``function`` itself, or the callable a `Deferred` names, imported now; a tool whose
     code cannot be loaded is a `ToolError` naming the tool, its plugin and why."""
-    if type(function) is not Deferred:
+    if not isinstance(function, Deferred):
         return function
     try:
         return function.resolve()
