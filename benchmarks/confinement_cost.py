@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 

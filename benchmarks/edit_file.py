@@ -26,6 +26,8 @@ import tempfile
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import callgate_files

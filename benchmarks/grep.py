@@ -30,6 +30,7 @@ import sysconfig
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_search
 from callgate import ToolCall, sync
 from callgate_search._engine_rg import BASE_FLAGS, find_rg

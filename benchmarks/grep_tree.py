@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import callgate_search

@@ -28,6 +28,7 @@ import threading
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_shell
 from callgate import ToolCall, sync
 from callgate_shell import JOBS

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_capability
 from callgate import Host, ToolCall
 from mcp import ClientSession, StdioServerParameters, stdio_client

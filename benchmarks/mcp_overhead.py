@@ -37,6 +37,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import summary

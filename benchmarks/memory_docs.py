@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 from callgate_memory import MEMORY
 
 MEMORY_QUERIES = ("kestrel", "deploy database port", "staging cache timeout",

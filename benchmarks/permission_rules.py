@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 from _timing import summary
 
 RULES = {
@@ -59,6 +60,8 @@ def load_baseline(ref: str, into: Path) -> Any:
 
 def engine_of(package: Any) -> tuple[Any, Any]:
     permissions = importlib.import_module(f"{package.__name__}._permissions")
+    if not hasattr(permissions, "RuleEngine"):  # the layered core (issue 31): a package
+        permissions = importlib.import_module(f"{package.__name__}._permissions.rules")
     spec = package.ToolSpec(name="bash", description="Run a command.",
                             schema={"type": "object"}, groups=("Bash",),
                             permission_subject=package.PermissionSubject("command",
@@ -80,17 +83,15 @@ def time_decisions(engine: Any, spec: Any, commands: Any, calls: int) -> list[fl
     return samples[calls // 10:]  # the first tenth is warm-up
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=4000)
-    parser.add_argument("--baseline", default="main")
-    opts = parser.parse_args()
+def run(calls: int = 4000, baseline_ref: str = "main") -> dict[str, Any]:
+    """Each case timed on this tree's engine and on ``baseline_ref``'s, in one process."""
     import callgate
 
     with tempfile.TemporaryDirectory() as tmp:
-        baseline = load_baseline(opts.baseline, Path(tmp))
+        baseline = load_baseline(baseline_ref, Path(tmp))
         engines = {"new": engine_of(callgate), "baseline": engine_of(baseline)}
-        report: dict[str, Any] = {"rules": sum(len(v) for k, v in RULES.items() if k != "mode")}
+        report: dict[str, Any] = {"rules": sum(len(v) for k, v in RULES.items() if k != "mode"),
+                                  "baseline_ref": baseline_ref, "calls": calls}
         for case, template in (("repeated", None), ("distinct", PLAIN),
                                ("distinct, quoted", QUOTED)):
             row: dict[str, Any] = {}
@@ -98,14 +99,25 @@ def main() -> None:
                 counter = itertools.count()
                 commands = itertools.repeat(REPEATED) if template is None else (
                     template.format(i=f"{name}{next(counter)}") for _ in itertools.count())
-                row[name] = summary(time_decisions(engine, spec, commands, opts.calls), "us")
+                row[name] = summary(time_decisions(engine, spec, commands, calls), "us")
             row["ratio"] = round(row["new"]["median"] / row["baseline"]["median"], 2)
             report[case] = row
         verdict = engines["new"][0].decide("bash", engines["new"][1], {
             "command": QUOTED.format(i=0)})
         report["example"] = {"command": QUOTED.format(i=0), "decision": verdict.action
                              if verdict else "fallback"}
-    print(json.dumps(report, indent=2))
+        sys.path.remove(tmp)
+        for name in [m for m in sys.modules if m.split(".")[0] == "callgate_baseline"]:
+            del sys.modules[name]
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=4000)
+    parser.add_argument("--baseline", default="main")
+    opts = parser.parse_args()
+    print(json.dumps(run(opts.calls, opts.baseline), indent=2))
 
 
 if __name__ == "__main__":

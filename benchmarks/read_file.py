@@ -27,6 +27,7 @@ import tempfile
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_files
 import callgate_files._window as window
 from callgate import ToolCall, sync

@@ -6,7 +6,10 @@ same run, interleaved, so the ratios hold on a busy machine even when the
 absolute times drift. Writes ``results.json`` (everything measured, plus the
 machine, its load and the tool versions), ``results.md`` (the table: figure,
 baseline, ratio, target, met) and PNG plots under ``plots/`` (matplotlib, from
-the ``bench`` dependency group).
+the ``bench`` dependency group). Every benchmark module of this directory is listed
+in `BENCHMARKS` (``tests/benchmarks`` checks it). Runs are hermetic: ``_hermetic`` gives
+this process and its children a private, empty ``$CALLGATE_HOME`` and user config
+directory, so a run neither records into the user's store nor reads the user's config.
 
     uv run --group bench python benchmarks/run.py              # the full suite
     uv run --group bench python benchmarks/run.py --only grep_tree,cold_start
@@ -27,18 +30,22 @@ import importlib
 import importlib.metadata as metadata
 import importlib.util
 import inspect
+import io
 import json
 import os
 import platform
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -179,6 +186,48 @@ def _fleet(smoke: bool, tmp: str | None) -> Result:
     return _module("fleet").run(tasks=16, delay_ms=200, repeat=7)
 
 
+def _skills_discovery(smoke: bool, tmp: str | None) -> Result:
+    if smoke:
+        return _module("skills_discovery").run(skills=40, repeat=1)
+    return _module("skills_discovery").run(skills=1000, repeat=15)
+
+
+def _lsp_tools(smoke: bool, tmp: str | None) -> Result:
+    lsp_tools = _module("lsp_tools")
+    if not lsp_tools.servers():
+        return {"skipped": "no language server installed (jedi-language-server, basedpyright)"}
+    if smoke:  # one server, a few queries: the whole path, not the figures
+        return lsp_tools.main(calls=5, edits=1, starts=1, only=("jedi",))
+    return lsp_tools.main(calls=100, edits=15, starts=3)
+
+
+def _permission_rules(smoke: bool, tmp: str | None) -> Result:
+    # smoke: this tree against itself (the harness, not the figures)
+    return _module("permission_rules").run(calls=300 if smoke else 4000,
+                                           baseline_ref="HEAD" if smoke else BASELINE_REF)
+
+
+def _confinement_cost(smoke: bool, tmp: str | None) -> Result:
+    confinement_cost = _module("confinement_cost")
+    with tempfile.TemporaryDirectory(prefix="callgate-bench-baseline-", dir=tmp) as tree:
+        if smoke:  # this tree against itself: the harness, not the figures
+            return confinement_cost.run(ROOT, "1K", rounds=1, calls=2)
+        _git_tree(BASELINE_REF, Path(tree), "core", "plugins/files")
+        return confinement_cost.run(Path(tree), "1K,1M", rounds=15, calls=20)
+
+
+#: the git ref the benchmarks that compare two trees of callgate measure against
+BASELINE_REF = os.environ.get("CALLGATE_BENCH_BASELINE", "main")
+
+
+def _git_tree(ref: str, into: Path, *paths: str) -> None:
+    """``paths`` of ``ref`` as files under ``into`` (``git archive``: no worktree to clean)."""
+    data = subprocess.run(["git", "archive", ref, *paths], cwd=ROOT, check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+
+
 @dataclass
 class Bench:
     """One benchmark: how to run it and who owns the module it drives."""
@@ -229,6 +278,14 @@ BENCHMARKS = [
           "tasks (issue 22)", _subagents, ("mcp",)),
     Bench("serve_stdio", "serve over stdio: tools/call read_file vs the bare SDK stdio server",
           "mcp-serve (issue 23)", _serve_stdio, ("mcp",)),
+    Bench("skills_discovery", "skill and slash-command discovery over 1,000 skill folders vs "
+          "a plain directory walk", "skills (issue 20)", _skills_discovery),
+    Bench("lsp_tools", "language servers: warm lsp_definition vs the bare pygls client, cold "
+          "first query, diagnostics after an edit", "lsp (issue 21)", _lsp_tools, ("pygls",)),
+    Bench("permission_rules", "the permission step for a compound shell command against 8 "
+          "rules vs a baseline ref's engine", "core (issue 16)", _permission_rules),
+    Bench("confinement_cost", "race-free confinement: read_file and edit_file vs a baseline "
+          "ref's tree", "core, files (issue 16)", _confinement_cost),
     Bench("reference", "Issue 11's reference figures not re-measured above (no callgate)",
           "benchmarks (issue 11)", _reference),
 ]
@@ -258,6 +315,8 @@ def _timing(t: dict[str, Any] | None) -> str:
 
 def _row(bench: str, what: str, callgate: str, baseline: str, ratio: Any, target: str,
          met: bool | None, note: str = "") -> dict[str, Any]:
+    if not target and met is None and not note.startswith(("skipped", "failed", "result not")):
+        target = "report"  # a figure no issue set a target for: every row says which it is
     return {"benchmark": bench, "what": what, "callgate": callgate, "baseline": baseline,
             "ratio": ratio, "target": target, "met": met, "note": note}
 
@@ -285,18 +344,21 @@ def _rows_mcp_overhead(r: Result) -> list[dict[str, Any]]:
         limit = {"async": 15, "sync": 40}.get(kind)
         out.append(_row("mcp_overhead", f"pipeline overhead per trivial call, {label}",
                         _timing(ours), f"direct call {_timing(direct)}",
-                        f"+{overhead:.1f} µs", f"≤ {limit} µs overhead" if limit else "",
+                        f"+{overhead:.1f} µs", f"≤ {limit} µs overhead" if limit else "report",
                         overhead <= limit if limit else None))
         sdk = r[f"mcp_call_tool_{base}"]
         speedup = r[f"mcp_call_tool_vs_callgate_{kind}"]
+        # issues 17 and 38: 1.5x the SDK's speed, 2x for a tool declared non-blocking
+        want = {"async": 1.5, "async_inline": 2.0, "sync": 1.5}.get(kind)
         out.append(_row("mcp_overhead", f"same call vs MCP SDK `MCPServer.call_tool`, {label}",
                         _timing(ours), f"MCPServer.call_tool {_timing(sdk)}",
-                        f"SDK/callgate {speedup:.2f}×", "≥ 1.5× faster" if limit else "",
-                        speedup >= 1.5 if limit else None))
+                        f"SDK/callgate {speedup:.2f}×", f"≥ {want}× faster" if want else "report",
+                        speedup >= want if want else None))
         client = r[f"mcp_client_{base}"]
         out.append(_row("mcp_overhead", f"same call vs in-process `mcp.Client`, {label}",
                         _timing(ours), f"mcp.Client {_timing(client)}",
-                        f"SDK/callgate {r[f'mcp_client_vs_callgate_{kind}']:.2f}×", "", None))
+                        f"SDK/callgate {r[f'mcp_client_vs_callgate_{kind}']:.2f}×", "report",
+                        None))
     return out
 
 
@@ -357,8 +419,8 @@ def _rows_edit_sizes(r: Result) -> list[dict[str, Any]]:
         plain = row["plain"]
         out.append(_row("edit_sizes", f"edit_file, one unique replacement, {row['label']}",
                         _timing(row["callgate"]), f"plain read+replace+atomic write "
-                        f"{_timing(plain)}", f"{row['edit_vs_plain']:.2f}×", "≤ 1.5× plain",
-                        row["edit_vs_plain"] <= 1.5,
+                        f"{_timing(plain)}", f"{row['edit_vs_plain']:.2f}×",
+                        "≤ 1.2× plain (issue 38)", row["edit_vs_plain"] <= 1.2,
                         f"plain + dir fsync {_timing(row['plain_dirsync'])}"))
         if "openhands" in row:
             faster = row["edit_vs_openhands"] < 1
@@ -393,7 +455,7 @@ def _rows_grep_tree(r: Result) -> list[dict[str, Any]]:
     tree = r.get("tree_label", "the tree")
     out = [_row("grep_tree", f"grep `{r['pattern']}` over {tree} ({where})",
                 _timing(r["callgate"]), f"`rg -n` {_timing(r['rg'])}",
-                f"{r['callgate_vs_rg']:.2f}×", "≤ 1.2× rg", r["callgate_vs_rg"] <= 1.2,
+                f"{r['callgate_vs_rg']:.2f}×", "≤ 1.1× rg (issue 38)", r["callgate_vs_rg"] <= 1.1,
                 f"engine {r['engine']}")]
     out.append(_row("grep_tree", "same, vs rg doing the same work (path order, same skips)",
                     _timing(r["callgate"]), f"`rg -n --sort path -g …` "
@@ -531,7 +593,14 @@ def _rows_cold_start(r: Result) -> list[dict[str, Any]]:
                  _timing(t), f"`python -c pass` {_timing(r['python_pass'])}; core deps "
                  f"import {_timing(r['python_core_deps'])}",
                  f"+{r['callgate_tools_minus_python_ms']:.0f} ms",
-                 "≤ 200 ms", t["median"] <= 200, "breakdown below")]
+                 "≤ 200 ms", t["median"] <= 200, "breakdown below"),
+            _row("cold_start", "same, vs importing the registry's libraries (issue 38)",
+                 _timing(t), f"`import pluggy, attrs, jsonschema` "
+                 f"{_timing(r['python_issue38_deps'])}", f"{r['callgate_tools_vs_issue38_deps']}×",
+                 "≤ 1.2×", r["callgate_tools_vs_issue38_deps"] <= 1.2),
+            _row("cold_start", "modules a cold `callgate tools` imports (beyond the "
+                 "interpreter's own; load-independent)", str(r["modules_imported"]), "", "",
+                 "≤ 150 modules", r["modules_imported"] <= 150)]
 
 
 def _rows_job_output(r: Result) -> list[dict[str, Any]]:
@@ -555,7 +624,8 @@ def _rows_serve_stdio(r: Result) -> list[dict[str, Any]]:
     return [_row("serve_stdio", f"`callgate serve` stdio tools/call read_file ({r['calls']} calls)",
                  f"{_fmt(r['callgate_median_ms'], 'ms')} (p95 {_fmt(r['callgate_p95_ms'], 'ms')})",
                  f"bare SDK stdio server {_fmt(r['bare_sdk_median_ms'], 'ms')} (p95 "
-                 f"{_fmt(r['bare_sdk_p95_ms'], 'ms')})", f"{r['ratio']}×", "", None,
+                 f"{_fmt(r['bare_sdk_p95_ms'], 'ms')})", f"{r['ratio']}×", "≤ 1.1× (issue 38)",
+                 r["ratio"] <= 1.1,
                  f"+{r['overhead_median_ms']} ms per call")]
 
 
@@ -564,7 +634,8 @@ def _rows_mcp_call(r: Result) -> list[dict[str, Any]]:
     out = [_row("mcp_call", f"MCP tools/call over stdio via use_capability ({c['calls']} calls)",
                 f"{_fmt(c['callgate_median'], 'ms')} (p95 {_fmt(c['callgate_p95'], 'ms')})",
                 f"ClientSession.call_tool {_fmt(c['bare_sdk_median'], 'ms')} (p95 "
-                f"{_fmt(c['bare_sdk_p95'], 'ms')})", f"{c['ratio']}×", "", None,
+                f"{_fmt(c['bare_sdk_p95'], 'ms')})", f"{c['ratio']}×", "≤ 1.2× (issue 38)",
+                c["ratio"] <= 1.2,
                 f"+{c['overhead_median']} ms per call")]
     for server, row in r["cold_start_ms"].items():
         out.append(_row("mcp_call", f"MCP cold start `{server}` (spawn, initialize, list)",
@@ -581,7 +652,11 @@ def _rows_http_sessions(r: Result) -> list[dict[str, Any]]:
         c, b, size = row["callgate"], row["sdk"], f"{row['sessions']}x{row['calls']}"
         out.append(_row("http_sessions", f"{size}: throughput",
                         f"{c['throughput_calls_s']} calls/s", f"{b['throughput_calls_s']} calls/s",
-                        row["ratios"]["throughput"], "", None))
+                        f"{row['ratios']['throughput']}×", "≥ 1.0× the SDK (issue 38)",
+                        row["ratios"]["throughput"] >= 1.0))
+        out.append(_row("http_sessions", f"{size}: p50 latency", f"{c['p50_ms']} ms",
+                        f"{b['p50_ms']} ms", f"{row['ratios']['p50']}×",
+                        "≤ 1.0× the SDK (issue 38)", row["ratios"]["p50"] <= 1.0))
         out.append(_row("http_sessions", f"{size}: p50 / p99 latency",
                         f"{c['p50_ms']} / {c['p99_ms']} ms", f"{b['p50_ms']} / {b['p99_ms']} ms",
                         row["ratios"]["p99"], "p99 ≤ 50 ms, 0 errors",
@@ -591,6 +666,69 @@ def _rows_http_sessions(r: Result) -> list[dict[str, Any]]:
                         f"{b['rss_per_idle_session_mib']} MiB",
                         row["ratios"]["rss_per_idle_session"], "≤ 2 MiB",
                         c["rss_per_idle_session_mib"] <= 2.0))
+    return out
+
+
+def _rows_skills_discovery(r: Result) -> list[dict[str, Any]]:
+    m, target = r["median_ms"], r["target_warm_ms"]
+    return [
+        _row("skills_discovery", f"warm discovery of {r['found']:,} skills (inotify feed)",
+             _fmt(m["warm"], "ms"), f"`os.walk` of the skills root {_fmt(m['walk'], 'ms')}",
+             f"{r['ratios']['warm_vs_walk']}×", f"≤ {target:.0f} ms", r["warm_met"],
+             f"scandir + stat {_fmt(m['scandir'], 'ms')}; medians only"),
+        _row("skills_discovery", "same, stat-signed (no inotify: what non-Linux hosts get)",
+             _fmt(m["warm_stat"], "ms"), f"scandir + stat {_fmt(m['scandir'], 'ms')}",
+             f"{r['ratios']['warm_stat_vs_scandir']}×", f"≤ {target:.0f} ms",
+             r["warm_stat_met"]),
+        _row("skills_discovery", "cold discovery (every SKILL.md read and parsed)",
+             _fmt(m["cold"], "ms"), f"`os.walk` {_fmt(m['walk'], 'ms')}",
+             f"{r['ratios']['cold_vs_walk']}×", "", None,
+             f"after one edit {_fmt(m['edited'], 'ms')}; slash_command list "
+             f"{_fmt(m['slash_list'], 'ms')}"),
+    ]
+
+
+def _rows_lsp_tools(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for server, row in r["warm_definition"].items():
+        out.append(_row("lsp_tools", f"warm lsp_definition through the pipeline, {server}",
+                        _timing(row["pipeline"]), f"bare pygls client {_timing(row['bare_pygls'])}",
+                        f"{row['ratio']}×", "≤ 1.3×", row["ratio"] <= 1.3,
+                        f"blocking facade {_timing(row.get('sync_facade'))}"))
+    for server, t in r["cold_first_query_s"].items():
+        out.append(_row("lsp_tools", f"cold first lsp_definition of a new session, {server}",
+                        _timing(t), "", "", "report", None))
+    edit = r.get("diagnostics_after_edit_1000_lines")
+    if edit:
+        out.append(_row("lsp_tools", "edit_file of a 1,000-line file with diagnostics_after_edit "
+                        "(basedpyright)", _timing(edit["edit_on"]),
+                        f"off {_timing(edit['edit_off'])}",
+                        f"+{edit['added_median_ms']} ms", "≤ 1 s added",
+                        edit["added_median_ms"] <= 1000,
+                        f"new error reported in {edit['reported_new_error']} of {edit['edits']}"))
+    return out
+
+
+def _rows_permission_rules(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for case in ("repeated", "distinct", "distinct, quoted"):
+        row = r[case]
+        out.append(_row("permission_rules", f"permission step, {case} command lines, "
+                        f"{r['rules']} rules", _timing(row["new"]),
+                        f"`{r['baseline_ref']}`'s engine {_timing(row['baseline'])}",
+                        f"{row['ratio']}×", "report (vs the baseline ref)", None))
+    return out
+
+
+def _rows_confinement_cost(r: Result) -> list[dict[str, Any]]:
+    out = []
+    for row in r["rows"]:
+        wall, cpu = row["wall"], row["cpu"]
+        out.append(_row("confinement_cost", f"{row['cell']} through the pipeline, this tree",
+                        _timing(wall["candidate"]), f"baseline tree {_timing(wall['baseline'])}",
+                        f"{wall['ratio']}×", f"≤ {r['target_max_ratio']}× the baseline",
+                        wall["ratio"] <= r["target_max_ratio"],
+                        f"CPU time {cpu['ratio']}×; fastest calls {wall['min_ratio']}×"))
     return out
 
 
@@ -605,6 +743,8 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "subagents": _rows_subagents,
     "serve_stdio": _rows_serve_stdio,
     "reference": _rows_reference,
+    "skills_discovery": _rows_skills_discovery, "lsp_tools": _rows_lsp_tools,
+    "permission_rules": _rows_permission_rules, "confinement_cost": _rows_confinement_cost,
 }
 
 
@@ -693,7 +833,7 @@ def run_one(bench: Bench, smoke: bool, tmp: str | None, inline: bool) -> dict[st
 
 
 def run_all(names: list[str], smoke: bool, tmp: str | None, inline: bool,
-            log: Any = sys.stderr) -> dict[str, Any]:
+            log: Any = sys.stderr, jobs: int = 1) -> dict[str, Any]:
     report: dict[str, Any] = {
         "started": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "mode": "smoke" if smoke else "full", "machine": machine(), "benchmarks": {},
@@ -707,13 +847,23 @@ def run_all(names: list[str], smoke: bool, tmp: str | None, inline: bool,
                                       "print(m.version('openhands-aci'))"]) if python
             else f"unavailable: {reason}")
     began = time.perf_counter()
-    for name in names:
+
+    def one(name: str) -> dict[str, Any]:
         print(f"[{time.strftime('%H:%M:%S')}] {name} ...", file=log, flush=True)
         entry = run_one(BY_NAME[name], smoke, tmp, inline)
-        report["benchmarks"][name] = entry
         status = entry.get("error") or "ok"
-        print(f"    {entry['seconds']} s, load {entry['load_before']} -> {entry['load_after']}: "
-              f"{status}", file=log, flush=True)
+        print(f"    {name}: {entry['seconds']} s, load {entry['load_before']} -> "
+              f"{entry['load_after']}: {status}", file=log, flush=True)
+        return entry
+
+    if jobs > 1:  # smoke only (main checks): benchmarks running at once disturb each other
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(jobs) as pool:
+            entries = list(pool.map(one, names))
+    else:
+        entries = [one(name) for name in names]
+    report["benchmarks"] = dict(zip(names, entries, strict=True))
     report["seconds"] = round(time.perf_counter() - began, 1)
     report["machine"]["load_after"] = _load()
     report["rows"] = [row for name, entry in report["benchmarks"].items()
@@ -922,6 +1072,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", default="", help="comma list of benchmark names")
     parser.add_argument("--smoke", action="store_true", help="tiny inputs (a check, not a measure)")
     parser.add_argument("--inline", action="store_true", help="run in this process (smoke)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="with --smoke: run this many benchmarks at once, each in its own "
+                             "process (a check of the harness, not a measure)")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--out", default=str(HERE), help="where results.{md,json} go")
     parser.add_argument("--tmp", default=None, help="where the big files are generated")
@@ -961,17 +1114,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.tmp:
         free = shutil.disk_usage(args.tmp).free
         print(f"free disk in {args.tmp}: {free / 2**30:.1f} GiB", file=sys.stderr)
-    home = os.environ.get("CALLGATE_HOME")
-    with tempfile.TemporaryDirectory(prefix="callgate-bench-home-") as private:
-        # every session the benchmarks open records into a store that goes away with the run
-        os.environ["CALLGATE_HOME"] = private
-        try:
-            report = run_all(names, args.smoke, args.tmp, args.inline)
-        finally:
-            if home is None:
-                os.environ.pop("CALLGATE_HOME", None)
-            else:
-                os.environ["CALLGATE_HOME"] = home
+    # every session the benchmarks open records into the private state directory that
+    # _hermetic made at import (the children inherit it), gone with this process
+    if args.jobs > 1 and (not args.smoke or args.inline):
+        parser.error("--jobs needs --smoke and no --inline (figures measured at once are "
+                     "not figures)")
+    report = run_all(names, args.smoke, args.tmp, args.inline, jobs=args.jobs)
     if args.merge and (out / "results.json").exists():
         base = json.loads((out / "results.json").read_text())
         for name in names:

@@ -21,6 +21,7 @@ import tempfile
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_sandbox
 import callgate_shell
 from callgate import ToolCall, process, sync

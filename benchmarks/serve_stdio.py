@@ -25,6 +25,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 

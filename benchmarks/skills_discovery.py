@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 from callgate_skills import SKILLS
 
 TARGET_WARM_MS = 5.0
@@ -95,6 +96,7 @@ def _ms(seconds: list[float]) -> float:
 
 def run(skills: int = 1000, repeat: int = 15) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="callgate-bench-skills-"))
+    saved = {k: os.environ.get(k) for k in ("HOME", "CALLGATE_HOME", "CALLGATE_CONFIG_HOME")}
     os.environ["HOME"] = str(tmp / "home")
     os.environ["CALLGATE_HOME"] = str(tmp / "state")
     os.environ["CALLGATE_CONFIG_HOME"] = str(tmp / "config")
@@ -133,7 +135,7 @@ def run(skills: int = 1000, repeat: int = 15) -> dict[str, Any]:
             times[key].append(time.perf_counter() - started)
             return out
 
-        edited = root / "skill-0500" / "SKILL.md"
+        edited = root / f"skill-{skills // 2:04d}" / "SKILL.md"
         original = edited.read_text()
         found = 0
         for round_no in range(repeat + 1):
@@ -180,6 +182,11 @@ def run(skills: int = 1000, repeat: int = 15) -> dict[str, Any]:
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        for key, value in saved.items():  # run.py --inline runs later benchmarks here
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def main() -> None:

@@ -1,7 +1,9 @@
 """Suite-wide options and isolation.
 
-The default run is fast; ``--reliability`` runs the full counts. Nothing here may
-read or write the user's real callgate directories: every test, and every
+The default run is fast and parallel (pytest-xdist, ``-n`` in ``pyproject.toml``; each
+worker is a process of its own with its own private directories below, ``-n0`` runs
+serially); ``--reliability`` runs the full counts. Nothing here may read or write the
+user's real callgate directories: every test, and every
 subprocess it starts, gets its own state directory (``$CALLGATE_HOME``: memory
 stores, the session store) and its own empty user config directory
 (``$CALLGATE_CONFIG_HOME``; the ``user_config`` fixture hands it to a test that
@@ -12,13 +14,41 @@ set at import.
 
 from __future__ import annotations
 
+import json
 import os
+import py_compile
 import shutil
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import pytest
+
+
+def _write_bytecode() -> None:
+    """Bytecode caches (the git-ignored ``__pycache__``) are written even where the
+    environment says PYTHONDONTWRITEBYTECODE: without them every test module is compiled and
+    its asserts rewritten again in every run and every xdist worker (about 50 s of a serial
+    run's collection on this 2-core machine), and every ``callgate`` subprocess a test starts
+    compiles the core, the plugins and their libraries from source again (issue 38). The
+    subprocesses inherit it; what this process imported before this file (pytest, its
+    plugins) is compiled here, once: later runs find the caches."""
+    if not sys.dont_write_bytecode and "PYTHONDONTWRITEBYTECODE" not in os.environ:
+        return
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    for module in list(sys.modules.values()):
+        source, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
+        if source and cached and source.endswith(".py") and not os.path.exists(cached):
+            try:
+                py_compile.compile(source, cfile=cached, doraise=True)
+            except (OSError, py_compile.PyCompileError):
+                continue  # a read-only install or an odd source: it is compiled as before
+
+
+_write_bytecode()
 
 
 def _snapshot(root: str) -> dict[str, tuple[int, int]]:
@@ -50,7 +80,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when anything in the user's real callgate directories changed."""
+    """Fail the run when anything in the user's real callgate directories changed.
+
+    Under pytest-xdist the controller checks, from before the first worker started to after
+    the last one ended: a worker's exit status does not reach the run's."""
+    if hasattr(session.config, "workerinput"):
+        return
     changed = []
     for root, before in _REAL_BEFORE.items():
         after = _snapshot(root)
@@ -89,6 +124,28 @@ def bwrap_worker_transport() -> list[str]:
     return [bwrap, "--die-with-parent", "--unshare-ipc", "--unshare-uts",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp",
             "--", sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+
+
+# what tests/reliability's ``figure`` fixture measured, from the test reports (which reach
+# this process under pytest-xdist too: the workers' modules do not)
+_FIGURE = "callgate-reliability-figure"
+_FIGURES: list[dict[str, Any]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        _FIGURES.extend(json.loads(value) for key, value in report.user_properties
+                        if key == _FIGURE)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _FIGURES:
+        return
+    terminalreporter.section("callgate reliability figures")
+    for entry in _FIGURES:
+        rest = {k: v for k, v in entry.items() if k not in ("figure", "test", "full")}
+        terminalreporter.write_line(f"{entry['figure']}: " + ", ".join(
+            f"{k}={v}" for k, v in rest.items()))
 
 
 @pytest.fixture

@@ -42,6 +42,7 @@ import logging as _logging
 
 from ._host.host import Host
 from ._model import VERSION
+from ._model.deferred import deferred
 from ._model.errors import ToolError
 from ._model.keys import SessionKey
 from ._model.spec import ProxyRoute, Target, ToolSpec
@@ -74,6 +75,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Violation",
+    "deferred",
     "hookimpl",
     "hookspec",
 ]

@@ -10,12 +10,37 @@
   while it registers; ``registry.config_error`` builds a `ConfigError`).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ._host.host import Host, PluginInfo
 from ._model.errors import BootError, ConfigError
 from ._model.facts import ExecutionFact
-from ._pipeline.shared import SharedResources
-from ._session.pair import SessionPair
-from ._session.session import Session
+
+if TYPE_CHECKING:
+    from ._pipeline.shared import SharedResources
+    from ._session.pair import SessionPair
+    from ._session.session import Session
+
+#: imported on first use: the session layer (the pipeline, its worker threads) is what a
+#: plugin importing `BootError` from here at registration does not need (issue 38)
+_LAZY = {
+    "SharedResources": "._pipeline.shared",
+    "SessionPair": "._session.pair",
+    "Session": "._session.session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name], "callgate"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BootError",

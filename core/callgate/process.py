@@ -36,7 +36,6 @@ package and example to make sure).
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import os
 import re
@@ -54,6 +53,8 @@ from ._pipeline import lifeline as _lifeline
 from ._pipeline.launch import Access, Confined, Launch, NoteFn
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ._model.values import ToolCall
     from ._pipeline.view import SessionView
 
@@ -216,6 +217,8 @@ class Prepared:
 
     async def start(self, **options: Any) -> asyncio.subprocess.Process:
         """Start it with `asyncio.create_subprocess_exec` (on the running loop)."""
+        import asyncio  # here: importing the door (every plugin that spawns) stays light
+
         self._check(options)
         return await asyncio.create_subprocess_exec(
             *self.argv, env=dict(self.env), cwd=self.cwd, **options

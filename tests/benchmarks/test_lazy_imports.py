@@ -29,7 +29,11 @@ HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PI
          # anyio's core (the worker thread's loop hand-off loads it at the first call)
          "anyio.from_thread",
          # the FTS5 indexes of docs and memory open their database on first use
-         "sqlite3")
+         "sqlite3",
+         # the spawn door imports asyncio for its asyncio start only
+         "asyncio",
+         # boot checks [sessions] store's form; the store's records load with the store
+         "callgate._store.records", "callgate._store.recorder")
 
 PROBE = """
 import contextlib, io, json, sys

@@ -4,7 +4,8 @@ Every test here is marked ``reliability``. The default run uses small case
 counts (the whole directory stays well under a minute); ``pytest --reliability``
 scales each test to the counts ``docs/reliability.md`` reports. Each test
 records what it measured with the ``figure`` fixture; the figures are printed
-in the terminal summary and, when ``CALLGATE_RELIABILITY_OUT`` names a file,
+in the terminal summary (by ``tests/conftest.py``, which the process that prints it loads
+under pytest-xdist too) and, when ``CALLGATE_RELIABILITY_OUT`` names a file,
 appended to it as JSON lines.
 """
 
@@ -19,7 +20,8 @@ from typing import Any
 
 import pytest
 
-_FIGURES: list[dict[str, Any]] = []
+# the key of a figure in a test report's user_properties; tests/conftest.py prints them
+FIGURE = "callgate-reliability-figure"
 HERE = Path(__file__).parent
 
 
@@ -47,20 +49,12 @@ def figure(request: pytest.FixtureRequest, reliability: bool) -> Iterator[Callab
     def record(name: str, **values: Any) -> None:
         entry = {"figure": name, "test": request.node.nodeid, "full": reliability,
                  "seconds": round(time.monotonic() - started, 1), **values}
-        _FIGURES.append(entry)
+        # the test's report carries it to the process that prints the summary (under
+        # pytest-xdist that is the controller, not this worker)
+        request.node.user_properties.append((FIGURE, json.dumps(entry, default=str)))
         out = os.environ.get("CALLGATE_RELIABILITY_OUT")
         if out:
             with open(out, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(entry, default=str) + "\n")
 
     yield record
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not _FIGURES:
-        return
-    terminalreporter.section("callgate reliability figures")
-    for entry in _FIGURES:
-        rest = {k: v for k, v in entry.items() if k not in ("figure", "test", "full")}
-        terminalreporter.write_line(f"{entry['figure']}: " + ", ".join(
-            f"{k}={v}" for k, v in rest.items()))

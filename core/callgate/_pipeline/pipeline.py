@@ -35,6 +35,7 @@ import attrs
 from .._files.gate import check_paths
 from .._fs.lease import WriterLease
 from .._fs.observations import version_of
+from .._model.deferred import resolved
 from .._model.errors import ToolError
 from .._model.spec import Target, ToolSpec
 from .._model.values import (
@@ -658,7 +659,7 @@ async def dispatch(state: SessionState, step: Step) -> None:
     (one hop for the gate and the tool)."""
     call, tool = step.call, step.tool
     assert tool is not None and tool.execute is not None
-    run = tool.execute
+    run = resolved(tool.execute, tool.name, tool.plugin)  # declared code: imported now
     arguments = call.arguments
     expected = step.expected
     ctx = ToolContext(state.view, call, tool, state.cancel_event, expected_versions=expected)

@@ -24,6 +24,7 @@ import attrs
 
 from .._config import load as _config
 from .._model.canonical import short_fingerprint
+from .._model.deferred import Deferred
 from .._model.errors import BootError, ConfigError
 from .._model.keys import SessionKey
 from .._model.spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
@@ -104,6 +105,13 @@ class Registry:
             raise BootError(
                 f'plugin {plugin}: tool {spec.name}: schema root must be {{"type": "object", ...}}'
             )
+        for field in attrs.fields(ToolSpec):  # declared code: its module must be there
+            value = getattr(spec, field.name)
+            if type(value) is Deferred and not value.exists():
+                raise BootError(
+                    f"plugin {plugin}: tool {spec.name}: {field.name} names {value.ref}, "
+                    f"whose module {value.module_name} is not installed"
+                )
         existing = self._tools.get(spec.name) or self._other_os.get(spec.name)
         if existing is not None:
             raise BootError(

@@ -15,11 +15,12 @@ import importlib.metadata as metadata
 import os
 import re
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._config.state import state_dir
-from .recorder import Recorder
-from .records import StoreError
+
+if TYPE_CHECKING:  # the store's machinery loads with the first store opened: boot only
+    from .recorder import Recorder  # asks `is_url` of ``[sessions] store`` (issue 38)
 
 ENTRY_POINT_GROUP = "callgate.stores"
 FILE_NAME = "sessions.sqlite3"
@@ -63,6 +64,8 @@ def _backend_for(location: str) -> Any:
         if ep.name == scheme:
             opener = ep.load()
             return opener(location)
+    from .records import StoreError
+
     raise StoreError(
         f"session store {location}: no installed backend serves {scheme}:// "
         f"(backends are entry points in the {ENTRY_POINT_GROUP} group)",
@@ -94,6 +97,8 @@ def open_reader(location: str | None = None) -> Any:
             if "read_only" in inspect.signature(opener).parameters:
                 return opener(where, read_only=True)
             return opener(where)
+    from .records import StoreError
+
     raise StoreError(
         f"session store {where}: no installed backend serves {scheme}:// "
         f"(backends are entry points in the {ENTRY_POINT_GROUP} group)",
@@ -108,6 +113,8 @@ def opened(location: str | None = None) -> tuple[Any, Recorder]:
         found = _open.get(where)
         if found is None:
             store = _backend_for(where)
+            from .recorder import Recorder
+
             found = _open[where] = (store, Recorder(store))
         return found
 
