@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_files
 from callgate import ToolCall, sync
 

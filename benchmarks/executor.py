@@ -25,6 +25,7 @@ import tempfile
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import anyio
 from callgate import Host, ToolCall
 

@@ -35,6 +35,7 @@ import tempfile
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 from callgate import sync
 
 #: the os-level primitives a remote fs/process API would have to carry

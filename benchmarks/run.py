@@ -220,6 +220,31 @@ def _confinement_cost(smoke: bool, tmp: str | None) -> Result:
 BASELINE_REF = os.environ.get("CALLGATE_BENCH_BASELINE", "main")
 
 
+def _script(name: str, *args: str) -> Result:
+    """A benchmark module that prints its JSON report, run as its own process."""
+    done = subprocess.run([sys.executable, str(HERE / f"{name}.py"), *args],
+                          capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        return {"skipped": f"failed: {done.stderr.strip()[-300:]}"}
+    return json.loads(done.stdout)
+
+
+def _apply_patch(smoke: bool, tmp: str | None) -> Result:
+    return _module("apply_patch").main(["--repeat", "1" if smoke else "9", "--sizes-kib",
+                                        "64" if smoke else "1024,20480",
+                                        *(["--dir", tmp] if tmp else [])])
+
+
+def _executor(smoke: bool, tmp: str | None) -> Result:
+    return _script("executor", "--calls", "20" if smoke else "300", "--sessions",
+                   "3" if smoke else "50", *(["--dir", tmp] if tmp else []))
+
+
+def _executor_unit(smoke: bool, tmp: str | None) -> Result:
+    return _script("executor_unit", "--files", "20" if smoke else "200", "--repeat",
+                   "2" if smoke else "20", "--trips", "100" if smoke else "2000")
+
+
 def _git_tree(ref: str, into: Path, *paths: str) -> None:
     """``paths`` of ``ref`` as files under ``into`` (``git archive``: no worktree to clean)."""
     data = subprocess.run(["git", "archive", ref, *paths], cwd=ROOT, check=True,
@@ -240,6 +265,12 @@ class Bench:
 
 
 BENCHMARKS = [
+    Bench("apply_patch", "apply_patch on Codex's scenarios, and its speed vs edit_file",
+          "files (issue 32)", _apply_patch),
+    Bench("executor", "remote (a worker over stdio) vs local per-call overhead; sessions "
+          "with a worker each", "executor (issue 37)", _executor),
+    Bench("executor_unit", "file-system and process operations per call vs one stdio round "
+          "trip (the unit of remoting)", "executor (issue 37)", _executor_unit),
     Bench("mcp_overhead", "Per-call pipeline overhead vs the MCP SDK", "core (issue 17)",
           _mcp_overhead, ("mcp",)),
     Bench("pipeline_overhead", "Per-call pipeline overhead, batches of 1 and 64",
@@ -327,6 +358,39 @@ def rows_for(name: str, r: Result) -> list[dict[str, Any]]:
         return [_row(name, BY_NAME[name].title, "—", "—", None, "", None,
                      f"skipped: {r['skipped']}")]
     return ROWS[name](r)
+
+
+def _rows_apply_patch(r: Result) -> list[dict[str, Any]]:
+    sc = r["scenarios"]
+    rows = [_row("apply_patch", f"{sc['scenarios']} Codex scenarios: correct / refused loudly "
+                 "/ silently wrong", f"{sc['correct']} / {sc['refused_loudly']} / "
+                 f"{sc['silently_wrong']}", "Codex's expectations", None,
+                 "0 silently wrong (issue 32)", sc["silently_wrong"] == 0)]
+    for speed in r.get("speed", []):
+        rows.append(_row("apply_patch", f"one-line change, {speed['file_kib']} KiB file",
+                         f"{speed['apply_patch_ms']} ms", f"edit_file {speed['edit_file_ms']} ms",
+                         speed["apply_patch_vs_edit_file"], "", None))
+    return rows
+
+
+def _rows_executor(r: Result) -> list[dict[str, Any]]:
+    rows = []
+    for tool, t in r["per_call"].items():
+        over = t["overhead_ms"]
+        rows.append(_row("executor", f"{tool}: remote minus local, median", f"+{over} ms",
+                         "local", None, "≤ +1 ms over stdio (issue 37)", over <= 1.0))
+    c = r["concurrent"]
+    rows.append(_row("executor", f"{c['sessions']} sessions, a worker each, {c['calls']} calls",
+                     f"{c['errors']} errors in {c['seconds']} s", "", None,
+                     "0 errors (issue 37)", c["errors"] == 0))
+    return rows
+
+
+def _rows_executor_unit(r: Result) -> list[dict[str, Any]]:
+    rtt = r["round_trip"]
+    return [_row("executor_unit", f"{tool}: operations per call", str(c["per_call"]),
+                 f"one round trip {rtt.get('200B_us')} µs", None, "", None)
+            for tool, c in r["primitives"].items()]
 
 
 def _rows_mcp_overhead(r: Result) -> list[dict[str, Any]]:
@@ -733,6 +797,8 @@ def _rows_confinement_cost(r: Result) -> list[dict[str, Any]]:
 
 
 ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
+    "apply_patch": _rows_apply_patch, "executor": _rows_executor,
+    "executor_unit": _rows_executor_unit,
     "mcp_overhead": _rows_mcp_overhead, "pipeline_overhead": _rows_pipeline_overhead,
     "batch_io": _rows_batch_io, "fleet": _rows_fleet, "read_file": _rows_read_file,
     "edit_sizes": _rows_edit_sizes,
