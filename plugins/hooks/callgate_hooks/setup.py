@@ -112,14 +112,13 @@ class ImportedRules:
     def __init__(self, host: Host, rules: Iterable[ImportedRule], notes: list[Note]) -> None:
         self._set = RuleSet(host, source=SOURCE)
         self._origins: dict[tuple[str, str], Origin] = {}
+        self._originals: dict[tuple[str, str], ImportedRule] = {}
         self._prefixes: list[tuple[str, str, ImportedRule]] = []
         self.applied: list[Applied] = []
         for rule in rules:
             translation = translate_claude(rule) if rule.agent == "claude" \
                 else translate_codex(rule)
             shown = f"{rule.action} rule {rule.text!r}"
-            if translation.note:
-                notes.append(Note(rule.origin, f"{shown}: {translation.note}"))
             added: list[Any] = []
             for text in translation.rules:
                 try:
@@ -128,6 +127,7 @@ class ImportedRules:
                     notes.append(Note(rule.origin, f"{shown} -> {text}: {exc}; not applied"))
                     continue
                 self._origins.setdefault((rule.action, text), rule.origin)
+                self._originals.setdefault((rule.action, text), rule)
                 self.applied.append(Applied(rule.action, text, rule.origin, rule))
             for prefix in translation.prefixes:
                 self._prefixes.append((rule.action, prefix, rule))
@@ -160,8 +160,13 @@ class ImportedRules:
         found = self._set.decide(call, tool, session)
         if found is not None:
             origin = self._origins.get((found.action, found.rule or ""))
+            original = self._originals.get((found.action, found.rule or ""))
             rule = f"{found.rule} ({origin})" if origin is not None else found.rule
-            out.append(Decision(found.action, rule, found.reason, source=SOURCE))
+            reason = found.reason
+            if original is not None and original.justification:  # Codex's, for the model
+                reason = f"{reason}; {original.justification}" if reason \
+                    else original.justification
+            out.append(Decision(found.action, rule, reason, source=SOURCE))
         name = call.name
         for action, prefix, original in self._prefixes:
             if isinstance(name, str) and name.startswith(prefix):
@@ -212,6 +217,7 @@ class HostHooks:
                                      default_timeout=settings.timeout_s,
                                      default_fail_closed=settings.fail_closed))
         found.extend(read_sources(settings, None, USER))
+        report_translations(found, found.notes)
         state = cls(host, settings, found)
         if host.workspace is not None and settings.read:
             state.for_workspace(host.workspace, at_boot=True)
@@ -229,7 +235,12 @@ class HostHooks:
             pass
         elif self.host.config_source.trusts(root):
             found = read_sources(self.settings, root, WORKSPACE)
+            report_translations(found, found.notes)
             self.notes.extend(found.notes)
+            for note in found.notes:
+                log.warning(str(note))
+                if at_boot:
+                    self.host.warnings.append(str(note))
         else:
             files = project_files(self.settings, root)
             if files:
@@ -258,6 +269,20 @@ def _file_locator(file: str) -> Any:
         return lambda path: None
 
 
+def report_translations(found: Found, notes: list[Note]) -> None:
+    """The boot report's lines for the rules and modes of ``found`` that callgate cannot apply
+    exactly (what `ImportedRules` and `modes_for` then apply, without repeating them)."""
+    for rule in found.rules:
+        translation = translate_claude(rule) if rule.agent == "claude" else translate_codex(rule)
+        if translation.note:
+            notes.append(Note(rule.origin, f"{rule.action} rule {rule.text!r}: "
+                              f"{translation.note}"))
+    for setting, value, origin in found.modes:
+        effect = translate_mode(setting, value)
+        if effect.note:
+            notes.append(Note(origin, effect.note))
+
+
 def modes_for(found: Found, notes: list[Note]) -> tuple[str | None, str | None, bool,
                                                        list[ImportedRule]]:
     """``(fallback, because, plan, extra allow rules)`` of the mode settings in ``found``."""
@@ -268,10 +293,10 @@ def modes_for(found: Found, notes: list[Note]) -> tuple[str | None, str | None, 
     order = {"allow": 0, "ask": 1, "deny": 2}
     for setting, value, origin in found.modes:
         effect = translate_mode(setting, value)
-        if effect.note:
-            notes.append(Note(origin, effect.note))
         if effect.fallback and (fallback is None or order[effect.fallback] > order[fallback]):
-            fallback, because = effect.fallback, f"{setting} {value!r} in {origin}"
+            fallback, because = effect.fallback, f"{setting} {value!r} in {origin}" + (
+                " (Claude Code's default: the file sets none)" if origin.line is None and
+                setting == "defaultMode" else "")
         plan = plan or effect.plan
         for text in effect.allow:
             extra.append(ImportedRule("allow", text, origin, USER, "claude"))

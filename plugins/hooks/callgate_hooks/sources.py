@@ -403,6 +403,10 @@ def read_claude_settings(path: str, level: str, *, default_timeout: float = DEFA
                 found.notes.append(Note(origin, f"{text!r} is not a rule; not applied"))
                 continue
             found.rules.append(ImportedRule(action, text.strip(), origin, level, "claude"))
+    if "defaultMode" not in permissions:
+        # Claude Code's own default: what is not read-only asks unless a rule allows it (a
+        # file that imports rules behaves as it did there; the origin has no line: not set)
+        found.modes.append(("defaultMode", "default", Origin(path)))
     for key in ("defaultMode", "additionalDirectories", "disableBypassPermissionsMode"):
         if key in permissions:
             found.modes.append((key, permissions[key],
