@@ -111,6 +111,8 @@ class ImportedRules:
 
     def __init__(self, host: Host, rules: Iterable[ImportedRule], notes: list[Note]) -> None:
         self._set = RuleSet(host, source=SOURCE)
+        specs = [*host.registry.tools(), *host.registry.other_os_tools()]
+        self._known = {s.name for s in specs} | {g for s in specs for g in s.groups}
         self._origins: dict[tuple[str, str], Origin] = {}
         self._originals: dict[tuple[str, str], ImportedRule] = {}
         self._prefixes: list[tuple[str, str, ImportedRule]] = []
@@ -121,6 +123,8 @@ class ImportedRules:
             shown = f"{rule.action} rule {rule.text!r}"
             added: list[Any] = []
             for text in translation.rules:
+                if not self._loaded(text):
+                    continue  # a tool this host does not have: nothing to allow or deny
                 try:
                     added.append(self._set.add(rule.action, text))
                 except RuleError as exc:
@@ -136,6 +140,12 @@ class ImportedRules:
                 self._check_codex_examples(rule, added, notes)
         for warning in self._set.warnings:
             notes.append(Note(Origin("imported rules"), warning))
+
+    def _loaded(self, text: str) -> bool:
+        """Whether a rule's tool part names a tool (or group) of this host, or a name its
+        plugins answer for (MCP names)."""
+        name = text.split("(", 1)[0]
+        return name in self._known or name.startswith(("mcp__", "mcp_connect__"))
 
     def _check_codex_examples(self, rule: ImportedRule, added: list[Any],
                               notes: list[Note]) -> None:

@@ -280,11 +280,11 @@ def parse_hooks(hooks: Any, file: str, locate: Locate, level: str, *, base: Sequ
                                             f"is not a regular expression ({exc}); the group "
                                             "is not run"))
                     continue
-            if matcher and event not in TOOL_EVENTS and event not in (
+            if matcher not in (None, "", "*") and event not in TOOL_EVENTS and event not in (
                     "SessionStart", "SessionEnd", "SubagentStart", "SubagentStop",
                     "PreCompact"):
                 found.notes.append(Note(where(event, g, "matcher"), f"{event} has no "
-                                        "matcher; it is ignored and the group runs always"))
+                                        "matcher: the group runs for every prompt"))
                 matcher = None
             for h, spec in enumerate(group["hooks"]):
                 handler = _handler(event, matcher, spec, level, where(event, g, "hooks", h),

@@ -240,7 +240,7 @@ def test_match_and_not_match_on_callgates_own_rules_through_the_cli(tmp_path: Pa
         '[permissions]\ndeny = ["Bash(git push:*)"]\n\n[[permissions.examples]]\n'
         'rule = "Bash(git push:*)"\nmatch = ["git -C . push", "git status"]\n')
     code, _out, err = rules_cli(ws, "check", "--", "ls")
-    assert code == 3 and "missing.toml" in err
+    assert code == 3
     assert 'should match "git status", but it does not' in err and "callgate.toml:6" in err
 
 
