@@ -73,7 +73,7 @@ class Note:
         return f"{self.origin}: {self.text}"
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)  # identity: a handler is one definition, kept per session by identity
 class Handler:
     """One hook handler: the event and matcher it runs for, and what runs."""
 
