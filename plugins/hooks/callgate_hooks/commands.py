@@ -152,6 +152,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"  decided by {report['decided_by'] or 'nothing (the fallback)'}")
         if report["message"]:
             print(f"  {report['message']}")
+        else:
+            permission = next((s for s in report["stages"] if s["stage"] == "permission"
+                               and s["detail"]), None)
+            if permission is not None and report["decision"] != "allow":
+                print(f"  {permission['detail']}")
         for item in report["commands"]:
             what = "writes " + item["command"] if item["role"] == "write" else item["command"]
             by = item["rule"] or f"no rule: the fallback ({item['fallback']})"

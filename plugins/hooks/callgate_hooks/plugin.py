@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Generator
 from typing import Any
 
-from callgate import Decision, Host, Registry, ToolCall, ToolResult, ToolSpec, hookimpl
+from callgate import Host, Registry, ToolCall, ToolResult, ToolSpec, hookimpl
 
 from .config import HOOKS_SCHEMA, SETTINGS_SCHEMA
 from .events import SessionHooks
@@ -158,10 +158,4 @@ class Runtime:
         return [*(outcome or []), shaped]
 
 
-def decide_for(session: Any, call: ToolCall, tool: ToolSpec) -> list[Decision]:
-    """What the imported rules say about ``call`` in ``session`` (for ``callgate rules``)."""
-    runner = _runner(session)
-    return runner.rules.decide(call, tool, session) if runner is not None else []
-
-
-__all__ = ["EXTENSION", "decide_for", "host_hooks"]
+__all__ = ["EXTENSION", "RUNTIME", "Runtime", "host_hooks"]
