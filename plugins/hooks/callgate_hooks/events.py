@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from . import names
 from .output import Outcome, interpret
 from .runner import Run, run_handler
 from .setup import SOURCE, HostHooks, ImportedRules, handlers_of, modes_for
-from .sources import Found, Handler, Note
+from .sources import Found, Handler, ImportedRule, Note
 from .translate import translate_claude
 
 if TYPE_CHECKING:
@@ -108,8 +109,6 @@ class SessionHooks:
         """Claude Code's ``if``: a permission rule the call must match for the hook to run
         (translated as a deny rule is: it matches at least what Claude Code's does)."""
         if handler not in self._conditions:
-            from .sources import ImportedRule
-
             rules = RuleSet(self.session.host)
             try:
                 for text in translate_claude(ImportedRule(
@@ -194,8 +193,6 @@ class SessionHooks:
                 self._note_run(event, handler, done, outcome, None)
             except Exception:
                 log.exception("a background hook failed: %s", handler.label)
-
-        import threading
 
         threading.Thread(target=go, name="callgate-hook", daemon=True).start()
 
@@ -455,8 +452,6 @@ class SessionHooks:
             payload.update({"agent_id": session.id, "agent_type": subject})
         else:
             payload["source"] = subject
-        import threading
-
         def go() -> None:
             texts = []
             for _handler, outcome in self.run_sync(event, handlers, payload):
