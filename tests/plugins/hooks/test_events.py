@@ -202,3 +202,18 @@ def test_continue_false_and_system_message_reach_the_integrator(callgate_session
     assert result.meta["continue"] is False and result.meta["stop_reason"] == "budget spent"
     assert result.meta["system_messages"] == ["3 of 3 runs used"]
     assert "budget spent" not in result.text  # for the user, not the model
+
+
+def test_post_tool_use_failure_sees_the_error(callgate_session: Any, tmp_path: Path) -> None:
+    seen = tmp_path / "seen"
+    hint = answer("PostToolUseFailure", additionalContext="list the directory first")
+    s = callgate_session(config={"hooks": {
+        "PostToolUseFailure": hook(dump_to(seen, hint), "Read"),
+        "PostToolUse": hook(f"echo never >> {json.dumps(str(tmp_path / 'post'))}", "Read")}},
+        entrypoints=PLUGINS)
+    failed = s.expect_error("read_file", {"path": "missing.txt"}, kind="not_found")
+    assert "[PostToolUseFailure hook context] list the directory first" in failed.text
+    [payload] = runs(seen)
+    assert payload["hook_event_name"] == "PostToolUseFailure"
+    assert "missing.txt" in payload["error"] and payload["is_interrupt"] is False
+    assert "tool_response" not in payload and not (tmp_path / "post").exists()
