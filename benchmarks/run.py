@@ -115,6 +115,10 @@ def _sandbox_overhead(smoke: bool, tmp: str | None) -> Result:
         return {"skipped": str(exc)}
 
 
+def _hook_overhead(smoke: bool, tmp: str | None) -> Result:
+    return asyncio.run(_module("hook_overhead").measure(5 if smoke else 200))
+
+
 def _memory_docs(smoke: bool, tmp: str | None) -> Result:
     if smoke:
         return _module("memory_docs").run(facts=200, repeat=1)
@@ -217,6 +221,8 @@ BENCHMARKS = [
           "capability (issue 7)", _mcp_call, ("mcp",)),
     Bench("sandbox_overhead", "`bash true` with and without the bubblewrap sandbox",
           "sandbox (issue 13)", _sandbox_overhead, ("callgate_sandbox",)),
+    Bench("hook_overhead", "A no-op Claude Code command hook per call vs no hook",
+          "hooks (issue 33)", _hook_overhead, ("callgate_hooks",)),
     Bench("memory_docs", "memory search over 10,000 facts and docs search, vs grep -ri",
           "memory, docs (issue 19)", _memory_docs),
     Bench("sessions", "the session store: recording overhead, history search over 100,000 "
@@ -484,6 +490,23 @@ def _rows_subagents(r: Result) -> list[dict[str, Any]]:
                  f"shares the MCP connection: {r['shares_mcp_connection']}")]
 
 
+def _rows_hook_overhead(r: Result) -> list[dict[str, Any]]:
+    floor = r["spawn_floor"]
+    note = (f"overhead {r['overhead_per_hook_ms']:.2f} ms per call, "
+            f"{r['overhead_vs_spawn_floor']}× a bare `bash -c true` start")
+    return [
+        _row("hook_overhead", "no-op PreToolUse command hook, per call",
+             f"{r['noop_pre_tool_use_hook']['median_ms']:.2f} ms (p95 "
+             f"{r['noop_pre_tool_use_hook']['p95_ms']:.2f} ms)",
+             f"no hook {r['no_hook']['median_ms']:.3f} ms; spawn floor "
+             f"{floor['median_ms']:.2f} ms", None, "", None, note),
+        _row("hook_overhead", "no-op PreToolUse and PostToolUse hooks, per call",
+             f"{r['noop_pre_and_post_hooks']['median_ms']:.2f} ms (p95 "
+             f"{r['noop_pre_and_post_hooks']['p95_ms']:.2f} ms)",
+             f"no hook {r['no_hook']['median_ms']:.3f} ms", None, "", None),
+    ]
+
+
 def _rows_memory_docs(r: Result) -> list[dict[str, Any]]:
     target = r["target_ms"]
     memory, grep = r["memory_median_ms"], r["memory_grep_median_ms"]
@@ -601,6 +624,7 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
+    "hook_overhead": _rows_hook_overhead,
     "sessions": _rows_sessions, "http_sessions": _rows_http_sessions, "ui": _rows_ui,
     "subagents": _rows_subagents,
     "serve_stdio": _rows_serve_stdio,

@@ -28,7 +28,8 @@ Public submodules: `callgate.files` (observed reads, atomic writes, the gate's
 errors), `callgate.text` (encodings and line endings), `callgate.paths`
 (confinement, walking with ignore rules, globs), `callgate.schema` (canonical
 schemas), `callgate.store` (the session store: its interface, records and read API),
-`callgate.hookspecs`, `callgate.sync` (the blocking facade) and `callgate.testing`
+`callgate.rules` (permission rules you can test: rule sets, per-command verdicts,
+explain), `callgate.hookspecs`, `callgate.sync` (the blocking facade) and `callgate.testing`
 (the pytest fixtures), `callgate.permissions` (subject kinds plugins supply to the rule
 engine). `state_dir()` is where plugins keep state that
 outlives a session (``$CALLGATE_HOME``, else the platform's user state directory).

@@ -50,6 +50,7 @@ log = logging.getLogger("callgate")
 
 RULES = "permissions"  # the source of a [permissions] rule decision (and of the fallback)
 VALIDATE = "callgate_validate_arguments"
+POST_TOOL_USE = "callgate_post_tool_use"
 
 
 class Answered(Exception):
@@ -155,10 +156,11 @@ async def run_call(session: Session, call: ToolCall, slot: Slot,
                 await waiting
             if session.cancel_event.is_set():
                 raise Answered(cancelled_result())
-            pre_tool_use(session, step)                                         # 3
+            await pre_tool_use(session, step)                                   # 3
             decision = permission(session, step)                                # 4
             expected = await ask(session, step, decision) if decision else None
             result = await dispatch(session, step, expected)                    # 5-6
+            result = await post_tool_use(session, step, result)                 # 6b
         except Answered as answered:
             result = answered.result
             if result.error is not None and result.error.kind == "invalid_arguments":
@@ -180,6 +182,178 @@ async def run_call(session: Session, call: ToolCall, slot: Slot,
     step.ended = time.time()
     result.call_id, result.name = call.id, call.name
     return await slot.shaped(step, result)    # 7: `shape`, in call order once all have results
+
+
+# --- explain: every stage's verdict, nothing run ------------------------------------------
+
+
+@attrs.frozen
+class StageVerdict:
+    """One stage of `explain`: its ``stage`` name, its ``verdict`` (``passed``, ``stopped``,
+    ``allow``/``ask``/``deny`` for permission, ``skipped``, ``not reached``, ``not run``),
+    what it saw (``detail``), who decided (``by``: a rule, a plugin, the mode) and each
+    answer heard (``answers``: ``(who, what)``)."""
+
+    stage: str
+    verdict: str
+    detail: str = ""
+    by: str | None = None
+    answers: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
+class Explanation:
+    """`explain`'s answer: the ``decision`` the pipeline would reach before the tool runs
+    (``allow``: it would run, ``ask``: the approver would be asked, ``deny``: it would be
+    refused: invalid, blocked by a hook, denied), who decided (``decided_by``), the
+    ``message`` the model would read when it is refused, the ``arguments`` it would run
+    with (after any replacement) and every stage."""
+
+    tool: str | None
+    decision: str
+    decided_by: str | None
+    message: str | None
+    arguments: Any
+    stages: tuple[StageVerdict, ...]
+
+
+STAGES = ("resolve", "validation", "pre-tool-use", "permission", "host gates", "tool")
+
+
+async def explain(session: Session, call: ToolCall) -> Explanation:
+    """Every stage's verdict for ``call`` as the pipeline would decide it in ``session``,
+    without running the tool (`callgate.rules.explain`). The pre-tool-use hooks and the
+    permission hooks are asked as in a real call (a hook that runs a program runs it); the
+    approver is never asked, and the host gates are checked without holding anything."""
+    step = Step(call, decoded(call))
+    stages: list[StageVerdict] = []
+
+    def refused(stage: str, result: ToolResult, decision: str = "deny") -> Explanation:
+        error = result.error
+        stages.append(StageVerdict(stage, "stopped", result.text,
+                                   error.signature if error is not None else None))
+        index = STAGES.index(stage) + 1
+        stages.extend(StageVerdict(name, "not reached") for name in STAGES[index:])
+        return Explanation(step.tool.name if step.tool else None, decision,
+                           error.signature if error is not None else None, result.text,
+                           step.call.arguments, tuple(stages))
+
+    try:
+        tool = resolve(session, step)
+    except Answered as answered:
+        return refused("resolve", answered.result)
+    stages.append(StageVerdict("resolve", "passed", f"tool {tool.name}"))
+    try:
+        validate(session, step, tool)
+        if tool.resolve_target is not None:
+            await proxied(session, step)
+        elif tool.alias_of:
+            unaliased(session, step)
+        if session.profiles:
+            profiled(session, step)
+    except Answered as answered:
+        return refused("validation", answered.result)
+    except ToolError as exc:
+        return refused("validation", exc.to_result())
+    effective = step.tool or tool
+    detail = f"valid for {effective.name}" + (
+        f" (reached through {step.sent.name})" if effective.name != step.sent.name else "")
+    stages.append(StageVerdict("validation", "passed", detail))
+    heard: list[tuple[str, str]] = []
+    try:
+        for answer in session.host.hooks.pre_tool_use(step.call, effective, session):
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if isinstance(answer, Refuse):
+                heard.append((f"hook:{answer.source}", f"refuse: {answer.reason}"))
+                stages.append(StageVerdict("pre-tool-use", "stopped",
+                                           f"blocked: {answer.reason}", f"hook:{answer.source}",
+                                           tuple(heard)))
+                stages.extend(StageVerdict(n, "not reached") for n in STAGES[3:])
+                return Explanation(effective.name, "deny", f"hook:{answer.source}",
+                                   f"blocked: {answer.reason}", step.call.arguments,
+                                   tuple(stages))
+            if isinstance(answer, Replace):
+                heard.append((f"hook:{answer.source}",
+                               "replace: " + json.dumps(answer.arguments, default=str)))
+                step.call = attrs.evolve(step.call, arguments=valid_arguments(
+                    session, effective, answer.arguments, step.call.id, inside=step.inside,
+                    via=step.call.via))
+    except Answered as answered:
+        stages.append(StageVerdict("pre-tool-use", "stopped", answered.result.text,
+                                   None, tuple(heard)))
+        stages.extend(StageVerdict(n, "not reached") for n in STAGES[3:])
+        return Explanation(effective.name, "deny", None, answered.result.text,
+                           step.call.arguments, tuple(stages))
+    stages.append(StageVerdict("pre-tool-use", "passed",
+                               "arguments replaced" if any(w.startswith("replace")
+                                                           for _s, w in heard) else "",
+                               answers=tuple(heard)))
+    verdict = _explain_permission(session, step)
+    stages.append(verdict)
+    message = None
+    if verdict.verdict == "deny":
+        try:
+            permission(session, step)
+        except Answered as answered:
+            message = answered.result.text
+        stages.extend(StageVerdict(n, "not reached") for n in STAGES[4:])
+        return Explanation(effective.name, "deny", verdict.by, message, step.call.arguments,
+                           tuple(stages))
+    stages.append(await _explain_gates(session, step))
+    stages.append(StageVerdict("tool", "not run", "explain runs nothing"))
+    return Explanation(effective.name, verdict.verdict, verdict.by, None,
+                       step.call.arguments, tuple(stages))
+
+
+def _explain_permission(session: Session, step: Step) -> StageVerdict:
+    """The permission step's verdict and every answer it would hear (`permission`)."""
+    call, tool = step.call, step.tool
+    assert tool is not None
+    if session.mode == "plan" and not step.read_only and not \
+            _profiles.plan_allows(session.profiles, step, session.host.registry):
+        return StageVerdict("permission", "deny", "the session is in plan mode", "mode:plan")
+    heard: list[tuple[str, str]] = []
+    decisions = session.host.hooks.check_permission(call, tool, session)
+    for d in decisions:
+        heard.append((f"hook:{d.source}", d.action + (f" {d.rule}" if d.rule else "")
+                      + (f" ({d.reason})" if d.reason else "")))
+    engine = session.host.permissions
+    if engine.rules:
+        ruled = engine.decide(call.name, tool, call.arguments, session)
+        if ruled is not None:
+            heard.append((RULES, f"{ruled.action} {ruled.rule}"
+                          + (f" ({ruled.reason})" if ruled.reason else "")))
+            decisions.append(attrs.evolve(ruled, source=RULES))
+    if decisions:
+        decision = next(d for action in ("deny", "ask", "allow") for d in decisions
+                        if d.action == action)
+        return StageVerdict("permission", decision.action, decision.reason or "",
+                            _signature(decision), tuple(heard))
+    if step.read_only:
+        return StageVerdict("permission", "allow", "a read-only call", "read_only", tuple(heard))
+    fallback, because = session.fallback_for(step.fallback or engine.mode)
+    detail = f"no rule or hook decides: the fallback is {fallback!r}" + (
+        f" ({because})" if because else "")
+    return StageVerdict("permission", fallback, detail, f"mode:{fallback}", tuple(heard))
+
+
+async def _explain_gates(session: Session, step: Step) -> StageVerdict:
+    """The host gates for the paths the call would change, checked without a lease."""
+    tool = step.tool
+    assert tool is not None
+    if not tool.mutates_paths:
+        return StageVerdict("host gates", "skipped", "the tool changes no path the host gates")
+
+    def check() -> dict[str, Any]:
+        return check_paths(session, tool, step.call.arguments, lease=None, dry_run=True)
+
+    try:
+        gated = await anyio.to_thread.run_sync(check)
+    except ToolError as exc:
+        return StageVerdict("host gates", "stopped", exc.to_result().text, exc.signature)
+    return StageVerdict("host gates", "passed",
+                        ", ".join(sorted({g.path for g in gated.values()})))
 
 
 def decoded(call: ToolCall) -> ToolCall:
@@ -353,18 +527,32 @@ def profiled(session: Session, step: Step) -> None:
 # --- 3. pre-tool-use --------------------------------------------------------------------------
 
 
-def pre_tool_use(session: Session, step: Step) -> None:
+async def pre_tool_use(session: Session, step: Step) -> None:
     """``callgate_pre_tool_use``: a `Refuse` blocks the call; a `Replace` runs it with other
-    arguments, validated again first (every hook sees the call as it came)."""
+    arguments, validated again first (every hook sees the call as it came). An answer may be
+    an awaitable of one (a hook that runs a program): it is awaited in its turn; once a
+    `Refuse` decides, the answers after it are closed unawaited."""
     tool = step.tool
     assert tool is not None
-    for answer in session.host.hooks.pre_tool_use(step.call, tool, session):
-        if isinstance(answer, Refuse):
-            raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
-        if isinstance(answer, Replace):
-            step.call = attrs.evolve(step.call, arguments=valid_arguments(
-                session, tool, answer.arguments, step.call.id, inside=step.inside,
-                via=step.call.via))
+    answers = session.host.hooks.pre_tool_use(step.call, tool, session)
+    if not answers:
+        return
+    try:
+        for index, answer in enumerate(answers):
+            if inspect.isawaitable(answer):
+                answers[index] = None  # awaited here (it is not closed below)
+                answer = await answer
+            if isinstance(answer, Refuse):
+                raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
+            if isinstance(answer, Replace):
+                step.call = attrs.evolve(step.call, arguments=valid_arguments(
+                    session, tool, answer.arguments, step.call.id, inside=step.inside,
+                    via=step.call.via))
+    finally:
+        for answer in answers:
+            close = getattr(answer, "close", None)
+            if inspect.isawaitable(answer) and close is not None:
+                close()  # an answer never awaited (an earlier one decided)
 
 
 def blocked(message: str, signature: str) -> ToolResult:
@@ -388,11 +576,13 @@ def permission(session: Session, step: Step) -> Decision | None:
     engine = session.host.permissions
     decision = decide(session, call, tool)
     if decision is None:  # the fallback: allow for a read-only call, else the target's or mode
-        fallback = "allow" if step.read_only else (step.fallback or engine.mode)
+        fallback, because = "allow", None
+        if not step.read_only:
+            fallback, because = session.fallback_for(step.fallback or engine.mode)
         if fallback == "allow":
             judged(step, "allow", "read_only" if step.read_only else "mode:allow")
             return None
-        decision = Decision(fallback, None, source=RULES)  # type: ignore[arg-type]
+        decision = Decision(fallback, None, because, source=RULES)  # type: ignore[arg-type]
     if decision.action != "ask":
         judged(step, decision.action, _signature(decision))
     if decision.action == "allow":
@@ -440,8 +630,9 @@ def _denied(session: Session, step: Step, decision: Decision) -> str:
         return why + (f" ({decision.reason})" if decision.reason else "")
     if decision.source != RULES:
         return f"blocked: {decision.reason or f'{name} is denied by {decision.source}'}"
+    why = f" ({decision.reason})" if decision.reason else ""
     return (f"blocked: {name} is not allowed by any [permissions] rule and the fallback is "
-            f'"deny"; allow = [{_wanted(session, step)}] in [permissions] would allow it')
+            f'"deny"{why}; allow = [{_wanted(session, step)}] in [permissions] would allow it')
 
 
 def _wanted(session: Session, step: Step) -> str:
@@ -478,8 +669,9 @@ async def ask(session: Session, step: Step, decision: Decision) -> dict[str, Any
             why = (f"blocked: {call.name} needs approval (asked by {decision.source}) and no "
                    "approver is available; nothing was run")
         else:
+            fallback = f" ({decision.reason})" if decision.reason else ""
             why = (f"blocked: {call.name} needs approval (no [permissions] rule allows it and "
-                   'the fallback is "ask") and no approver is available; '
+                   f'the fallback is "ask"{fallback}) and no approver is available; '
                    f"allow = [{_wanted(session, step)}] in [permissions] would allow it")
         raise Answered(blocked(why, signature))
     allowed = answer.action == "allow" if isinstance(answer, Decision) else bool(answer)
@@ -606,6 +798,39 @@ async def _dispatched(session: Session, step: Step, tool: ToolSpec, ctx: ToolCon
     return out
 
 
+# --- 6b. after the tool ------------------------------------------------------------------
+
+
+async def post_tool_use(session: Session, step: Step, result: ToolResult) -> ToolResult:
+    """``callgate_post_tool_use``, for a call that was dispatched (the tool ran, or a host
+    gate refused it): each answer (a `ToolResult`, or an awaitable of one) replaces the
+    result, in call order; every implementation sees the tool's own result. A hook that
+    raises leaves the result as it was (logged); a `ToolError` it raises becomes the result."""
+    hooks = session.host.hooks
+    if not hooks.implemented(POST_TOOL_USE):
+        return result
+    tool = step.tool
+    assert tool is not None
+    try:
+        answers = hooks.post_tool_use(step.call, tool, result, session)
+    except Exception:
+        log.exception("a post_tool_use hook failed on call %s", step.sent.id)
+        return result
+    replaced = result
+    for answer in answers:
+        try:
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except ToolError as exc:
+            answer = exc.to_result()
+        except Exception:
+            log.exception("a post_tool_use hook failed on call %s", step.sent.id)
+            continue
+        if isinstance(answer, ToolResult):
+            replaced = answer
+    return replaced
+
+
 # --- 7. shape -------------------------------------------------------------------------------
 
 
@@ -682,4 +907,5 @@ def valid_utf8(result: ToolResult, text: str) -> tuple[ToolResult, str]:
     return (result.with_text(safe), safe) if safe is not text else (result, text)
 
 
-__all__ = ["Answered", "Step", "check_arguments", "run_batch", "run_call"]
+__all__ = ["Answered", "Explanation", "StageVerdict", "Step", "check_arguments", "explain",
+           "run_batch", "run_call"]

@@ -22,7 +22,8 @@ write root of a session:
   ``gitdir:`` file names another repository) and any ``HEAD`` file (beside
   ``objects/``, ``refs/`` and ``config`` it makes its directory a repository git
   discovers); and the directory git's ``core.hooksPath`` names;
-- every path ``[files] protected`` names (globs as in permission rules);
+- every path ``[files] protected`` names (globs as in permission rules), and every path a
+  plugin protects (`Registry.protect`: the settings files another agent reads);
 
 minus what ``[files] allow_protected`` exempts (a key only the user config, an
 explicit config or a trusted workspace config can set). The host gate refuses
@@ -139,7 +140,11 @@ def protection(host: Any) -> Protection:
                    "config", WORKSPACE_CONFIG)]
     rules += [_Rule(_compile(p), why, p) for p, why in BUILT_IN]
     rules += [_Rule(_compile(p), "[files] protected lists it", p) for p in extra]
-    found = Protection(loaded, tuple(rules), tuple(_compile(p) for p in exempt), extra, exempt)
+    registry = getattr(host, "registry", None)
+    claimed = tuple(getattr(registry, "protected", ()))  # a plugin's (`Registry.protect`)
+    rules += [_Rule(_compile(p), why, p) for p, why in claimed]
+    found = Protection(loaded, tuple(rules), tuple(_compile(p) for p in exempt),
+                       extra + tuple(p for p, _why in claimed), exempt)
     with _lock:
         _cache[host] = found
     return found

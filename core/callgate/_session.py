@@ -58,6 +58,8 @@ log = logging.getLogger("callgate")
 
 ORIGINS = ("none", "human", "automatic")
 MODES = ("default", "plan")
+#: how strict each permission fallback is (`Session.tighten_fallback`)
+_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 MESSAGE_ROLES = ("user", "assistant")
 COUNTERS = ("argument_validations", "argument_failures", "skipped", "remote_dispatches",
             "storm_hints")
@@ -115,6 +117,8 @@ class Session:
         self._scratch: str | None = None
         self.turn_origin = origin
         self.mode = "default"
+        #: the stricter fallback a plugin set (`tighten_fallback`): (mode, because)
+        self._fallback_floor: tuple[str, str] | None = None
         # the store first: a resumed session takes its id, ledger, results and state from it
         from . import _durable  # with the store's records: on first open, not at boot
         from ._journal import SessionStorage
@@ -269,6 +273,27 @@ class Session:
             raise ValueError('origin must be "human" or "automatic"')
         self.turn_origin = origin
         self.host.hooks.turn_start(self, origin)
+
+    def tighten_fallback(self, mode: str, because: str) -> None:
+        """Make this session's permission fallback (what a call that is not read-only gets when
+        no rule or hook decides) at least as strict as ``mode`` (``"ask"`` or ``"deny"``;
+        ``"allow"`` changes nothing): a plugin importing another agent's default mode uses it.
+        It never loosens ``[permissions] mode``. ``because`` is said in the refusals it causes
+        (``defaultMode "default" in ~/.claude/settings.json``)."""
+        if mode not in _STRICTNESS:
+            raise ValueError('mode must be "allow", "ask" or "deny"')
+        current = self._fallback_floor
+        if current is None or _STRICTNESS[mode] > _STRICTNESS[current[0]]:
+            self._fallback_floor = (mode, because)
+
+    def fallback_for(self, mode: str) -> tuple[str, str | None]:
+        """The fallback a call gets when nothing decides, given the host's (or the proxy
+        target's) ``mode``: the stricter of it and `tighten_fallback`'s, with the reason when
+        the session's own is stricter."""
+        floor = self._fallback_floor
+        if floor is None or _STRICTNESS.get(mode, 0) >= _STRICTNESS[floor[0]]:
+            return mode, None
+        return floor
 
     def set_mode(self, mode: str) -> None:
         """``"plan"`` blocks every call that is not read-only; ``"default"`` ends it."""

@@ -99,6 +99,23 @@ def callgate_ask_permission(call: ToolCall, tool: ToolSpec, session: Session,
     """
 
 
+# --- after the tool ---------------------------------------------------------------
+
+
+@hookspec
+def callgate_post_tool_use(call: ToolCall, tool: ToolSpec, result: ToolResult,
+                           session: Session) -> ToolResult | None:
+    """Step 6b, right after the tool ran (or a host gate refused it), before the batch is
+    shaped: for calls that were dispatched only (a refused, denied or invalid call never
+    gets here).
+
+    Return a replacement `ToolResult` (feedback appended, output rewritten), nothing, or an
+    awaitable of either. Every implementation sees the tool's result; the last replacement
+    in call order is used. An exception is logged and changes nothing (a `ToolError` becomes
+    the result).
+    """
+
+
 # --- results --------------------------------------------------------------------
 
 

@@ -73,6 +73,11 @@ ATTACKS: tuple[Attack, ...] = (
     Attack(("permissions", "deny"), [], user={"permissions": {"deny": ["Bash"]}}, warns=False,
            trusted_applies=False),
     Attack(("permissions", "ask_without_approver"), "allow"),
+    # rule tests only check: a workspace may add some, never drop the user's
+    Attack(("permissions", "examples"), [],
+           user={"permissions": {"deny": ["Bash(rm:*)"],
+                                 "examples": [{"rule": "Bash(rm:*)", "match": ["rm x"]}]}},
+           warns=False, trusted_applies=False),
     Attack(("trust", "workspaces"), ["/"], trusted_applies=False),
     # --- files
     Attack(("files", "max_edit_bytes"), 1 << 40),
@@ -172,6 +177,17 @@ ATTACKS: tuple[Attack, ...] = (
            user={"lsp": {"servers": {"python": {"sandbox": "required"}}}}),
     # --- serve (callgate-mcp-serve)
     Attack(("serve", "approval_timeout_s"), 86400),
+    # --- hooks (callgate-hooks): a hook is a program; the settings files it reads hold more
+    *(Attack(("hooks", event), [{"matcher": "*", "hooks": [{"type": "command",
+                                                             "command": "{plant}"}]}])
+      for event in ("PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure",
+                    "SessionStart", "SessionEnd", "SubagentStart", "SubagentStop",
+                    "PreCompact", "UserPromptSubmit")),
+    Attack(("claude_code", "read"), ["claude", "codex"]),
+    Attack(("claude_code", "claude_dir"), "{outside}"),
+    Attack(("claude_code", "codex_dir"), "{outside}"),
+    Attack(("claude_code", "fail_closed"), False, user={"claude_code": {"fail_closed": True}}),
+    Attack(("claude_code", "timeout_s"), 3600),
 )
 
 
