@@ -24,6 +24,10 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
 - Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
 - Change previews: `change_diff`, `ChangeDiff`, `FilePreview`.
 - Writer leases: `WriterLease`, `held_paths`.
+- Files that changed on disk (``session.file_changes``, a `FileChanges` feed): what the
+  session's tools changed, at once, and what its watcher saw change (shell commands, other
+  programs), as `FileChange` batches, for plugins that keep derived state (a language
+  server, a cache); ``subscribe(listener)`` returns the function that unsubscribes.
 
 Text decoding lives in `callgate.text`, paths and walking in `callgate.paths`.
 """
@@ -45,6 +49,7 @@ from ._atomic import (
 )
 from ._changes import ChangeDiff, FilePreview, change_diff
 from ._context import GatedPath
+from ._file_changes import ChangeKind, ChangeListener, ChangeOrigin, FileChange, FileChanges
 from ._file_lease import ReadLease, WriterOpen
 from ._files_api import (
     DEFAULT_MAX_EDIT_BYTES,
@@ -88,8 +93,13 @@ __all__ = [
     "DENIED_NAMES",
     "Absent",
     "ChangeDiff",
+    "ChangeKind",
+    "ChangeListener",
+    "ChangeOrigin",
     "FileAccess",
+    "FileChange",
     "FileChanged",
+    "FileChanges",
     "FilePreview",
     "GatedPath",
     "ObservationLedger",
