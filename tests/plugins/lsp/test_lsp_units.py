@@ -66,7 +66,7 @@ def test_overrides_replace_add_and_disable():
     assert table.for_path("a.scr").language_id("a.scr") == "scr"
     assert table.for_path("a.pyi").language == "python"
     assert table.for_path("a.go") is None
-    with pytest.raises(ToolError, match="not found on PATH; install it: make srv"):
+    with pytest.raises(ToolError, match=r"server_paths\); install it: make srv"):
         table.specs["scripted"].launch()
 
 
