@@ -271,3 +271,23 @@ def test_replay_reaches_the_tools_through_the_entry_point(tmp_path: Path):
     assert out[0]["id"] == "d" and out[0]["is_error"] is False
     assert out[0]["content"] == ("1 definition(s):\npkg/shapes.py:15  def make_circle(radius: "
                                  "float) -> Circle:")
+
+
+def test_diagnostics_list_errors_and_warnings_unless_asked_for_all(lsp_session, no_leaks):
+    """Issue 35, 4: the contract lists errors and warnings; hints only with severity="all"."""
+    s = lsp_session(python_config("basedpyright", servers=STANDARD), files={
+        "h.py": "def f() -> int:\n    unused = 1\n    return 2\n\n\nbad: str = f()\n"})
+    r = fresh_diagnostics(s, "h.py")
+    assert r.text.splitlines()[0] == "1 diagnostic(s) in h.py:", r.text
+    assert r.text.splitlines()[1].startswith('6:12 error [basedpyright] Type "int" is not '
+                                             'assignable'), r.text
+    assert r.text.splitlines()[2] == ('(1 information and hint(s) not listed; severity="all" '
+                                      "lists them)"), r.text
+    every = s.call("lsp_diagnostics", file="h.py", severity="all")
+    assert every.text.splitlines()[1] == ('2:5 hint [basedpyright] Variable "unused" is not '
+                                         'accessed (reportUnusedVariable)'), \
+        every.text
+    errors = s.call("lsp_diagnostics", file="h.py", severity="errors")
+    assert errors.meta["count"] == 1 and errors.meta["hidden"] == 1
+    bad = s.call("lsp_diagnostics", file="h.py", severity="hints")
+    assert bad.is_error and bad.error.kind == "invalid_arguments"
