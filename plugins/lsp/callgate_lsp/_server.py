@@ -319,7 +319,8 @@ class Server:
     async def _until_exit(self, request: Awaitable[T], timeout_s: float) -> T:
         """Await ``request`` within ``timeout_s``; `ServerFailed` if the server exits meanwhile."""
         try:
-            return await asyncio.wait_for(request, timeout_s)
+            async with asyncio.timeout(timeout_s):  # no task of its own (as wait_for makes)
+                return await request
         except RuntimeError as exc:  # pygls fails pending requests when the process exits
             if not self.alive or "exited" in str(exc):
                 process = self.client.process
@@ -574,8 +575,11 @@ class Server:
             now = time.monotonic()
             events: list[types.FileEvent] = []
             reopened: list[tuple[str, str, os.stat_result | None]] = []
+            workspace = getattr(self.session, "workspace", None)
             for change in changes:
                 path = os.path.realpath(change.path)
+                if workspace is not None and not workspace.is_within(path):
+                    continue  # a link in the workspace to a file outside: not the project's
                 try:
                     st: os.stat_result | None = os.stat(path)
                 except OSError:

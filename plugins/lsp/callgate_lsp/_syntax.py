@@ -23,12 +23,15 @@ package, imported when a file of their language is first queried.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import threading
 from collections.abc import Iterator
 
 import attrs
+
+from ._positions import split_lines
 
 _WORD = re.compile(r"\w", re.UNICODE)
 
@@ -111,7 +114,25 @@ def _language(grammar: Grammar) -> object | None:
 def candidates(extension: str, text: str, row: int, symbol: str) -> list[Candidate]:
     """Every place ``symbol`` is code on 0-based line ``row`` of ``text`` (the document as the
     server has it, lines split the LSP way). `OnlyInText` when it occurs there only in
-    strings or comments; an empty list when it does not occur at all."""
+    strings or comments; an empty list when it does not occur at all. The answers for the
+    last few hundred (file, line, symbol) are kept: a query repeated on an unchanged file
+    parses nothing."""
+    found = _cached(extension, text, row, symbol)
+    if isinstance(found, OnlyInText):
+        raise OnlyInText(symbol)
+    return list(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached(extension: str, text: str, row: int, symbol: str
+            ) -> tuple[Candidate, ...] | OnlyInText:
+    try:
+        return tuple(_candidates(extension, text, row, symbol))
+    except OnlyInText as exc:
+        return exc
+
+
+def _candidates(extension: str, text: str, row: int, symbol: str) -> list[Candidate]:
     line = _line(text, row)
     if symbol not in line:
         return []
@@ -124,7 +145,9 @@ def candidates(extension: str, text: str, row: int, symbol: str) -> list[Candida
     data = text.encode("utf-8", "surrogatepass")
     tree = Parser(language).parse(data)
     raw = line.encode("utf-8", "surrogatepass")
-    tokens = list(_tokens_on(tree.root_node, row, len(raw)))
+    # walk only the smallest node that spans the line (a statement, not the whole file)
+    top = tree.root_node.descendant_for_point_range((row, 0), (row, max(len(raw) - 1, 0)))
+    tokens = list(_tokens_on(top or tree.root_node, row, len(raw)))
     if not tokens:
         return by_text(line, symbol)
     found = _single(tokens, raw, symbol) or _runs(tokens, raw, symbol)
@@ -183,7 +206,7 @@ def _is_whole(line: str, candidate: Candidate, symbol: str) -> bool:
 
 
 def _line(text: str, row: int) -> str:
-    lines = re.split(r"\r\n|\r|\n", text)
+    lines = split_lines(text)
     return lines[row] if 0 <= row < len(lines) else ""
 
 

@@ -7,8 +7,9 @@ import pytest
 from callgate import ToolError
 from callgate_lsp import DEFAULTS, ServerTable
 from callgate_lsp._after_edit import Report, introduced
-from callgate_lsp._positions import find_symbol, from_units, split_lines, to_units
+from callgate_lsp._positions import from_units, split_lines, to_units
 from callgate_lsp._render import hover_text
+from callgate_lsp._syntax import by_text
 from lsprotocol import types
 
 
@@ -17,12 +18,17 @@ def test_lines_split_only_at_lsp_breaks():
     assert split_lines("x\n") == ["x", ""]
 
 
-def test_symbol_found_as_a_whole_word_first():
-    assert find_symbol("greeting = greet(x)", "greet") == 11
-    assert find_symbol("greeting = 1", "greet") == 0  # no whole word: the first occurrence
-    assert find_symbol("a.b", "b") == 2
-    assert find_symbol("x = y", "z") is None
-    assert find_symbol("x->y", "->") == 1  # not an identifier: plain search
+def test_symbol_found_by_text_as_whole_words_first():
+    """The rule for files without a grammar (and what the parser falls back to)."""
+    def columns(line: str, symbol: str) -> list[int]:
+        return [c.start for c in by_text(line, symbol)]
+
+    assert columns("greeting = greet(x)", "greet") == [11]
+    assert columns("greeting = 1", "greet") == [0]  # no whole word: the first occurrence
+    assert columns("a.b", "b") == [2]
+    assert columns("x = y", "z") == []
+    assert columns("x->y", "->") == [1]  # not an identifier: plain search
+    assert columns("f(f)", "f") == [0, 2]
 
 
 @pytest.mark.parametrize(("encoding", "expected"), [("utf-8", 14), ("utf-16", 11),
