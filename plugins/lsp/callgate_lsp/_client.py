@@ -116,6 +116,8 @@ class Client(BaseLanguageClient):
             else:
                 self.versioned = True
             self.published[params.uri] = Published(version, list(params.diagnostics))
+            log.debug("diagnostics of %s (version %s): %d", params.uri, version,
+                      len(params.diagnostics))
             self.readiness.heard(evidence=True)
             self._notify()
 

@@ -398,6 +398,7 @@ class Server:
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        log.debug("sent %s version %s", uri, doc.version)
         return doc
 
     def refresh(self, max_bytes: int, skip: str | None = None) -> None:
@@ -591,9 +592,9 @@ class Server:
                 kind = "deleted" if st is None else \
                     ("created" if change.kind == "created" else "changed")
                 uri = uri_of(path)
-                if uri in self.documents:
+                if uri in self.documents:  # the server takes an open file from us, not disk
                     reopened.append((path, uri, st))
-                if self.client.watchers.wants(path, kind):
+                elif self.client.watchers.wants(path, kind):
                     events.append(types.FileEvent(uri=uri, type=EVENT_TYPES[kind][0]))
                     self.changed_at[path] = now
             if events:

@@ -113,9 +113,14 @@ def test_go_delete_symbol_is_checked_by_gopls(lsp_session, tmp_path, no_leaks):
     assert not r.is_error, r.text
     assert "-func Add(a, b int) int {" in r.text
     section = r.text[r.text.index("New diagnostics:"):].splitlines()
-    assert len(section) == 2 and re.fullmatch(
-        r"lib/lib\.go:5:9 error \[compiler\] (undeclared name: Add|undefined: Add).*",
-        section[1]), r.text
+    broken = r"5:9 error \[compiler\] (undeclared name: Add|undefined: Add).*"
+    # gopls re-checks both packages first; on a loaded machine that can take longer than the
+    # after-edit wait (2 s at most), and the section then says so
+    assert (len(section) == 2 and re.fullmatch(r"lib/lib\.go:" + broken, section[1])) or \
+        section[0].startswith("New diagnostics: not known yet (gopls (go) did not report"), \
+        r.text
+    r = until(s, "lsp_diagnostics", lambda r: "diagnostic(s)" in r.text, file="lib/lib.go")
+    assert re.fullmatch(broken, r.text.splitlines()[1]), r.text
     r = until(s, "lsp_diagnostics", lambda r: "diagnostic(s)" in r.text, file="main.go")
     assert re.search(r"10:\d+ error \[compiler\] (Add not declared by package lib|"
                      r"undefined: lib\.Add)", r.text), r.text
