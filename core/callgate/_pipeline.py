@@ -31,6 +31,7 @@ from ._batch import Alone, Batch, Slot, Tail, cancelled_result
 from ._context import ToolContext
 from ._errors import ToolError
 from ._facts import ExecutionFact
+from ._file_changes import after_tool
 from ._gate import check_paths
 from ._lease import WriterLease
 from ._model import Decision, Refuse, Replace, ToolCall, ToolResult, Violation
@@ -750,6 +751,8 @@ async def dispatch(session: Session, step: Step, expected: dict[str, Any] | None
     if not step.read_only or step.destructive:
         _fact(session, step, ctx, held.get("from", started), held.get("to", time.monotonic()),
               result)
+    if ctx.gated and not result.is_error:  # before shaping: a plugin's shaper sees them known
+        session.file_changes.publish(after_tool(ctx.gated.values()))
     return result
 
 

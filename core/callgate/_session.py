@@ -27,6 +27,7 @@ from . import _pipeline, _profiles, _telemetry
 from ._batch import FifoLock
 from ._context import PROGRESS_SINK, ProgressSink
 from ._errors import ToolError
+from ._file_changes import FileChanges
 from ._files_api import FileAccess
 from ._model import Decision, TextBlock, ToolCall, ToolResult
 from ._notices import NoticeQueue
@@ -140,6 +141,8 @@ class Session:
         self.storage = SessionStorage(self.journal, restored.state if restored else None,
                                       restored.jobs if restored else ())
         self.notices = NoticeQueue()
+        #: files that changed on disk, for plugins that keep derived state (`callgate.files`)
+        self.file_changes = FileChanges()
         #: the OpenTelemetry tracer of this session's calls (``None``: not traced)
         self.tracer: Any = _telemetry.tracer()
         self.storm = StormBreaker()

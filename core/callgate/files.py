@@ -23,6 +23,10 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
   config directories (`hidden_paths`).
 - Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
 - Writer leases: `WriterLease`, `held_paths`.
+- Files that changed on disk (``session.file_changes``, a `FileChanges` feed): what the
+  session's tools changed, at once, and what its watcher saw change (shell commands, other
+  programs), as `FileChange` batches, for plugins that keep derived state (a language
+  server, a cache); ``subscribe(listener)`` returns the function that unsubscribes.
 
 Text decoding lives in `callgate.text`, paths in `callgate.paths`; change previews and
 diffs (`FilePreview`, `change_diff`) in the library ``callgate_toolkit.diffs``.
@@ -44,6 +48,7 @@ from ._atomic import (
     temp_name,
 )
 from ._context import GatedPath
+from ._file_changes import ChangeKind, ChangeListener, ChangeOrigin, FileChange, FileChanges
 from ._file_lease import ReadLease, WriterOpen
 from ._files_api import (
     DEFAULT_MAX_EDIT_BYTES,
@@ -86,8 +91,13 @@ __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
     "DENIED_NAMES",
     "Absent",
+    "ChangeKind",
+    "ChangeListener",
+    "ChangeOrigin",
     "FileAccess",
+    "FileChange",
     "FileChanged",
+    "FileChanges",
     "GatedPath",
     "ObservationLedger",
     "Present",

@@ -160,6 +160,8 @@ ATTACKS: tuple[Attack, ...] = (
     Attack(("lsp", "request_timeout_s"), 300),
     Attack(("lsp", "max_results"), 1000),
     Attack(("lsp", "max_file_bytes"), 67_108_864),
+    Attack(("lsp", "references_wait_ms"), 60_000),
+    Attack(("lsp", "server_paths"), ["{outside}"]),
     Attack(("lsp", "servers", "x", "command"), "{plant}"),
     Attack(("lsp", "servers", "python", "command"), "{plant}"),
     Attack(("lsp", "servers", "python", "args"), ["{plant}"]),

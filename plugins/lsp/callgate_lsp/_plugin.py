@@ -28,6 +28,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
                                     "x-workspace": ["hint", "information", "warning", "error"]},
         "diagnostics_wait_ms": {"type": "integer", "minimum": 0, "maximum": 10000,
                                 "default": 2000, "x-workspace": "min", "x-kind": "limit"},
+        # how long lsp_references waits for a server to load a small workspace (issue 35)
+        "references_wait_ms": {"type": "integer", "minimum": 0, "maximum": 60000,
+                               "default": 10000, "x-workspace": "min", "x-kind": "limit"},
         "initialize_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30,
                                  "x-workspace": "min", "x-kind": "limit"},
         "request_timeout_s": {"type": "number", "minimum": 1, "maximum": 300, "default": 30,
@@ -36,6 +39,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
                         "x-workspace": "min", "x-kind": "limit"},
         "max_file_bytes": {"type": "integer", "minimum": 1024, "maximum": 67108864,
                            "default": 2097152, "x-workspace": "min", "x-kind": "limit"},
+        # directories searched for servers after callgate's environment and PATH: never
+        # from a workspace (a directory inside the workspace is dropped even here)
+        "server_paths": {"type": "array", "items": {"type": "string", "minLength": 1},
+                         "default": [], "x-workspace": "user", "x-kind": "path"},
         "servers": {"type": "object", "additionalProperties": SERVER_SCHEMA, "default": {},
                     "x-workspace": "user", "x-kind": "program"},
     },
