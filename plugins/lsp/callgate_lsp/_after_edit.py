@@ -41,8 +41,8 @@ from lsprotocol import types
 from . import _render
 from ._manager import LspManager
 from ._server import ServerFailed
-from ._specs import EXTENSION
 from ._table import ServerSpec
+from .tools.lsp import EXTENSION
 
 log = logging.getLogger("callgate.lsp")
 

@@ -128,38 +128,6 @@ DEFAULTS: dict[str, ServerSpec] = {s.language: s for s in (
                install_hint="ghcup install hls"),
 )}
 
-#: One ``[lsp.servers.<language>]``. ``x-workspace`` (callgate's config layering): only the user
-#: (or a trusted config) defines or changes a server, whole (`CONFIG_SCHEMA`'s ``servers``);
-#: each key says so too, with what it is.
-SERVER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "command": {"type": "string", "minLength": 1, "x-workspace": "user",
-                    "x-kind": "program"},
-        "args": {"type": "array", "items": {"type": "string"}, "x-workspace": "user",
-                 "x-kind": "program"},
-        "env": {"type": "object", "additionalProperties": {"type": "string"},
-                "x-workspace": "user", "x-kind": "env"},
-        # which files (so which contents) go to which program
-        "extensions": {"type": "array", "minItems": 1,
-                       "items": {"type": "string", "pattern": r"^\.[^./\\\s]+$"},
-                       "x-workspace": "user", "x-kind": "program"},
-        "language_id": {"type": "string", "minLength": 1, "x-workspace": "user"},
-        # shown to the model as the way to install the server: an instruction it may follow
-        "install_hint": {"type": "string", "x-workspace": "user"},
-        # sent to the server: they may name interpreters, plugins and paths it runs
-        "initialization_options": {"x-workspace": "user", "x-kind": "program"},
-        "settings": {"type": "object", "x-workspace": "user", "x-kind": "program"},
-        "enabled": {"type": "boolean", "x-workspace": "user"},
-        # "if_available": run it unconfined where no sandbox works, although its program
-        # runs the project's code (docs/lsp.md); "required": never run it unconfined
-        "sandbox": {"enum": ["required", "if_available"],
-                    "x-workspace": ["if_available", "required"]},
-    },
-}
-
-
 def extension_of(path: str) -> str:
     return os.path.splitext(path)[1].lower()
 

@@ -1,8 +1,10 @@
-"""The four tools as registered: names, schemas, descriptions, flags (no heavy import).
+"""The four tools, one group sharing one implementation: ``lsp_definition``,
+``lsp_references``, ``lsp_hover`` and ``lsp_diagnostics`` as registered (names, schemas,
+descriptions, flags) and the ``execute`` each runs.
 
-Registration must stay cheap (``callgate tools`` imports every plugin), so the
-``execute`` registered here imports the client stack (`_tools`: pygls,
-lsprotocol, cattrs) on the first call only.
+Registration must stay cheap (``callgate tools`` imports every plugin; the client stack
+takes over a second to import), so each ``execute`` imports the query code (`_queries`:
+pygls, lsprotocol, cattrs) on its first call only.
 """
 
 from __future__ import annotations
@@ -72,11 +74,9 @@ DESCRIPTIONS = {
 SUBJECT = PermissionSubject("path", ("file",))
 
 
-
-
 def _lazy(name: str) -> Callable[[ToolContext, dict[str, Any]], Coroutine[Any, Any, ToolResult]]:
     async def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        from ._tools import EXECUTE
+        from .._queries import EXECUTE
 
         return await EXECUTE[name](ctx, args)
 

@@ -1,4 +1,5 @@
-"""The four tools: ``lsp_definition``, ``lsp_references``, ``lsp_hover``, ``lsp_diagnostics``.
+"""What the four tools do (``lsp_definition``, ``lsp_references``, ``lsp_hover``,
+``lsp_diagnostics``), imported on their first call (`tools.lsp` registers them).
 
 Each one confines its ``file`` like every file tool, reads it (the read is not
 an observation: it does not let a later edit skip ``read_file``), finds the
@@ -27,8 +28,8 @@ from . import _render, _syntax
 from ._manager import RETRY_AFTER_FAILED_START_S, Cancelled, LspManager
 from ._positions import to_units
 from ._server import Document, Server, ServerFailed, StillIndexing, decode
-from ._specs import EXTENSION
 from ._table import ServerSpec, extension_of
+from .tools.lsp import EXTENSION
 
 
 @attrs.frozen
@@ -358,7 +359,7 @@ async def diagnostics_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManag
                           "server": spec.command})
 
 
-#: The ``execute`` of each tool (`_specs` registers wrappers that import this module on use).
+#: The ``execute`` of each tool (`tools.lsp` registers wrappers that import this module on use).
 EXECUTE = {
     "lsp_definition": lsp_tool(_navigate("definition")),
     "lsp_references": lsp_tool(_navigate("references")),

@@ -1,18 +1,45 @@
-"""The lsp plugin's hook implementations: tools, ``[lsp]``, ``session.lsp``, edits, session end."""
+"""The ``[lsp]`` table and its ``[lsp.servers.<language>]`` entries, with their defaults."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from callgate import ToolResult, hookimpl
+#: One ``[lsp.servers.<language>]``. ``x-workspace`` (callgate's config layering): only the user
+#: (or a trusted config) defines or changes a server, whole (`CONFIG_SCHEMA`'s ``servers``);
+#: each key says so too, with what it is.
+SERVER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "command": {"type": "string", "minLength": 1, "x-workspace": "user",
+                    "x-kind": "program"},
+        "args": {"type": "array", "items": {"type": "string"}, "x-workspace": "user",
+                 "x-kind": "program"},
+        "env": {"type": "object", "additionalProperties": {"type": "string"},
+                "x-workspace": "user", "x-kind": "env"},
+        # which files (so which contents) go to which program
+        "extensions": {"type": "array", "minItems": 1,
+                       "items": {"type": "string", "pattern": r"^\.[^./\\\s]+$"},
+                       "x-workspace": "user", "x-kind": "program"},
+        "language_id": {"type": "string", "minLength": 1, "x-workspace": "user"},
+        # shown to the model as the way to install the server: an instruction it may follow
+        "install_hint": {"type": "string", "x-workspace": "user"},
+        # sent to the server: they may name interpreters, plugins and paths it runs
+        "initialization_options": {"x-workspace": "user", "x-kind": "program"},
+        "settings": {"type": "object", "x-workspace": "user", "x-kind": "program"},
+        "enabled": {"type": "boolean", "x-workspace": "user"},
+        # "if_available": run it unconfined where no sandbox works, although its program
+        # runs the project's code (docs/lsp.md); "required": never run it unconfined
+        "sandbox": {"enum": ["required", "if_available"],
+                    "x-workspace": ["if_available", "required"]},
+    },
+}
 
-from ._specs import EXTENSION, tool_specs
-from ._table import SERVER_SCHEMA
+
 
 #: ``x-workspace`` (callgate's config layering): a workspace config the user config does not
 #: trust may lower the limits, list fewer diagnostics and turn after-edit diagnostics off
-#: (they start servers); it never defines or changes a server (`_table.SERVER_SCHEMA`).
+#: (they start servers); it never defines or changes a server (`SERVER_SCHEMA`).
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -52,57 +79,3 @@ CONFIG_SCHEMA: dict[str, Any] = {
 def enabled(session: Any) -> bool:
     """``[lsp] diagnostics_after_edit`` (read on every call: keep it cheap)."""
     return bool(session.host.config("lsp").get("diagnostics_after_edit"))
-
-
-def new_manager(session: Any) -> Any:
-    """``session.lsp`` (the client stack is imported with the first one)."""
-    from ._manager import LspManager
-
-    return LspManager(session)
-
-
-@hookimpl
-def callgate_register_tools(registry: Any) -> None:
-    registry.add_config("lsp", CONFIG_SCHEMA)
-    registry.add_session_extension(EXTENSION, new_manager)
-    for spec in tool_specs():
-        registry.add(spec)
-
-
-@hookimpl(trylast=True)
-def callgate_pre_tool_use(call: Any, tool: Any, session: Any) -> None:
-    """With ``diagnostics_after_edit``: snapshot the pre-edit diagnostics of a mutation's
-    paths, or warm the server up on a read-only call about a path.
-
-    ``trylast``: runs after the hooks that may refuse the call."""
-    if not enabled(session) or not (tool.mutates_paths or tool.contract_read_only):
-        return
-    from . import _after_edit
-
-    if tool.mutates_paths:
-        _after_edit.take_snapshot(call, tool, session)
-    else:
-        _after_edit.warm(call, tool, session)
-
-
-@hookimpl
-def callgate_shape_result(call: Any, tool: Any, result: ToolResult,
-                          session: Any) -> ToolResult | None:
-    """Append the diagnostics a successful mutation introduced."""
-    if not enabled(session):
-        return None
-    from . import _after_edit
-
-    return _after_edit.shape(call, tool, result, session)
-
-
-@hookimpl
-def callgate_session_end(session: Any) -> None:
-    """Stop the session's language servers (shutdown, exit, kill of each process group)."""
-    if "callgate_lsp._manager" not in sys.modules:
-        return  # no session of this process ever used a language server
-    from ._manager import LspManager
-
-    manager = getattr(session, EXTENSION, None)
-    if isinstance(manager, LspManager):
-        manager.close()
