@@ -691,6 +691,11 @@ class SqliteStore:
         return {(ns, key): _loads(v) for ns, key, v in self._query(
             "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
 
+    def state_value(self, session: str, namespace: str, key: str) -> Any:
+        rows = self._query("SELECT value FROM state WHERE session = ? AND namespace = ? AND "
+                           "key = ?", (session, namespace, key))
+        return _loads(rows[0][0]) if rows else None
+
     def ledger(self, session: str) -> dict[str, Any]:
         return {path_of(p): _loads(e) for p, e in self._query(
             "SELECT path, entry FROM ledger WHERE session = ?", (session,))}

@@ -503,8 +503,13 @@ class SessionManager:
         session_id = session.id
 
         def holder() -> Any:
+            # one point read per request: never the whole state, decoded (issue 34, item 7)
+            store = self.host.store
             try:
-                return self.host.store.state(session_id).get((STATE_NS, "holder"))
+                point = getattr(store, "state_value", None)
+                if point is not None:
+                    return point(session_id, STATE_NS, "holder")
+                return store.state(session_id).get((STATE_NS, "holder"))  # an older backend
             except Exception as exc:
                 log.warning("cannot read the holder of session %s: %s", live.id, exc)
                 return None
