@@ -69,6 +69,7 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_connection
 from mcp.server.streamable_http import (
+    LAST_EVENT_ID_HEADER,
     MCP_SESSION_ID_HEADER,
     StreamableHTTPServerTransport,
     check_accept_headers,
@@ -99,6 +100,7 @@ from ._bounded_http import (
     connection_limits,
     descriptor_limit,
 )
+from ._events import RETRY_MS, EventLog, SessionEvents
 from ._server import CallgateMCP
 
 log = logging.getLogger("callgate.mcp_serve.http")
@@ -193,6 +195,8 @@ class _Live:
     app: CallgateMCP
     transport: StreamableHTTPServerTransport
     owner: AuthorizationContext | None
+    #: what the transport sent, kept for a client that reconnects (`_events`)
+    events: SessionEvents
     deleted: bool = False
     #: set when its server task has ended (its callgate session is closed)
     done: anyio.Event = attrs.field(factory=anyio.Event)
@@ -272,6 +276,8 @@ class SessionManager:
         #: the SDK's Host/Origin/Content-Type checks, run before anything is opened
         self._guard = TransportSecurityMiddleware(self.security)
         self._live: dict[str, _Live] = {}
+        #: the recent events of every session, for clients that reconnect a dropped stream
+        self.events = EventLog()
         #: names this process as a session's holder in the store
         self.instance = os.urandom(8).hex()
         self._opening = anyio.Lock()
@@ -362,6 +368,15 @@ class SessionManager:
             return
         if request.method == "DELETE":
             live.deleted = True
+        resume = request.headers.get(LAST_EVENT_ID_HEADER)
+        if request.method == "GET" and resume is not None and not live.events.knows(resume):
+            # the SDK would answer nothing (a 500); its events are gone or never were ours
+            await _error(
+                "Conflict: Last-Event-ID names no event this session still keeps (it ended, "
+                "the server restarted, or it is too old); send the request again",
+                409,
+            )(scope, receive, send)
+            return
         await live.transport.handle_request(scope, receive, send)
         if live.transport.is_terminated:
             self._live.pop(sid, None)
@@ -378,12 +393,18 @@ class SessionManager:
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
 
-    def _transport(self, sid: str) -> StreamableHTTPServerTransport:
+    def _transport(self, sid: str, events: SessionEvents) -> StreamableHTTPServerTransport:
         return StreamableHTTPServerTransport(
             mcp_session_id=sid,
             security_settings=self.security,
             idle_timeout=self.options.idle_timeout,
+            event_store=events,
+            retry_interval=RETRY_MS,
         )
+
+    def _new_live(self, sid: str, app: CallgateMCP, owner: AuthorizationContext | None) -> _Live:
+        events = self.events.session(sid)
+        return _Live(sid, app, self._transport(sid, events), owner, events)
 
     async def _open(
         self,
@@ -406,7 +427,7 @@ class SessionManager:
         except OSError as exc:
             await _error(f"cannot open a session: {exc}", 500)(scope, receive, send)
             return
-        live = _Live(sid, app, self._transport(sid), owner)
+        live = self._new_live(sid, app, owner)
         self._live[sid] = live
         connection = await self._start(live, None)
         if connection is None:
@@ -469,7 +490,7 @@ class SessionManager:
             except OSError as exc:
                 log.warning("cannot reopen session %s: %s", sid, exc)
                 return None
-            live = _Live(sid, app, self._transport(sid), owner)
+            live = self._new_live(sid, app, owner)
             self._live[sid] = live
             params = None
             if client is not None:
@@ -587,6 +608,7 @@ class SessionManager:
         finally:
             if self._live.get(live.id) is live:
                 del self._live[live.id]
+            self.events.drop(live.id)
             if not live.transport.is_terminated:
                 with anyio.CancelScope(shield=True):
                     await live.transport.terminate()
