@@ -188,7 +188,7 @@ class CallgateMCP:
         self.server: Server[CallgateMCP] = Server(
             name, version=__version__,
             instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else ""),
-            lifespan=self._lifespan,
+            lifespan=self._lifespan, get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates,
@@ -230,6 +230,18 @@ class CallgateMCP:
         return self.session
 
     # --- tools/list -----------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A listed tool's input schema (the SDK checks 2026-07-28 ``Mcp-Param`` headers
+        against it without rendering the whole ``tools/list``)."""
+        session = self.session
+        if session is None or session.closed or not session.is_visible(name):
+            return None
+        spec = session.tool(name)
+        if spec is None:
+            return None
+        schema: Mapping[str, Any] = self.host.render_tools([spec], "mcp")[0]["inputSchema"]
+        return schema
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

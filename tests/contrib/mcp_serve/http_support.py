@@ -230,3 +230,24 @@ class CuttingProxy:
                 tg.start_soon(downstream)
                 await cut.wait()
                 tg.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def connect_modern(
+    url: str,
+    *,
+    token: str | None = None,
+    name: str = "modern-test",
+    elicit: Any = None,
+) -> AsyncIterator[Any]:
+    """An SDK ``Client`` pinned to the 2026-07-28 protocol (no handshake, no session id)."""
+    import mcp_types as types
+    from mcp import Client
+
+    headers = {"authorization": f"Bearer {token}"} if token is not None else {}
+    timeout = httpx2.Timeout(30.0, read=120.0)
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="2026-07-28", elicitation_callback=elicit,
+                          client_info=types.Implementation(name=name, version="1")) as client:
+            yield client
