@@ -47,7 +47,7 @@ from callgate import Host, ImageBlock, Session, ToolCall, ToolResult, __version_
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from . import _plan, _progress, _prompts, _resources
+from . import _plan, _progress, _prompts, _resources, _structured
 from ._approval import (
     APPROVAL_KEY,
     DEFAULT_APPROVAL_TIMEOUT_S,
@@ -83,22 +83,29 @@ def client_can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
     return caps.elicitation.form is not None or caps.elicitation.url is None
 
 
-def to_mcp_result(host: Host, result: ToolResult) -> types.CallToolResult:
+def to_mcp_result(host: Host, result: ToolResult, *, max_chars: int | None = None,
+                  output_schema: Any = None) -> types.CallToolResult:
     """The result as the SDK's model, blocks in their order, with the error's kind in
     ``_meta``. A proxied MCP answer whose text the host left as it was goes out as its
-    original blocks (embedded resources, resource links, audio); its ``structuredContent``
-    is always forwarded."""
+    original blocks (embedded resources, resource links, audio). Its data (a proxied
+    server's, or a tool's with an ``output_schema``) is ``structuredContent``, never more than
+    the text the model may read: clipped to ``max_chars`` (default ``[results] max_chars``)
+    or dropped when the host changed the text (`_structured`)."""
     rendered: dict[str, Any] = {"content": _ordered_blocks(result), "isError": result.is_error}
     meta = result.meta or {}
     original = meta.get("mcp_content")
     if isinstance(original, list) and original and \
             meta.get("mcp_text_sha256") == hashlib.sha256(result.text.encode()).hexdigest():
         rendered["content"] = original
-    if isinstance(meta.get("structured_content"), dict):
-        rendered["structuredContent"] = meta["structured_content"]
+    budget = max_chars if max_chars is not None else int(host.config("results")["max_chars"])
+    data, notes = _structured.structured_content(result, budget, output_schema)
+    if data is not None:
+        rendered["structuredContent"] = data
+    if notes:
+        rendered["_meta"] = dict(notes)
     if result.error is not None:
-        rendered["_meta"] = {"callgate/error": {"kind": result.error.kind,
-                                                "signature": result.error.signature}}
+        rendered.setdefault("_meta", {})["callgate/error"] = {
+            "kind": result.error.kind, "signature": result.error.signature}
     try:
         return types.CallToolResult.model_validate(rendered, by_name=False)
     except ValueError:  # a block the SDK's model refuses: the host's own rendering
@@ -439,7 +446,12 @@ class CallgateMCP:
                 message=message, requested_schema=schema))
             return types.InputRequiredResult(input_requests={APPROVAL_KEY: request},
                                              request_state=running.token)
-        return to_mcp_result(self.host, payload)
+        session = self.session
+        spec = session.tool(running.call.name) if session is not None and \
+            isinstance(running.call.name, str) else None
+        return to_mcp_result(self.host, payload,
+                             max_chars=session.max_chars if session is not None else None,
+                             output_schema=spec.output_schema if spec is not None else None)
 
 
 __all__ = ["APPROVAL_TIMEOUT_S", "CallgateMCP", "client_can_elicit", "to_mcp_result"]

@@ -315,8 +315,9 @@ def to_result(answer: Any, label: str, meta: Mapping[str, Any]) -> ToolResult:
     links and audio as a line saying what they are. ``structuredContent`` is kept in
     ``meta["structured_content"]`` (and is the text when there is no content), and the
     original blocks in ``meta["mcp_content"]`` with the digest of the text they rendered
-    to (``meta["mcp_text_sha256"]``), so an MCP server in front of callgate forwards them
-    as they came unless the host changed the text on the way.
+    to (``meta["mcp_text_sha256"]``, and its length ``meta["mcp_text_chars"]``), so an MCP
+    server in front of callgate forwards them as they came unless the host changed the text
+    on the way (then the blocks are the host's rendering, the data clipped or dropped).
     """
     blocks: list[TextBlock | ImageBlock] = []
     for block in answer.content or []:
@@ -342,8 +343,9 @@ def to_result(answer: Any, label: str, meta: Mapping[str, Any]) -> ToolResult:
     if not blocks:
         blocks = [TextBlock("")]
     result = ToolResult(content=blocks, meta={**dict(meta), **extra})
-    if "mcp_content" in extra:
+    if extra:  # the text as the answer made it, so serve can tell if the host changed it
         result.meta["mcp_text_sha256"] = hashlib.sha256(result.text.encode()).hexdigest()
+        result.meta["mcp_text_chars"] = len(result.text)
     return result
 
 

@@ -37,15 +37,17 @@ def callgate_register_tools(registry: Registry) -> None:
     grep = _grep.Grep(rg)
     registry.add(ToolSpec(
         name="grep", description=_grep.DESCRIPTION, schema=_grep.SCHEMA, execute=grep.execute,
-        read_only=True, visibility="hidden", validate=_grep.validate,
+        output_schema=_grep.OUTPUT_SCHEMA, read_only=True, visibility="hidden",
+        validate=_grep.validate,
         permission_subject=PermissionSubject("pattern", ("pattern",))))
     registry.add(ToolSpec(
         name="glob", description=_glob.DESCRIPTION, schema=_glob.SCHEMA, execute=_glob.execute,
-        read_only=True, visibility="hidden", validate=_glob.validate,
+        output_schema=_glob.OUTPUT_SCHEMA, read_only=True, visibility="hidden",
+        validate=_glob.validate,
         permission_subject=PermissionSubject("pattern", ("pattern",))))
     registry.add(ToolSpec(
         name="ls", description=_ls.DESCRIPTION, schema=_ls.SCHEMA, execute=_ls.execute,
-        read_only=True, visibility="hidden",
+        output_schema=_ls.OUTPUT_SCHEMA, read_only=True, visibility="hidden",
         permission_subject=PermissionSubject("path", ("path",))))
 
 
