@@ -333,7 +333,7 @@ class SessionManager:
         self.options = options
         self.security = options.security(options.port if port is None else port)
         #: the SDK's Host/Origin/Content-Type checks, run before anything is opened
-        self._guard = TransportSecurityMiddleware(self.security)
+        self.guard = self._guard = TransportSecurityMiddleware(self.security)
         self._live: dict[str, _Live] = {}
         #: the recent events of every session, for clients that reconnect a dropped stream
         self.events = EventLog()
@@ -781,21 +781,81 @@ class SessionManager:
             log.warning("cannot mark session %s deleted: %s", live.id, exc)
 
 
+#: RFC 9728: where a client that discovers auth finds this resource's metadata
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+
+def _origin(request: Request) -> str:
+    """``scheme://host`` as the client addressed this server (its Host was checked)."""
+    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
+
+
+class ProtectedResource:
+    """OAuth 2.0 protected-resource metadata (RFC 9728) of ``serve --http`` with tokens:
+    what this resource is and that it takes a bearer token in the ``Authorization`` header.
+    The tokens are issued out of band (``--token-file``), so no authorization server is
+    named. Answered at the well-known path and at its ``/mcp`` form, for a Host the
+    DNS-rebinding check accepts."""
+
+    def __init__(self, guard: TransportSecurityMiddleware) -> None:
+        self._guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        refused = await self._guard.validate_request(request, is_post=False)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        body = {"resource": _origin(request) + PATH, "bearer_methods_supported": ["header"],
+                "resource_name": "callgate"}
+        await Response(json.dumps(body), media_type="application/json",
+                       headers={"cache-control": "no-store"})(scope, receive, send)
+
+
+class _PointsToMetadata:
+    """Adds RFC 9728's ``resource_metadata`` to the ``WWW-Authenticate`` of a 401, naming
+    the metadata URL as the client addressed this server."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        origin = _origin(Request(scope))
+
+        async def point(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                headers = []
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"www-authenticate" and b"resource_metadata" not in value:
+                        url = f"{origin}{METADATA_PATH}{PATH}"
+                        value = value + f', resource_metadata="{url}"'.encode("latin-1")
+                    headers.append((key, value))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, point)
+
+
 def build_app(
     host: Host, options: HttpOptions, *, port: int | None = None
 ) -> tuple[Starlette, SessionManager]:
-    """The ASGI app serving MCP on ``/mcp`` (bearer auth in front when tokens are given)."""
+    """The ASGI app serving MCP on ``/mcp`` (bearer auth in front when tokens are given, and
+    the protected-resource metadata at ``/.well-known/oauth-protected-resource``)."""
     manager = SessionManager(host, options, port=port)
     endpoint: Any = RequestBodyLimitMiddleware(manager, options.max_body)
     middleware: list[Middleware] = []
+    extra: list[Route] = []
     if options.tokens:
-        endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
+        endpoint = _PointsToMetadata(RequireAuthMiddleware(endpoint, required_scopes=[]))
         middleware.append(
             Middleware(
                 AuthenticationMiddleware,
                 backend=BearerAuthBackend(StaticTokenVerifier(options.tokens)),
             )
         )
+        metadata = ProtectedResource(manager.guard)
+        extra = [Route(METADATA_PATH, endpoint=metadata, methods=["GET"]),
+                 Route(METADATA_PATH + PATH, endpoint=metadata, methods=["GET"])]
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -803,7 +863,7 @@ def build_app(
             yield
 
     app = Starlette(
-        routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
+        routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]), *extra],
         middleware=middleware,
         lifespan=lifespan,
     )
@@ -896,6 +956,7 @@ async def _serve_http(host: Host, options: HttpOptions) -> None:
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
+    "METADATA_PATH",
     "NAME_PREFIX",
     "PATH",
     "STATE_NS",

@@ -9,7 +9,10 @@ list, so the surface never changes mid-session:
   after a gated connect (permission name ``mcp_connect__<s>``), shared with the
   session's sub-agents and planner/executor sibling (``session.shared``), and
   stopped when the last of them closes (needs the ``[mcp]`` extra: the official
-  ``mcp`` SDK);
+  ``mcp`` SDK). callgate is a full host of them: what a server asks while a call runs
+  (elicitation, sampling) and its log messages go to the integrator's hooks
+  (`hookspecs`: ``callgate serve`` relays them to its own client), and its
+  ``roots/list`` is the session's workspace;
 - ``session:tool_result`` — pages through a stored tool result.
 
 Configure a server::
@@ -32,7 +35,7 @@ from typing import Any
 
 from callgate import Decision, Registry, ToolCall, ToolSpec, hookimpl
 
-from . import _policy
+from . import _policy, hookspecs
 from ._config import CAPABILITY_SCHEMA, MCP_SERVERS_SCHEMA
 from ._names import (
     connect_permission_name,
@@ -63,6 +66,7 @@ __all__ = [
 
 @hookimpl
 def callgate_register_tools(registry: Registry) -> None:
+    registry.add_hookspecs(hookspecs)  # what its MCP servers ask goes to the integrator
     registry.add_config("capability", CAPABILITY_SCHEMA)
     servers = registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
     registry.add(USE_CAPABILITY)

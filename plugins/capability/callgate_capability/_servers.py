@@ -192,10 +192,17 @@ class McpServers:
         if not os.path.isdir(config.cwd):
             raise _start_error(config.name, f'working directory "{config.cwd}" does not exist',
                                "(no stderr output)")
+        import contextvars
+
+        from ._relay import CallRelay, can_sample
+
         prepared = prepare_server(self._session, config, env)
         log_path = os.path.join(self._session.scratch_dir(), "mcp", f"{config.name}.stderr.log")
+        # outside any call (a log line between calls): no call's context
+        idle = CallRelay(self._session, config.name, contextvars.Context())
         return Launch(config.name, config.identity, config.command, tuple(config.args), env,
-                      config.cwd, float(config.startup_timeout_s), log_path, prepared)
+                      config.cwd, float(config.startup_timeout_s), log_path, prepared,
+                      workspace=self._root, relay=idle, can_sample=can_sample(self._session))
 
     def connect(self, name: str, cancelled: threading.Event | None = None
                 ) -> list[McpToolInfo]:
@@ -229,12 +236,15 @@ class McpServers:
         """Send one ``tools/call`` (counted in ``remote_dispatches``) and shape its result.
         ``progress`` (the call's ``ctx.progress``) receives the child's progress reports."""
         from ._mcp_client import CallTimedOut, Cancelled, NotConnected, ServerGone, seconds
+        from ._relay import CallRelay
 
         config = self._configs[name]
         runtime = self._ensure_runtime()
+        relay = CallRelay(self._session, name)  # this thread's context: the call's
         future = runtime.submit(runtime.call(
             name, tool, arguments, float(config.call_timeout_s),
-            on_send=lambda: self._session.count("remote_dispatches"), on_progress=progress))
+            on_send=lambda: self._session.count("remote_dispatches"), on_progress=progress,
+            relay=relay))
         label = f'MCP tool "{tool}" on "{name}"'
         meta = {"server": name, "mcp_tool": tool}
         try:
