@@ -314,10 +314,11 @@ class ResultStore:
             old.stored_row = None
         if self._trim is not None and (evicted or
                                        self._total + self._stored_bytes > self.max_bytes):
-            # the store keeps the newest complete texts up to the same bound (all processes),
-            # an eighth below it so that the next trim is not one call away
-            keep = max(self.max_bytes - self.max_bytes // 8, self._total)
-            self._stored_bytes = keep - self._total  # at most, besides the indexed ones
+            # the store keeps the newest complete texts up to the same bound (all processes);
+            # when only what this process no longer indexes outgrew it, an eighth below the
+            # bound, so that the next trim is not one call away
+            keep = self.max_bytes if evicted else self.max_bytes - self.max_bytes // 8
+            self._stored_bytes = max(0, keep - self._total)  # at most, besides the indexed
             self._trim(keep)
 
     def _note_evicted(self, name: str, seq: int | None = None) -> None:
