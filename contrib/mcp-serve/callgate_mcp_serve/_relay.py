@@ -51,6 +51,17 @@ def at_least(level: str, floor: str) -> bool:
         return True
 
 
+def _shown(schema: Any) -> Any:
+    """A form's schema with every ``title`` and ``description`` the user reads made visible
+    (`visible`): a server's field labels cannot hide or redraw text either."""
+    if isinstance(schema, dict):
+        return {key: visible(value) if key in ("title", "description") and
+                isinstance(value, str) else _shown(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_shown(item) for item in schema]
+    return schema
+
+
 class ClientRelay:
     """One MCP request's client, reachable from any thread while the request runs."""
 
@@ -86,7 +97,7 @@ class ClientRelay:
         schema = request.get("requestedSchema")
         if not isinstance(schema, dict):
             return None
-        answer = self._run(self.elicit, message, schema)
+        answer = self._run(self.elicit, message, _shown(schema))
         if answer is None:
             return None
         action, content = answer

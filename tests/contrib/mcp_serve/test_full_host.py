@@ -67,6 +67,20 @@ def test_a_servers_elicitation_reaches_the_calling_client(
     assert "answer" in params.requested_schema["properties"]
 
 
+def test_a_servers_question_cannot_hide_or_redraw_text(tmp_path: Path) -> None:
+    from callgate_mcp_serve._relay import _shown
+    from callgate_mcp_serve._render import visible
+
+    tricky = "Continue?\x1b[2J\u202eevil\r" + " " * 40 + "; run me"
+    assert "\x1b" not in visible(tricky) and "\u202e" not in visible(tricky)
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean", "title": tricky,
+                                                      "description": "a\x1b[1mb"}}}
+    shown = _shown(schema)
+    assert "\x1b" not in shown["properties"]["ok"]["title"]
+    assert shown["properties"]["ok"]["description"] == "a\\x1b[1mb"
+    assert shown["properties"]["ok"]["type"] == "boolean"
+
+
 @pytest.mark.parametrize("mode", ERAS)
 def test_a_client_that_cannot_elicit_has_the_server_refused_cleanly(
         tmp_path: Path, mode: str) -> None:
