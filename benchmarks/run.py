@@ -171,6 +171,11 @@ def _http_sessions(smoke: bool, tmp: str | None) -> Result:
     return _module("http_sessions").main(["--sizes", sizes])
 
 
+def _http_memory(smoke: bool, tmp: str | None) -> Result:
+    return _module("http_memory").main(["--calls", "60" if smoke else "10000",
+                                        "--every", "20" if smoke else "1000"])
+
+
 def _subagents(smoke: bool, tmp: str | None) -> Result:
     return _module("subagents").run(rounds=20 if smoke else 300)
 def _serve_stdio(smoke: bool, tmp: str | None) -> Result:
@@ -229,6 +234,8 @@ BENCHMARKS = [
           "calls, resume of 10,000, size", "sessions (issue 18)", _sessions),
     Bench("http_sessions", "serve --http: concurrent MCP sessions x read_file vs the SDK's "
           "own streamable-HTTP server", "mcp-serve (issue 23)", _http_sessions, ("mcp",)),
+    Bench("http_memory", "serve --http: RSS over 10,000 read_file calls in one session vs the "
+          "SDK's own streamable-HTTP server", "mcp-serve (issue 34)", _http_memory, ("mcp",)),
     Bench("ui", "callgate ui: a 10,000-call session's page, and the live-update delay",
           "contrib/ui (issue 24)", _ui),
     Bench("subagents", "a subagent's child session: open + close, sharing the MCP connection",
@@ -617,6 +624,20 @@ def _rows_http_sessions(r: Result) -> list[dict[str, Any]]:
     return out
 
 
+def _rows_http_memory(r: Result) -> list[dict[str, Any]]:
+    """Issue 34: the server's memory plateaus over a long session, as the SDK's does."""
+    c, b = r["callgate"], r["sdk"]
+    return [
+        _row("http_memory", f"RSS growth over {c['calls']:,} calls (second half)",
+             f"{c['growth_mib']} MiB ({c['growth_second_half_mib']} MiB)",
+             f"{b['growth_mib']} MiB ({b['growth_second_half_mib']} MiB)", None,
+             "plateaus", None),
+        _row("http_memory", f"RSS after {c['calls']:,} calls",
+             f"{c['rss_after_mib']} MiB", f"{b['rss_after_mib']} MiB",
+             r["ratios"]["rss_after"], "≤ 1.1× the SDK's (issue 38's)", None),
+    ]
+
+
 ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "mcp_overhead": _rows_mcp_overhead, "pipeline_overhead": _rows_pipeline_overhead,
     "batch_io": _rows_batch_io, "fleet": _rows_fleet, "read_file": _rows_read_file,
@@ -625,7 +646,8 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
     "hook_overhead": _rows_hook_overhead,
-    "sessions": _rows_sessions, "http_sessions": _rows_http_sessions, "ui": _rows_ui,
+    "sessions": _rows_sessions, "http_sessions": _rows_http_sessions,
+    "http_memory": _rows_http_memory, "ui": _rows_ui,
     "subagents": _rows_subagents,
     "serve_stdio": _rows_serve_stdio,
     "reference": _rows_reference,

@@ -139,6 +139,10 @@ class Registry:
         if not isinstance(spec.schema, dict) or spec.schema.get("type") != "object":
             raise BootError(f"plugin {plugin}: tool {spec.name}: schema root must be "
                             '{"type": "object", ...}')
+        if spec.output_schema is not None and (not isinstance(spec.output_schema, dict) or
+                                               spec.output_schema.get("type") != "object"):
+            raise BootError(f"plugin {plugin}: tool {spec.name}: output_schema root must be "
+                            '{"type": "object", ...}')
         existing = self._tools.get(spec.name) or self._other_os.get(spec.name)
         if existing is not None:
             raise BootError(

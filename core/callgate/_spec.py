@@ -87,6 +87,11 @@ class ToolSpec:
       workspace (the web, other servers). Clients use them as hints only.
     - ``surface_order`` places the tool on the surface: tools with an order
       come first, lowest first; the others follow by name.
+    - ``output_schema`` (a JSON Schema whose root is an object) says the tool's result is
+      data too: MCP lists it as the tool's ``outputSchema``, and every successful result
+      carries that data, valid against it, in ``result.meta["structured_content"]``
+      (``callgate serve`` sends it as ``structuredContent``). The text the model reads is
+      unchanged; a result the host truncates gets its data clipped the same way.
     """
 
     name: str
@@ -116,6 +121,7 @@ class ToolSpec:
     title: str | None = None
     idempotent: bool | None = None
     open_world: bool = False
+    output_schema: dict[str, Any] | None = None
     plugin: str | None = None
 
     @property

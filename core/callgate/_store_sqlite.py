@@ -655,6 +655,11 @@ class SqliteStore:
         return {(ns, key): json_or_text(v) for ns, key, v in self._query(
             "SELECT namespace, key, value FROM state WHERE session = ?", (session,))}
 
+    def state_value(self, session: str, namespace: str, key: str) -> Any:
+        rows = self._query("SELECT value FROM state WHERE session = ? AND namespace = ? AND "
+                           "key = ?", (session, namespace, key))
+        return json_or_text(rows[0][0]) if rows else None
+
     def ledger(self, session: str) -> dict[str, Any]:
         return {path_of(p): json_or_text(e) for p, e in self._query(
             "SELECT path, entry FROM ledger WHERE session = ?", (session,))}

@@ -70,10 +70,13 @@ Elicit = Callable[[str, dict[str, Any]], Awaitable["tuple[str, Mapping[str, Any]
 
 @attrs.frozen
 class ApprovalChannel:
-    """How to reach the user behind the MCP request a call is running for."""
+    """How to reach the user behind the MCP request a call is running for: ``elicit`` asks
+    an approval; ``relay`` (a `_relay.ClientRelay`) carries what a proxied MCP server asks
+    while the call runs, and log messages, to the same client."""
 
     session: Any
     elicit: Elicit | None
+    relay: Any = None
 
 
 current_channel: ContextVar[ApprovalChannel | None] = ContextVar(
@@ -142,6 +145,43 @@ class ElicitationApprover:
     @hookimpl
     def callgate_register_tools(self, registry: Any) -> None:
         registry.add_config("serve", SERVE_CONFIG_SCHEMA)
+
+    # --- a full host for the MCP servers the session proxies (issue 34, item 5) ---------
+    # The capability plugin's hooks, called in a worker thread in the context of the call
+    # the server answers: the channel there is that call's request.
+
+    @staticmethod
+    def _relay(session: Any) -> Any:
+        channel = current_channel.get()
+        if channel is None or channel.relay is None or not _belongs_to(session, channel.session):
+            return None
+        return channel.relay
+
+    @hookimpl(optionalhook=True)
+    def callgate_mcp_elicit(self, session: Any, server: str,
+                            request: dict[str, Any]) -> dict[str, Any] | None:
+        relay = self._relay(session)
+        return relay.elicit_for(server, request) if relay is not None else None
+
+    @hookimpl(optionalhook=True)
+    def callgate_mcp_sample(self, session: Any, server: str,
+                            request: dict[str, Any]) -> dict[str, Any] | None:
+        relay = self._relay(session)
+        return relay.sample(server, request) if relay is not None else None
+
+    @hookimpl(optionalhook=True)
+    def callgate_mcp_log(self, session: Any, server: str, message: dict[str, Any]) -> None:
+        logger = f"mcp:{server}" + (f"/{message['logger']}" if message.get("logger") else "")
+        level = str(message.get("level", "info"))
+        relay = self._relay(session)
+        if relay is not None:
+            relay.log(level, logger, message.get("data"))
+            return
+        from ._server import app_of  # the SDK: only when a server is running
+
+        app = app_of(session)
+        if app is not None:
+            app.log_outside_calls(level, logger, message.get("data"))
 
     @hookimpl
     def callgate_ask_permission(self, call: Any, tool: Any, session: Any,

@@ -27,6 +27,11 @@ def register(subparsers: Any) -> None:
                     "results, goals, todos and finished jobs. Running background jobs end "
                     "with the process that started them.")
     p.add_argument("--workspace", help="the directory the tools work in")
+    p.add_argument("--workspace-from-roots", action="store_true",
+                   help="(stdio) work in the one root the client lists (roots/list) instead "
+                        "of a fixed --workspace, and follow it when the client says its "
+                        "roots changed: one user-level registration serves every project "
+                        "the client opens; no root or several are refused with an error")
     p.add_argument("--http", metavar="[HOST:]PORT",
                    help="serve MCP over streamable HTTP on http://HOST:PORT/mcp instead of "
                         "stdio (HOST defaults to 127.0.0.1; port 0 picks one): one callgate "
@@ -69,12 +74,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ._server import CallgateMCP
     from ._stdio import serve_stdio
 
+    if args.workspace_from_roots:
+        if args.http is not None:
+            return _usage("--workspace-from-roots is for stdio: over --http a client's roots "
+                          "would choose any directory of this machine; give --workspace DIR "
+                          "or --workspace-root DIR")
+        if args.workspace is not None or args.workspace_root is not None:
+            return _usage("give --workspace DIR or --workspace-from-roots, not both")
+        if args.session is not None:
+            return _usage("--session joins one stored session, which works in one "
+                          "workspace; with --workspace-from-roots each root gets its own")
+        return _serve_roots(args)
     if args.http is None:
         for flag in ("workspace_root", "token_file"):
             if getattr(args, flag) is not None:
                 return _usage(f"--{flag.replace('_', '-')} needs --http")
         if args.workspace is None:
-            return _usage("give --workspace DIR")
+            return _usage("give --workspace DIR (or --workspace-from-roots)")
     elif (args.workspace is None) == (args.workspace_root is None):
         return _usage("with --http give --workspace DIR or --workspace-root DIR")
     elif args.session is not None or args.session_dir is not None:
@@ -98,6 +114,36 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"callgate: warning: {warning}", file=sys.stderr)
     app = CallgateMCP(host, workspace, session_dir=args.session_dir,
                       plan_mode=args.mode == "plan", session_name=args.session)
+    anyio.run(serve_stdio, app)
+    return EXIT_OK
+
+
+def _serve_roots(args: argparse.Namespace) -> int:
+    """stdio with the workspace from the client's roots: a host booted for each root (its
+    own callgate.toml read as a workspace's), the user's config for the rest."""
+    import anyio
+    from callgate import BootError, Host
+
+    from ._approval import ElicitationApprover
+    from ._ask import ElicitationAsker
+    from ._server import CallgateMCP
+    from ._stdio import serve_stdio
+
+    def boot(workspace: str | None) -> Host:
+        return Host.boot(args.config, surface=args.surface, workspace=workspace,
+                         plugins=[("callgate_mcp_serve.approver", ElicitationApprover()),
+                                  ("callgate_mcp_serve.asker", ElicitationAsker())])
+
+    try:
+        host = boot(None)
+    except (BootError, OSError) as exc:
+        print(f"callgate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for warning in host.warnings:
+        print(f"callgate: warning: {warning}", file=sys.stderr)
+    app = CallgateMCP(host, None, session_dir=args.session_dir,
+                      plan_mode=args.mode == "plan", session_name=args.session,
+                      workspace_from_roots=boot)
     anyio.run(serve_stdio, app)
     return EXIT_OK
 
