@@ -65,13 +65,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import _complete, _plan, _progress, _prompts, _relay, _resources, _structured
 from ._approval import (
     APPROVAL_KEY,
-    DEFAULT_APPROVAL_TIMEOUT_S,
     REQUEST_CANCELLED,
     TIMED_OUT,
     ApprovalChannel,
     current_channel,
 )
 from ._turn import Turn
+from .config import DEFAULT_APPROVAL_TIMEOUT_S
 
 log = logging.getLogger("callgate.mcp_serve")
 
