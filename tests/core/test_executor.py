@@ -59,7 +59,7 @@ def test_a_local_session_runs_exactly_the_pipelines_stages(host: Any, tmp_path: 
     session = host.open_session(tmp_path)
     assert session.session.executor is LOCAL
     assert session.session.state.stages == pipeline.stages_for(False)
-    assert session.session.state.stages[-1] is pipeline.dispatch
+    assert session.session.state.stages[-2:] == (pipeline.dispatch, pipeline.post_tool_use)
 
 
 def test_a_remote_session_runs_its_tools_on_the_worker(host: Any, tmp_path: Path) -> None:
@@ -76,7 +76,9 @@ def test_a_remote_session_runs_its_tools_on_the_worker(host: Any, tmp_path: Path
     assert "bye" in bash.text
     conn = executor_of(session).link.connection
     assert conn is not None and conn.handshake["pid"] != os.getpid()
-    assert session.session.state.stages[-1] == executor_of(session).dispatch
+    stages = session.session.state.stages
+    assert stages[-2:] == (executor_of(session).dispatch, pipeline.post_tool_use)
+    assert pipeline.dispatch not in stages  # only dispatch moved to the worker
 
 
 def test_the_handshake_states_version_os_workspace_and_capabilities(

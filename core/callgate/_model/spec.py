@@ -89,6 +89,11 @@ class ToolSpec:
       the worker) or ``"host"`` (with the session's policy and records: a tool that asks
       the user, opens child sessions, reads the session store or judges permissions
       itself). A local session runs every tool in-process either way.
+    - ``output_schema`` (a JSON Schema whose root is an object) says the tool's result is
+      data too: MCP lists it as the tool's ``outputSchema``, and every successful result
+      carries that data, valid against it, in ``result.meta["structured_content"]``
+      (``callgate serve`` sends it as ``structuredContent``). The text the model reads is
+      unchanged; a result the host truncates gets its data clipped the same way.
     """
 
     name: str
@@ -119,6 +124,7 @@ class ToolSpec:
     idempotent: bool | None = None
     open_world: bool = False
     runs_at: Literal["workspace", "host"] = "workspace"
+    output_schema: dict[str, Any] | None = None
     plugin: str | None = None
 
     @property

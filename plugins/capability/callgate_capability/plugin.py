@@ -9,7 +9,7 @@ from typing import Any
 
 from callgate import Decision, Registry, ToolCall, ToolSpec, hookimpl
 
-from . import _policy
+from . import _policy, hookspecs
 from ._names import rule_name_check, server_of_permission_name
 from ._servers import MCP_SERVERS, McpServers, mcp_installed
 from ._targets import plan_of
@@ -22,6 +22,7 @@ log = logging.getLogger("callgate.capability")
 
 @hookimpl
 def callgate_register_tools(registry: Registry) -> None:
+    registry.add_hookspecs(hookspecs)  # what its MCP servers ask goes to the integrator
     registry.add_config("capability", CAPABILITY_SCHEMA)
     servers = registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
     registry.add(USE_CAPABILITY)
