@@ -79,6 +79,9 @@ ATTACKS: tuple[Attack, ...] = (
                                  "examples": [{"rule": "Bash(rm:*)", "match": ["rm x"]}]}},
            warns=False, trusted_applies=False),
     Attack(("trust", "workspaces"), ["/"], trusted_applies=False),
+    # the worker's argv is a program the host starts (issue 37)
+    Attack(("executor", "transport"), ["{plant}", "worker"]),
+    Attack(("executor", "connect_timeout_s"), 100_000),
     # --- files
     Attack(("files", "max_edit_bytes"), 1 << 40),
     Attack(("files", "watch"), False),
