@@ -10,6 +10,10 @@
 3. What ``[lsp] diagnostics_after_edit`` adds to an ``edit_file`` of a 1,000-line file with
    basedpyright: the same edits in a session with it off and one with it on (each edit adds
    a line with a new type error). Target: ≤ 1 s median.
+4. Cross-file diagnostics (issue 35): an ``edit_file`` of a 1,000-line module that breaks the
+   file importing it (it renames the imported function), then ``lsp_diagnostics`` of the
+   importer until it reports the error; and the edit that mends it, until it is clean again.
+   Timed from the edit's start to the answer that shows it. Target: ≤ 2 s median.
 
 Ratios are between medians of the same run. Servers come from the dev group (and the npm
 cache of the tests for TypeScript, when installed).
@@ -244,6 +248,48 @@ def after_edit(tmp: Path, table: dict[str, Any], edits: int) -> dict[str, Any]:
             "edits": edits}
 
 
+# --- 4. diagnostics of an importer after an edit ------------------------------------------------
+
+
+IMPORTER = "from big import f7\n\nvalue: int = f7(1)\n"
+
+
+def importer_after_edit(tmp: Path, table: dict[str, Any], rounds: int) -> dict[str, Any]:
+    ws = tmp / "importer"
+    ws.mkdir()
+    (ws / "big.py").write_text(big_module(), encoding="utf-8")
+    (ws / "user.py").write_text(IMPORTER, encoding="utf-8")
+    host = sync.Host.boot({"lsp": {"servers": table}}, plugins=[callgate_lsp, callgate_files],
+                          entrypoints=False, surface="full")
+    broke: list[float] = []
+    mended: list[float] = []
+    try:
+        session = host.open_session(ws)
+        deadline = time.monotonic() + 120
+        while run(session, "lsp_diagnostics", {"file": "user.py"}).text != \
+                "no diagnostics for user.py":
+            assert time.monotonic() < deadline, "the importer never got clean"
+        run(session, "read_file", {"path": "big.py", "limit": 10})
+        for k in range(rounds * 2 + 1):
+            breaking = k % 2 == 0
+            old, new = ("def f7(", "def g7(") if breaking else ("def g7(", "def f7(")
+            started = time.perf_counter()
+            run(session, "edit_file", {"path": "big.py", "old_string": old, "new_string": new})
+            while True:
+                text = run(session, "lsp_diagnostics", {"file": "user.py"}).text
+                if ('"f7" is unknown import symbol' in text) == breaking and \
+                        (breaking or text == "no diagnostics for user.py"):
+                    break
+                assert time.perf_counter() - started < 60, text
+            if k:  # the first round warms the path
+                (broke if breaking else mended).append(time.perf_counter() - started)
+    finally:
+        host.close()
+    both = broke + mended
+    return {"broken_reported": summary(broke), "mended_reported": summary(mended),
+            "all": summary(both), "rounds": rounds}
+
+
 def main(calls: int = 100, edits: int = 15, starts: int = 3,
          only: tuple[str, ...] = ()) -> dict[str, Any]:
     """Every server found (``only``: those of them named), each measured in turn."""
@@ -256,6 +302,8 @@ def main(calls: int = 100, edits: int = 15, starts: int = 3,
             out["cold_first_query_s"][label] = cold_first_query(tmp, label, table, starts)
         if "basedpyright" in found:
             out["diagnostics_after_edit_1000_lines"] = after_edit(
+                tmp, found["basedpyright"], edits)
+            out["importer_diagnostics_after_edit_1000_lines"] = importer_after_edit(
                 tmp, found["basedpyright"], edits)
     return out
 

@@ -122,6 +122,10 @@ def _sandbox_overhead(smoke: bool, tmp: str | None) -> Result:
         return {"skipped": str(exc)}
 
 
+def _hook_overhead(smoke: bool, tmp: str | None) -> Result:
+    return asyncio.run(_module("hook_overhead").measure(5 if smoke else 200))
+
+
 def _memory_docs(smoke: bool, tmp: str | None) -> Result:
     if smoke:
         return _module("memory_docs").run(facts=200, repeat=1)
@@ -172,6 +176,11 @@ def _mcp_call(smoke: bool, tmp: str | None) -> Result:
 def _http_sessions(smoke: bool, tmp: str | None) -> Result:
     sizes = "3x5" if smoke else "200x50,50x50,10x50"
     return _module("http_sessions").main(["--sizes", sizes])
+
+
+def _http_memory(smoke: bool, tmp: str | None) -> Result:
+    return _module("http_memory").main(["--calls", "60" if smoke else "10000",
+                                        "--every", "20" if smoke else "1000"])
 
 
 def _subagents(smoke: bool, tmp: str | None) -> Result:
@@ -297,12 +306,16 @@ BENCHMARKS = [
           "capability (issue 7)", _mcp_call, ("mcp",)),
     Bench("sandbox_overhead", "`bash true` with and without the bubblewrap sandbox",
           "sandbox (issue 13)", _sandbox_overhead, ("callgate_sandbox",)),
+    Bench("hook_overhead", "A no-op Claude Code command hook per call vs no hook",
+          "hooks (issue 33)", _hook_overhead, ("callgate_hooks",)),
     Bench("memory_docs", "memory search over 10,000 facts and docs search, vs grep -ri",
           "memory, docs (issue 19)", _memory_docs),
     Bench("sessions", "the session store: recording overhead, history search over 100,000 "
           "calls, resume of 10,000, size", "sessions (issue 18)", _sessions),
     Bench("http_sessions", "serve --http: concurrent MCP sessions x read_file vs the SDK's "
           "own streamable-HTTP server", "mcp-serve (issue 23)", _http_sessions, ("mcp",)),
+    Bench("http_memory", "serve --http: RSS over 10,000 read_file calls in one session vs the "
+          "SDK's own streamable-HTTP server", "mcp-serve (issue 34)", _http_memory, ("mcp",)),
     Bench("ui", "callgate ui: a 10,000-call session's page, and the live-update delay",
           "contrib/ui (issue 24)", _ui),
     Bench("subagents", "a subagent's child session: open + close, sharing the MCP connection",
@@ -610,6 +623,23 @@ def _rows_subagents(r: Result) -> list[dict[str, Any]]:
                  f"shares the MCP connection: {r['shares_mcp_connection']}")]
 
 
+def _rows_hook_overhead(r: Result) -> list[dict[str, Any]]:
+    floor = r["spawn_floor"]
+    note = (f"overhead {r['overhead_per_hook_ms']:.2f} ms per call, "
+            f"{r['overhead_vs_spawn_floor']}× a bare `bash -c true` start")
+    return [
+        _row("hook_overhead", "no-op PreToolUse command hook, per call",
+             f"{r['noop_pre_tool_use_hook']['median_ms']:.2f} ms (p95 "
+             f"{r['noop_pre_tool_use_hook']['p95_ms']:.2f} ms)",
+             f"no hook {r['no_hook']['median_ms']:.3f} ms; spawn floor "
+             f"{floor['median_ms']:.2f} ms", None, "", None, note),
+        _row("hook_overhead", "no-op PreToolUse and PostToolUse hooks, per call",
+             f"{r['noop_pre_and_post_hooks']['median_ms']:.2f} ms (p95 "
+             f"{r['noop_pre_and_post_hooks']['p95_ms']:.2f} ms)",
+             f"no hook {r['no_hook']['median_ms']:.3f} ms", None, "", None),
+    ]
+
+
 def _rows_memory_docs(r: Result) -> list[dict[str, Any]]:
     target = r["target_ms"]
     memory, grep = r["memory_median_ms"], r["memory_grep_median_ms"]
@@ -796,6 +826,20 @@ def _rows_confinement_cost(r: Result) -> list[dict[str, Any]]:
     return out
 
 
+def _rows_http_memory(r: Result) -> list[dict[str, Any]]:
+    """Issue 34: the server's memory plateaus over a long session, as the SDK's does."""
+    c, b = r["callgate"], r["sdk"]
+    return [
+        _row("http_memory", f"RSS growth over {c['calls']:,} calls (second half)",
+             f"{c['growth_mib']} MiB ({c['growth_second_half_mib']} MiB)",
+             f"{b['growth_mib']} MiB ({b['growth_second_half_mib']} MiB)", None,
+             "plateaus", None),
+        _row("http_memory", f"RSS after {c['calls']:,} calls",
+             f"{c['rss_after_mib']} MiB", f"{b['rss_after_mib']} MiB",
+             r["ratios"]["rss_after"], "≤ 1.1× the SDK's (issue 38's)", None),
+    ]
+
+
 ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "apply_patch": _rows_apply_patch, "executor": _rows_executor,
     "executor_unit": _rows_executor_unit,
@@ -805,7 +849,9 @@ ROWS: dict[str, Callable[[Result], list[dict[str, Any]]]] = {
     "edit_file": _rows_edit_file, "grep_tree": _rows_grep_tree, "cold_start": _rows_cold_start,
     "job_output": _rows_job_output, "mcp_call": _rows_mcp_call, "grep": _rows_grep,
     "sandbox_overhead": _rows_sandbox, "memory_docs": _rows_memory_docs,
-    "sessions": _rows_sessions, "http_sessions": _rows_http_sessions, "ui": _rows_ui,
+    "hook_overhead": _rows_hook_overhead,
+    "sessions": _rows_sessions, "http_sessions": _rows_http_sessions,
+    "http_memory": _rows_http_memory, "ui": _rows_ui,
     "subagents": _rows_subagents,
     "serve_stdio": _rows_serve_stdio,
     "reference": _rows_reference,

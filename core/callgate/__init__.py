@@ -30,7 +30,8 @@ writes, the gate's errors), `callgate.text` (encodings and line endings),
 `callgate.paths` (confinement, globs, `state_dir`), `callgate.results` (what a result
 holds), `callgate.schema` (canonical schemas), `callgate.store` (the session store: its
 interface, records, read API and backend kit), `callgate.permissions` (subject kinds
-plugins supply to the rule engine), `callgate.process` (the one door for every program
+plugins supply to the rule engine), `callgate.rules` (permission rules you can test: rule
+sets, per-command verdicts, explain), `callgate.process` (the one door for every program
 a session starts), `callgate.hookspecs` (the hooks, and the answers pre-tool-use hooks
 give), `callgate.providers` (provider renderings of tools and results), `callgate.sync`
 (the blocking facade) and `callgate.testing` (the pytest fixtures). Shared code plugins

@@ -23,12 +23,17 @@ hands them over as ``ctx.gated`` (`GatedPath`). The tool then::
   (`protected_paths`, `hidden_paths`).
 - Errors with their recovery (``FS_*``): `not_found`, `not_observed`, `stale`, ...
 - Writer leases: `WriterLease`, `held_paths`.
+- Files that changed on disk (``session.file_changes``, a `FileChanges` feed): what the
+  session's tools changed, at once, and what its watcher saw change (shell commands, other
+  programs), as `FileChange` batches, for plugins that keep derived state (a language
+  server, a cache); ``subscribe(listener)`` returns the function that unsubscribes.
 
 Text decoding lives in `callgate.text`, paths in `callgate.paths`; change previews and
 diffs (`FilePreview`, `change_diff`) in the library ``callgate_toolkit.diffs``.
 """
 
 from ._files.access import FileAccess, SourceFile, binary_error, too_large
+from ._files.changes import ChangeKind, ChangeListener, ChangeOrigin, FileChange, FileChanges
 from ._files.gate import (
     GatedPath,
     changed_while_applying,
@@ -75,8 +80,13 @@ __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
     "DENIED_NAMES",
     "Absent",
+    "ChangeKind",
+    "ChangeListener",
+    "ChangeOrigin",
     "FileAccess",
+    "FileChange",
     "FileChanged",
+    "FileChanges",
     "GatedPath",
     "ObservationLedger",
     "Present",

@@ -79,7 +79,10 @@ def callgate_pre_tool_use(
     Return `Refuse(reason)` to block the call (``blocked: <reason>``, signature
     ``hook:<plugin>``), `Replace(arguments)` to run it with other arguments
     (validated again; invalid ones are refused and the tool never runs), or
-    nothing. Every implementation sees the call as it came.
+    nothing, or an awaitable of one (a hook that runs a program first: it is awaited in
+    its turn, and once a `Refuse` decides, the answers after it are closed unawaited).
+    Every implementation sees the call as it came. It runs on the host, also when the
+    session's calls run on a worker.
     """
 
 
@@ -105,6 +108,25 @@ def callgate_ask_permission(
     Return a `Decision`, ``True`` (allow) or ``False`` (deny), or an awaitable of
     one; ``None`` means "cannot answer" and ``[permissions] ask_without_approver``
     decides. ``preview`` is the change a mutating tool would make, or ``None``.
+    """
+
+
+# --- after the tool ---------------------------------------------------------------
+
+
+@hookspec
+def callgate_post_tool_use(
+    call: ToolCall, tool: ToolSpec, result: ToolResult, session: SessionView
+) -> ToolResult | None:
+    """Step 6b, right after the tool ran (or a host gate refused it), before the batch is
+    shaped: for calls that were dispatched only (a refused, denied or invalid call never
+    gets here). It runs on the host, with the session's policy, also when the session's
+    calls run on a worker (docs/executors.md).
+
+    Return a replacement `ToolResult` (feedback appended, output rewritten), nothing, or an
+    awaitable of either. Every implementation sees the tool's result; the last replacement
+    in call order is used. An exception is logged and changes nothing (a `ToolError` becomes
+    the result).
     """
 
 

@@ -258,6 +258,10 @@ class SessionStore(Protocol):
 
     def state(self, session: str) -> dict[tuple[str, str], Any]: ...
 
+    def state_value(self, session: str, namespace: str, key: str) -> Any:
+        """One state value (``None`` when absent): a point read, for a caller that checks
+        one fact often (which process holds a session) and must not decode all of them."""
+
     def ledger(self, session: str) -> dict[str, Any]: ...
 
     def jobs(self, session: str) -> list[JobRecord]: ...

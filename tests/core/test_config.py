@@ -57,7 +57,7 @@ CASES = [
     ('[permissions]\nmode = "sometimes"\n', "permissions.mode", 2,
      'must be one of "allow", "ask", "deny"'),
     ('[permissions]\nmode = "ask"\nmodes = "deny"\n', "permissions.modes", 3,
-     "unknown key; known keys here: allow, ask, ask_without_approver, deny, mode"),
+     "unknown key; known keys here: allow, ask, ask_without_approver, deny, examples, mode"),
     ('[permissions]\ndeny = ["Bash", 5]\n', "permissions.deny[1]", 2,
      "must be a string, not an integer"),
     ('permissions = 5\n', "permissions", 1, "must be a table"),

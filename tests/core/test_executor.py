@@ -59,7 +59,7 @@ def test_a_local_session_runs_exactly_the_pipelines_stages(host: Any, tmp_path: 
     session = host.open_session(tmp_path)
     assert session.session.executor is LOCAL
     assert session.session.state.stages == pipeline.stages_for(False)
-    assert session.session.state.stages[-1] is pipeline.dispatch
+    assert session.session.state.stages[-2:] == (pipeline.dispatch, pipeline.post_tool_use)
 
 
 def test_a_remote_session_runs_its_tools_on_the_worker(host: Any, tmp_path: Path) -> None:
@@ -76,7 +76,9 @@ def test_a_remote_session_runs_its_tools_on_the_worker(host: Any, tmp_path: Path
     assert "bye" in bash.text
     conn = executor_of(session).link.connection
     assert conn is not None and conn.handshake["pid"] != os.getpid()
-    assert session.session.state.stages[-1] == executor_of(session).dispatch
+    stages = session.session.state.stages
+    assert stages[-2:] == (executor_of(session).dispatch, pipeline.post_tool_use)
+    assert pipeline.dispatch not in stages  # only dispatch moved to the worker
 
 
 def test_the_handshake_states_version_os_workspace_and_capabilities(
@@ -121,6 +123,53 @@ def test_remote_and_local_answer_a_transcript_alike(host: Any, tmp_path: Path) -
         session.close()
     assert answers[0] == answers[1]
     assert answers[1][2][1] is not None  # the write of an unread file was refused remotely
+
+
+class _AroundTheTool:
+    """Hooks before and after the tool, kept in this process (an object cannot travel to a
+    worker): what they saw, and a post-tool-use answer that adds a line."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str]] = []
+
+    @hookimpl
+    def callgate_pre_tool_use(self, call: ToolCall, tool: Any, session: Any) -> Any:
+        async def later() -> None:  # an awaitable answer, as a hook that runs a program gives
+            self.seen.append(("pre", call.name, ""))
+
+        return later()
+
+    @hookimpl
+    def callgate_post_tool_use(self, call: ToolCall, tool: Any, result: Any, session: Any) -> Any:
+        self.seen.append(("post", call.name, result.text))
+        return result.with_text(result.text + "\n[checked on the host]")
+
+
+def test_the_hooks_around_a_remote_tool_run_on_the_host(tmp_path: Path) -> None:
+    """A session bound to a worker moves only dispatch there: its pre- and post-tool-use
+    hooks run here, with the session's policy, around the tool the worker ran (the
+    post-tool-use hook sees the worker's result and its answer is the call's)."""
+    (tmp_path / "a.txt").write_text("hello\n")
+    around = _AroundTheTool()
+    with sync.Host.boot(
+        CONFIG, plugins=[*PLUGINS, around], entrypoints=False, surface="full"
+    ) as booted:
+        session = booted.open_session(tmp_path, executor=WORKER)
+        session.run(call("read_file", path="a.txt"))
+        edit = session.run(call("edit_file", path="a.txt", old_string="hello", new_string="bye"))
+        conn = executor_of(session).link.connection
+        assert conn is not None and conn.handshake["pid"] != os.getpid()
+        session.close()
+    assert not edit.is_error, edit.text
+    assert edit.text.endswith("[checked on the host]")
+    assert (tmp_path / "a.txt").read_text() == "bye\n"  # the worker edited it
+    assert [(when, name) for when, name, _text in around.seen] == [
+        ("pre", "read_file"),
+        ("post", "read_file"),
+        ("pre", "edit_file"),
+        ("post", "edit_file"),
+    ]
+    assert "[checked on the host]" not in around.seen[-1][2]  # the worker's own result
 
 
 def test_a_tool_that_runs_at_the_host_stays_here(tmp_path: Path) -> None:

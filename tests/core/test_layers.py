@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("files", ("_files", "files")),
     ("pipeline", ("_pipeline", "process", "hookspecs", "suggest")),
     ("executor", ("_executor",)),
-    ("session", ("_session",)),
+    ("session", ("_session", "rules")),
     ("host", ("_host", "host")),
     ("top", ("__init__", "providers", "sync", "testing", "cli", "_cli")),
 )

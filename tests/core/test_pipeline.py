@@ -464,7 +464,7 @@ def test_the_enforcement_order_is_one_fixed_tuple_of_stages(callgate_session) ->
 
     assert isinstance(STAGES, tuple)
     names = ["resolve", "validate", "target", "profile", "turn", "pre_tool_use", "permission",
-             "approval", "dispatch"]
+             "approval", "dispatch", "post_tool_use"]
     assert [stage.__name__ for stage in STAGES] == names
     s = callgate_session([Recorder()])
     assert [st.__name__ for st in s.session.state.stages] == \

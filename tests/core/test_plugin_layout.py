@@ -24,11 +24,6 @@ from callgate import Host
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Packages other helpers were changing while the layout was applied (issues 34 and 35);
-#: the exemption goes once they are laid out too.
-PENDING = {"plugins/lsp", "contrib/mcp-serve"}
-
-
 def distributions(root: Path = ROOT) -> list[Path]:
     return sorted(p.parent for pattern in ("plugins/*/pyproject.toml",
                                            "contrib/*/pyproject.toml",
@@ -101,22 +96,18 @@ def layout_problems(dist: Path, root: Path = ROOT) -> list[str]:
     return problems
 
 
-def _laid_out() -> list[Path]:
-    return [d for d in distributions() if d.relative_to(ROOT).as_posix() not in PENDING]
-
-
-def test_the_pending_exemptions_are_real() -> None:
+def test_every_distribution_is_checked() -> None:
     names = {d.relative_to(ROOT).as_posix() for d in distributions()}
-    assert names >= PENDING
-    assert len(names) >= 22  # 17 plugins, 4 contrib packages, the example
+    assert len(names) >= 23  # 18 plugins, 4 contrib packages, the example
+    assert {"plugins/hooks", "plugins/lsp", "contrib/mcp-serve"} <= names
 
 
-@pytest.mark.parametrize("dist", _laid_out(), ids=lambda d: d.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("dist", distributions(), ids=lambda d: d.relative_to(ROOT).as_posix())
 def test_every_plugin_follows_the_layout(dist: Path) -> None:
     assert layout_problems(dist) == []
 
 
-@pytest.mark.parametrize("dist", _laid_out(), ids=lambda d: d.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("dist", distributions(), ids=lambda d: d.relative_to(ROOT).as_posix())
 def test_the_package_is_its_plugin_and_its_tools_run_code_of_tools(dist: Path) -> None:
     package = _package(dist)
     module = importlib.import_module(package.name)

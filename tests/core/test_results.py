@@ -288,3 +288,31 @@ def test_small_results_spill_to_disk_beyond_the_memory_budget(tmp_path: Path) ->
     assert store.memory_bytes == 120_000 and len(store) == 10
     assert len(os.listdir(directory)) == 8
     store.close()
+
+
+# --- a long session: bounded in memory whatever the number of calls (issue 34, item 1) ------
+
+def test_a_long_session_holds_its_budget_and_index_and_pages_old_results_from_the_store(
+        callgate_session) -> None:
+    """Committed results let go of their record (the call's text and arguments) at once, and
+    only the newest `INDEX_MAX` stay indexed; the older ones page back from the store."""
+    from callgate._results import results as _results
+
+    s = callgate_session(plugins=[Producer()])
+    store = s.session.results
+    budget = 300_000
+    store.memory_budget = budget
+    index_max = getattr(_results, "INDEX_MAX", 1024)
+    calls = index_max + 300
+    texts = {f"c{i}": f"{i:05d} " + "y" * 1_994 for i in range(calls)}
+    for call_id, text in texts.items():
+        s.run({"id": call_id, "name": "emit", "arguments": {"text": text}})
+    s.session.flush()
+    store.add("probe", "emit", "settles what the last call left")  # the next add settles
+    held = store.listing()
+    assert len(held) <= index_max + 2
+    assert store.memory_bytes <= budget + 64 * 1024
+    assert all(item.end is None for item in held[:-2]), "a committed record is still held"
+    assert sum(item.total_bytes for item in held if item.data is not None) <= store.memory_bytes
+    for call_id in ("c0", "c1", f"c{calls - 1}"):  # forgotten here, found in the store
+        assert page_all(store, call_id)[0] == texts[call_id].encode()

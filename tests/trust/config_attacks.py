@@ -73,7 +73,15 @@ ATTACKS: tuple[Attack, ...] = (
     Attack(("permissions", "deny"), [], user={"permissions": {"deny": ["Bash"]}}, warns=False,
            trusted_applies=False),
     Attack(("permissions", "ask_without_approver"), "allow"),
+    # rule tests only check: a workspace may add some, never drop the user's
+    Attack(("permissions", "examples"), [],
+           user={"permissions": {"deny": ["Bash(rm:*)"],
+                                 "examples": [{"rule": "Bash(rm:*)", "match": ["rm x"]}]}},
+           warns=False, trusted_applies=False),
     Attack(("trust", "workspaces"), ["/"], trusted_applies=False),
+    # the worker's argv is a program the host starts (issue 37)
+    Attack(("executor", "transport"), ["{plant}", "worker"]),
+    Attack(("executor", "connect_timeout_s"), 100_000),
     # --- files
     Attack(("files", "max_edit_bytes"), 1 << 40),
     Attack(("files", "watch"), False),
@@ -157,6 +165,8 @@ ATTACKS: tuple[Attack, ...] = (
     Attack(("lsp", "request_timeout_s"), 300),
     Attack(("lsp", "max_results"), 1000),
     Attack(("lsp", "max_file_bytes"), 67_108_864),
+    Attack(("lsp", "references_wait_ms"), 60_000),
+    Attack(("lsp", "server_paths"), ["{outside}"]),
     Attack(("lsp", "servers", "x", "command"), "{plant}"),
     Attack(("lsp", "servers", "python", "command"), "{plant}"),
     Attack(("lsp", "servers", "python", "args"), ["{plant}"]),
@@ -174,6 +184,17 @@ ATTACKS: tuple[Attack, ...] = (
            user={"lsp": {"servers": {"python": {"sandbox": "required"}}}}),
     # --- serve (callgate-mcp-serve)
     Attack(("serve", "approval_timeout_s"), 86400),
+    # --- hooks (callgate-hooks): a hook is a program; the settings files it reads hold more
+    *(Attack(("hooks", event), [{"matcher": "*", "hooks": [{"type": "command",
+                                                             "command": "{plant}"}]}])
+      for event in ("PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure",
+                    "SessionStart", "SessionEnd", "SubagentStart", "SubagentStop",
+                    "PreCompact", "UserPromptSubmit")),
+    Attack(("claude_code", "read"), ["claude", "codex"]),
+    Attack(("claude_code", "claude_dir"), "{outside}"),
+    Attack(("claude_code", "codex_dir"), "{outside}"),
+    Attack(("claude_code", "fail_closed"), False, user={"claude_code": {"fail_closed": True}}),
+    Attack(("claude_code", "timeout_s"), 3600),
 )
 
 

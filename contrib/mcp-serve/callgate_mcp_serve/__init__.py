@@ -17,16 +17,15 @@ Embedding the server in your own process::
     anyio.run(serve_stdio, CallgateMCP(host, "/path/to/workspace"))
 
 The package registers no tools; it adds the ``serve`` command through the
-``callgate.commands`` entry point. The ``mcp`` SDK is imported only when a
-server is built, so the other ``callgate`` commands stay fast.
+``callgate.commands`` entry point (``callgate_mcp_serve.plugin:register``). The ``mcp`` SDK
+is imported only when a server is built, so the other ``callgate`` commands stay fast.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._approval import ElicitationApprover
-from ._ask import ElicitationAsker
+from .plugin import ElicitationApprover, ElicitationAsker
 
 __all__ = ["CallgateMCP", "ElicitationApprover", "ElicitationAsker", "serve_stdio"]
 

@@ -1,11 +1,11 @@
 """Approving ``ask`` permissions through MCP elicitation (host.md §6).
 
-The host asks its approver (the ``callgate_ask_permission`` hook) when a rule
-or ``[permissions] mode = "ask"`` wants a human decision. Over MCP that human
-sits behind the client, so the approver sends an elicitation form to the client
-that made the ``tools/call`` and turns the answer into a `Decision`. Which
-client that is, is carried by a context variable the server sets while it runs
-the call (`ApprovalChannel`). When there is no channel (the client declared no
+The host asks its approver (the ``callgate_ask_permission`` hook,
+`plugin.ElicitationApprover`) when a rule or ``[permissions] mode = "ask"`` wants a human
+decision. Over MCP that human sits behind the client, so the approver sends an elicitation
+form to the client that made the ``tools/call`` and turns the answer into a `Decision`
+(`ask_approval`). Which client that is, is carried by a context variable the server sets
+while it runs the call (`ApprovalChannel`). When there is no channel (the client declared no
 elicitation support, or the call did not come over MCP) the approver does not
 answer, and the host applies ``[permissions] ask_without_approver``.
 
@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import attrs
-from callgate import Decision, hookimpl
+from callgate import Decision
 
 from ._render import approval_message, clip_middle, visible
 
@@ -47,22 +47,6 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 #: approval_timeout_s``; the client cancelled the ``tools/call`` while it was asked.
 TIMED_OUT, REQUEST_CANCELLED = "callgate/timed-out", "callgate/request-cancelled"
 
-#: ``[serve]``: the MCP server's settings (`ServeConfig`).
-DEFAULT_APPROVAL_TIMEOUT_S = 300.0
-SERVE_CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approval_timeout_s": {
-            "type": "number", "exclusiveMinimum": 0, "maximum": 86400,
-            "default": DEFAULT_APPROVAL_TIMEOUT_S,
-            "description": "How long a call waits for its approval in the MCP client; "
-                           "unanswered, it is refused as not approved.",
-            # a workspace may only shorten it (x-workspace, callgate's config layering)
-            "x-workspace": "min", "x-kind": "limit"},
-    },
-    "additionalProperties": False,
-}
-
 #: ``elicit(message, schema)`` returns the client's answer as ``(action, content)``,
 #: or ``None`` when the client could not be asked (an error, a closed connection).
 Elicit = Callable[[str, dict[str, Any]], Awaitable["tuple[str, Mapping[str, Any] | None] | None"]]
@@ -70,10 +54,13 @@ Elicit = Callable[[str, dict[str, Any]], Awaitable["tuple[str, Mapping[str, Any]
 
 @attrs.frozen
 class ApprovalChannel:
-    """How to reach the user behind the MCP request a call is running for."""
+    """How to reach the user behind the MCP request a call is running for: ``elicit`` asks
+    an approval; ``relay`` (a `_relay.ClientRelay`) carries what a proxied MCP server asks
+    while the call runs, and log messages, to the same client."""
 
     session: Any
     elicit: Elicit | None
+    relay: Any = None
 
 
 current_channel: ContextVar[ApprovalChannel | None] = ContextVar(
@@ -122,7 +109,7 @@ def decision_from_answer(action: str, content: Mapping[str, Any] | None) -> Deci
     return Decision("deny", reason="the user dismissed the approval request in the MCP client")
 
 
-def _belongs_to(session: Any, root: Any) -> bool:
+def belongs_to(session: Any, root: Any) -> bool:
     """``session`` is ``root`` or one of its children (a subagent's calls ask the same user)."""
     while session is not None:
         if session is root:
@@ -131,43 +118,25 @@ def _belongs_to(session: Any, root: Any) -> bool:
     return False
 
 
-class ElicitationApprover:
-    """The ``callgate_ask_permission`` hook of ``callgate serve``.
-
-    Registered in process when the server boots its host. It answers only for
-    calls that run inside an MCP request whose client can elicit; otherwise it
-    returns ``None`` so that the host's configured fallback decides.
-    """
-
-    @hookimpl
-    def callgate_register_tools(self, registry: Any) -> None:
-        registry.add_config("serve", SERVE_CONFIG_SCHEMA)
-
-    @hookimpl
-    def callgate_ask_permission(self, call: Any, tool: Any, session: Any,
-                                preview: Any) -> Awaitable[Decision | None] | None:
-        channel = current_channel.get()
-        if channel is None or channel.elicit is None or not _belongs_to(session, channel.session):
-            return None
-        return self._ask(channel.elicit, call, tool, session, preview)
-
-    async def _ask(self, elicit: Elicit, call: Any, tool: Any, session: Any,
-                   preview: Any) -> Decision | None:
-        try:
-            # While the user decides, the session's other requests run (the approval is
-            # bound to the file versions it shows; the gate refuses a stale one).
-            async with session.yield_turn():
-                answer = await elicit(approval_message(call, preview, tool), APPROVAL_SCHEMA)
-        except Exception as exc:  # the client failed to answer: fall back, never crash the call
-            log.warning("elicitation for %s failed: %s", call.name, exc)
-            return None
-        if answer is None:
-            return None
-        action, content = answer
-        return decision_from_answer(action, content)
+async def ask_approval(elicit: Elicit, call: Any, tool: Any, session: Any,
+                       preview: Any) -> Decision | None:
+    """Ask the user behind the MCP request for an approval of ``call``; ``None`` when the
+    client could not be asked (the host's fallback then decides)."""
+    try:
+        # While the user decides, the session's other requests run (the approval is
+        # bound to the file versions it shows; the gate refuses a stale one).
+        async with session.yield_turn():
+            answer = await elicit(approval_message(call, preview, tool), APPROVAL_SCHEMA)
+    except Exception as exc:  # the client failed to answer: fall back, never crash the call
+        log.warning("elicitation for %s failed: %s", call.name, exc)
+        return None
+    if answer is None:
+        return None
+    action, content = answer
+    return decision_from_answer(action, content)
 
 
-__all__ = ["APPROVAL_KEY", "APPROVAL_SCHEMA", "DEFAULT_APPROVAL_TIMEOUT_S",
-           "REQUEST_CANCELLED", "SERVE_CONFIG_SCHEMA", "TIMED_OUT", "ApprovalChannel",
-           "ElicitationApprover", "answer_approves", "approval_message", "clip_middle",
+__all__ = ["APPROVAL_KEY", "APPROVAL_SCHEMA", "REQUEST_CANCELLED", "TIMED_OUT",
+           "ApprovalChannel", "Elicit",
+           "answer_approves", "approval_message", "ask_approval", "belongs_to", "clip_middle",
            "current_channel", "decision_from_answer", "visible"]

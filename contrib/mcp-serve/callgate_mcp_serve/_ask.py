@@ -1,6 +1,7 @@
 """Answering the ``ask`` tool through MCP elicitation (docs/ask.md).
 
-The ask plugin puts its questions to the ``callgate_ask_user`` hook. Over MCP the
+The ask plugin puts its questions to the ``callgate_ask_user`` hook
+(`plugin.ElicitationAsker`). Over MCP the
 user sits behind the client that made the ``tools/call``, so this implementation
 sends that client one elicitation form (the same channel as approvals, see
 `_approval.current_channel`; on a 2026-07-28 connection it travels in an
@@ -21,12 +22,10 @@ The hook is optional, so the server boots whether or not ``callgate-ask`` is ins
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from callgate import hookimpl
-
-from ._approval import Elicit, current_channel
+from ._approval import Elicit
 from ._render import visible
 
 log = logging.getLogger("callgate.mcp_serve")
@@ -97,36 +96,19 @@ def answers_from(
     return answers
 
 
-def _family(session: Any, root: Any) -> bool:
-    while session is not None:
-        if session is root:
-            return True
-        session = getattr(session, "parent", None)
-    return False
+async def ask_questions(elicit: Elicit, questions: list[dict[str, Any]]
+                        ) -> dict[str, Any] | None:
+    """Put ``questions`` to the user behind the MCP request as one form; ``None`` when the
+    client could not be asked."""
+    try:
+        answer = await elicit(form_message(questions), form_schema(questions))
+    except Exception as exc:  # the client failed to answer: no one to ask
+        log.warning("ask elicitation failed: %s", exc)
+        return None
+    if answer is None:
+        return None
+    action, content = answer
+    return answers_from(questions, action, content)
 
 
-class ElicitationAsker:
-    """The ``callgate_ask_user`` hook of ``callgate serve`` (registered beside the approver)."""
-
-    @hookimpl(optionalhook=True)
-    def callgate_ask_user(
-        self, session: Any, questions: list[dict[str, Any]]
-    ) -> Awaitable[dict[str, Any] | None] | None:
-        channel = current_channel.get()
-        if channel is None or channel.elicit is None or not _family(session, channel.session):
-            return None
-        return self._ask(channel.elicit, questions)
-
-    async def _ask(self, elicit: Elicit, questions: list[dict[str, Any]]) -> dict[str, Any] | None:
-        try:
-            answer = await elicit(form_message(questions), form_schema(questions))
-        except Exception as exc:  # the client failed to answer: no one to ask
-            log.warning("ask elicitation failed: %s", exc)
-            return None
-        if answer is None:
-            return None
-        action, content = answer
-        return answers_from(questions, action, content)
-
-
-__all__ = ["ElicitationAsker", "answers_from", "form_message", "form_schema"]
+__all__ = ["answers_from", "ask_questions", "form_message", "form_schema"]

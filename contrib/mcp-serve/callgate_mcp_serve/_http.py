@@ -30,8 +30,16 @@ its own `CallgateMCP`, so each has its own ledger, jobs and results:
   server stops; ending it closes the callgate session (jobs killed, child servers
   stopped, record committed).
 
-Requests of the 2026-07-28 protocol (no sessions, one exchange per request) are refused
-with 400: they cannot carry a per-client callgate session.
+Requests of the 2026-07-28 protocol carry no session: each is one self-contained POST
+(its ``_meta`` names the protocol version, the client and its capabilities), served by the
+SDK's own single-exchange entry on the callgate session of *its client*: the principal
+that sent it (the bearer token; without tokens, the server's operating-system user) and the
+client's name (``clientInfo.name``). That session is opened by the first request that needs
+one (``server/discover`` does not), recorded in the store under
+``mcp-http-<digest of principal and name>`` (so it survives a restart and another process
+on the same store continues it), belongs to that principal, and ends after
+``idle_timeout`` seconds with no request in flight. Clients that share a token and a name
+share a session: give each client its own token to keep their observations apart.
 
 The server stays within bounds (`_bounded_http`, `_quiet_log`): a connection limit below
 the descriptor limit (the oldest connection still waiting for its request head makes
@@ -45,7 +53,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import ipaddress
+import json
 import logging
+import math
 import os
 import re
 import sys
@@ -59,6 +69,7 @@ import attrs
 import mcp_types as types
 from callgate import Host
 from callgate.store import local_principal
+from mcp.server._streamable_http_modern import handle_modern_request
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
     AuthorizationContext,
@@ -69,6 +80,7 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_connection
 from mcp.server.streamable_http import (
+    LAST_EVENT_ID_HEADER,
     MCP_SESSION_ID_HEADER,
     StreamableHTTPServerTransport,
     check_accept_headers,
@@ -78,8 +90,13 @@ from mcp.server.transport_security import (
     TransportSecurityMiddleware,
     TransportSecuritySettings,
 )
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import (
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundLadderRejection,
+    classify_inbound_request,
+)
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp_types import CLIENT_INFO_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -99,6 +116,7 @@ from ._bounded_http import (
     connection_limits,
     descriptor_limit,
 )
+from ._events import RETRY_MS, EventLog, SessionEvents
 from ._server import CallgateMCP
 
 log = logging.getLogger("callgate.mcp_serve.http")
@@ -193,9 +211,54 @@ class _Live:
     app: CallgateMCP
     transport: StreamableHTTPServerTransport
     owner: AuthorizationContext | None
+    #: what the transport sent, kept for a client that reconnects (`_events`)
+    events: SessionEvents
     deleted: bool = False
     #: set when its server task has ended (its callgate session is closed)
     done: anyio.Event = attrs.field(factory=anyio.Event)
+
+
+@attrs.define(eq=False)
+class _Stateless:
+    """The callgate session of one 2026-07-28 client (a principal and a client name)."""
+
+    key: str
+    app: CallgateMCP
+    owner: AuthorizationContext | None
+    state: Any = None
+    in_flight: int = 0
+    #: cancelled when the session has been idle for ``idle_timeout`` (or at shutdown)
+    idle: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
+    done: anyio.Event = attrs.field(factory=anyio.Event)
+
+
+#: the 2026-07-28 methods that need the client's callgate session (others never open one)
+SESSION_METHODS = frozenset({
+    "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list",
+    "resources/templates/list", "resources/read", "completion/complete", "logging/setLevel",
+})
+
+
+def stateless_key(principal: str, client_name: str) -> str:
+    """The id of a 2026-07-28 client's session: a digest of its principal and its name."""
+    return hashlib.sha256(f"{principal}\0{client_name}".encode()).hexdigest()[:32]
+
+
+def _stateless_client(body: bytes, headers: Any) -> str | None:
+    """The client name of a 2026-07-28 request that needs a session (``""``: it gave none),
+    or ``None`` when it needs none, or is malformed (the SDK's entry answers it)."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or "id" not in decoded or \
+            decoded.get("method") not in SESSION_METHODS:
+        return None
+    if isinstance(classify_inbound_request(decoded, headers=headers), InboundLadderRejection):
+        return None
+    info = ((decoded.get("params") or {}).get("_meta") or {}).get(CLIENT_INFO_META_KEY)
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def stored_name(sid: str) -> str:
@@ -270,12 +333,17 @@ class SessionManager:
         self.options = options
         self.security = options.security(options.port if port is None else port)
         #: the SDK's Host/Origin/Content-Type checks, run before anything is opened
-        self._guard = TransportSecurityMiddleware(self.security)
+        self.guard = self._guard = TransportSecurityMiddleware(self.security)
         self._live: dict[str, _Live] = {}
+        #: the recent events of every session, for clients that reconnect a dropped stream
+        self.events = EventLog()
         #: names this process as a session's holder in the store
         self.instance = os.urandom(8).hex()
         self._opening = anyio.Lock()
         self._tasks: anyio.abc.TaskGroup | None = None
+        #: the sessions of 2026-07-28 clients, by `stateless_key`
+        self._stateless: dict[str, _Stateless] = {}
+        self._front: CallgateMCP | None = None
 
     @property
     def session_ids(self) -> list[str]:
@@ -294,8 +362,12 @@ class SessionManager:
                 with anyio.move_on_after(SESSION_CLOSE_GRACE_S, shield=True) as grace:
                     for live in list(self._live.values()):
                         await live.transport.terminate()
+                    for entry in list(self._stateless.values()):
+                        entry.idle.cancel()
                     for live in list(self._live.values()):
                         await live.done.wait()
+                    for entry in list(self._stateless.values()):
+                        await entry.done.wait()
                 if grace.cancelled_caught:
                     log.warning("sessions still closing after %ss at shutdown: stopped "
                                 "waiting for them", SESSION_CLOSE_GRACE_S)
@@ -315,17 +387,12 @@ class SessionManager:
         if refused is not None:
             await refused(scope, receive, send)
             return
-        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await _error(
-                f"protocol {version} is not served over HTTP here: callgate keeps one "
-                "session per Mcp-Session-Id, which needs the initialize handshake "
-                f"(versions {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)})",
-                400,
-            )(scope, receive, send)
-            return
         user = scope.get("user")
         owner = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
+        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await self._modern(request, owner, scope, receive, send)
+            return
         sid = request.headers.get(MCP_SESSION_ID_HEADER)
         if sid is None:
             if request.method != "POST":
@@ -344,7 +411,7 @@ class SessionManager:
             await self._open(None, owner, scope, receive, send)
             return
         live = self._live.get(sid)
-        if live is not None and live.owner == owner and await self._taken_over(live):
+        if live is not None and live.owner == owner and await self._taken_over(live.app):
             # another process took the session over since: our copy is stale
             log.info("session %s was taken over by another process: reloading it", sid)
             with anyio.CancelScope(shield=True):
@@ -362,9 +429,111 @@ class SessionManager:
             return
         if request.method == "DELETE":
             live.deleted = True
+        resume = request.headers.get(LAST_EVENT_ID_HEADER)
+        if request.method == "GET" and resume is not None and not live.events.knows(resume):
+            # the SDK would answer nothing (a 500); its events are gone or never were ours
+            await _error(
+                "Conflict: Last-Event-ID names no event this session still keeps (it ended, "
+                "the server restarted, or it is too old); send the request again",
+                409,
+            )(scope, receive, send)
+            return
         await live.transport.handle_request(scope, receive, send)
         if live.transport.is_terminated:
             self._live.pop(sid, None)
+
+    # --- the 2026-07-28 protocol: one exchange per request, on its client's session --------
+
+    async def _modern(self, request: Request, owner: AuthorizationContext | None,
+                      scope: Scope, receive: Receive, send: Send) -> None:
+        """A request of a protocol without the handshake (2026-07-28): served by the SDK's
+        single-exchange entry on its client's callgate session (`SESSION_METHODS`), or, when
+        it needs none (``server/discover``, a notification, a malformed or refused one), on
+        a server with no session, which opens nothing."""
+        name = None
+        if request.method == "POST":
+            body, receive = await _read_body(receive)
+            name = _stateless_client(body, dict(request.headers))
+        if name is None:
+            await handle_modern_request(self._frontdoor().server, self.security, False, None,
+                                        scope, receive, send)
+            return
+        entry = await self._stateless_entry(owner, name)
+        if entry is None:
+            await _error("cannot open a callgate session (see the server log)", 500)(
+                scope, receive, send)
+            return
+        entry.in_flight += 1
+        entry.idle.deadline = math.inf
+        try:
+            await handle_modern_request(entry.app.server, self.security, False, entry.state,
+                                        scope, receive, send)
+        finally:
+            entry.in_flight -= 1
+            if not entry.in_flight and self.options.idle_timeout is not None:
+                entry.idle.deadline = anyio.current_time() + self.options.idle_timeout
+
+    def _frontdoor(self) -> CallgateMCP:
+        """A server with no session, for the requests that need none (its handlers that
+        would need one are never reached: `SESSION_METHODS` go to a client's session)."""
+        if self._front is None:
+            where = self.options.workspace or self.options.workspace_root
+            assert where is not None
+            self._front = CallgateMCP(self.host, where, plan_mode=self.options.plan_mode)
+        return self._front
+
+    async def _stateless_entry(self, owner: AuthorizationContext | None,
+                               client_name: str) -> _Stateless | None:
+        """The callgate session of this principal's client ``client_name``: the one served
+        here, else opened (continuing the stored one of that name, if any)."""
+        principal = principal_of_owner(owner)
+        key = stateless_key(principal, client_name)
+        async with self._opening:
+            entry = self._stateless.get(key)
+            if entry is not None and entry.idle.cancel_called:
+                await entry.done.wait()  # idled out just now: open it again
+                entry = None
+            if entry is not None and await self._taken_over(entry.app):
+                log.info("a 2026-07-28 session was taken over by another process: reloading")
+                entry.idle.cancel()
+                await entry.done.wait()
+                entry = None
+            if entry is not None:
+                return entry
+            try:
+                app = CallgateMCP(self.host, self._workspace(key), session_name=stored_name(key),
+                                  plan_mode=self.options.plan_mode, principal=principal)
+            except OSError as exc:
+                log.warning("cannot open a 2026-07-28 session: %s", exc)
+                return None
+            entry = _Stateless(key, app, owner)
+            assert self._tasks is not None
+            try:
+                await self._tasks.start(self._serve_stateless, entry)
+            except Exception:
+                log.exception("cannot open the callgate session of a 2026-07-28 client")
+                return None
+            self._stateless[key] = entry
+            await anyio.to_thread.run_sync(self._hold_app, app)
+            return entry
+
+    async def _serve_stateless(self, entry: _Stateless, *,
+                               task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Hold a 2026-07-28 client's callgate session open until it has been idle for
+        ``idle_timeout`` seconds (or the server stops)."""
+        server = entry.app.server
+        try:
+            async with server.lifespan(server) as state:
+                entry.state = state
+                if self.options.idle_timeout is not None:
+                    entry.idle.deadline = anyio.current_time() + self.options.idle_timeout
+                task_status.started()
+                with entry.idle:
+                    await anyio.sleep_forever()
+        finally:
+            if self._stateless.get(entry.key) is entry:
+                del self._stateless[entry.key]
+            entry.done.set()
 
     # --- opening and reopening ----------------------------------------------------------
 
@@ -378,12 +547,18 @@ class SessionManager:
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
 
-    def _transport(self, sid: str) -> StreamableHTTPServerTransport:
+    def _transport(self, sid: str, events: SessionEvents) -> StreamableHTTPServerTransport:
         return StreamableHTTPServerTransport(
             mcp_session_id=sid,
             security_settings=self.security,
             idle_timeout=self.options.idle_timeout,
+            event_store=events,
+            retry_interval=RETRY_MS,
         )
+
+    def _new_live(self, sid: str, app: CallgateMCP, owner: AuthorizationContext | None) -> _Live:
+        events = self.events.session(sid)
+        return _Live(sid, app, self._transport(sid, events), owner, events)
 
     async def _open(
         self,
@@ -406,7 +581,7 @@ class SessionManager:
         except OSError as exc:
             await _error(f"cannot open a session: {exc}", 500)(scope, receive, send)
             return
-        live = _Live(sid, app, self._transport(sid), owner)
+        live = self._new_live(sid, app, owner)
         self._live[sid] = live
         connection = await self._start(live, None)
         if connection is None:
@@ -469,7 +644,7 @@ class SessionManager:
             except OSError as exc:
                 log.warning("cannot reopen session %s: %s", sid, exc)
                 return None
-            live = _Live(sid, app, self._transport(sid), owner)
+            live = self._new_live(sid, app, owner)
             self._live[sid] = live
             params = None
             if client is not None:
@@ -490,23 +665,31 @@ class SessionManager:
             return live
 
     def _hold(self, live: _Live) -> None:
+        self._hold_app(live.app)
+
+    def _hold_app(self, app: CallgateMCP) -> None:
         """Record this process as the session's holder (the one with the fresh copy)."""
-        session = live.app.session
+        session = app.session
         if session is not None and not session.closed and session.storage.durable:
             session.storage.put(STATE_NS, "holder", self.instance)
 
-    async def _taken_over(self, live: _Live) -> bool:
+    async def _taken_over(self, app: CallgateMCP) -> bool:
         """Whether another process has reopened the session since this one did."""
-        session = live.app.session
+        session = app.session
         if session is None or session.closed or not session.storage.durable:
             return False
         session_id = session.id
 
         def holder() -> Any:
+            # one point read per request: never the whole state, decoded (issue 34, item 7)
+            store = self.host.store
             try:
-                return self.host.store.state(session_id).get((STATE_NS, "holder"))
+                point = getattr(store, "state_value", None)
+                if point is not None:
+                    return point(session_id, STATE_NS, "holder")
+                return store.state(session_id).get((STATE_NS, "holder"))  # an older backend
             except Exception as exc:
-                log.warning("cannot read the holder of session %s: %s", live.id, exc)
+                log.warning("cannot read the holder of session %s: %s", session_id, exc)
                 return None
 
         found = await anyio.to_thread.run_sync(holder)
@@ -582,6 +765,7 @@ class SessionManager:
         finally:
             if self._live.get(live.id) is live:
                 del self._live[live.id]
+            self.events.drop(live.id)
             if not live.transport.is_terminated:
                 with anyio.CancelScope(shield=True):
                     await live.transport.terminate()
@@ -597,21 +781,81 @@ class SessionManager:
             log.warning("cannot mark session %s deleted: %s", live.id, exc)
 
 
+#: RFC 9728: where a client that discovers auth finds this resource's metadata
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+
+def _origin(request: Request) -> str:
+    """``scheme://host`` as the client addressed this server (its Host was checked)."""
+    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
+
+
+class ProtectedResource:
+    """OAuth 2.0 protected-resource metadata (RFC 9728) of ``serve --http`` with tokens:
+    what this resource is and that it takes a bearer token in the ``Authorization`` header.
+    The tokens are issued out of band (``--token-file``), so no authorization server is
+    named. Answered at the well-known path and at its ``/mcp`` form, for a Host the
+    DNS-rebinding check accepts."""
+
+    def __init__(self, guard: TransportSecurityMiddleware) -> None:
+        self._guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        refused = await self._guard.validate_request(request, is_post=False)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        body = {"resource": _origin(request) + PATH, "bearer_methods_supported": ["header"],
+                "resource_name": "callgate"}
+        await Response(json.dumps(body), media_type="application/json",
+                       headers={"cache-control": "no-store"})(scope, receive, send)
+
+
+class _PointsToMetadata:
+    """Adds RFC 9728's ``resource_metadata`` to the ``WWW-Authenticate`` of a 401, naming
+    the metadata URL as the client addressed this server."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        origin = _origin(Request(scope))
+
+        async def point(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                headers = []
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"www-authenticate" and b"resource_metadata" not in value:
+                        url = f"{origin}{METADATA_PATH}{PATH}"
+                        value = value + f', resource_metadata="{url}"'.encode("latin-1")
+                    headers.append((key, value))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, point)
+
+
 def build_app(
     host: Host, options: HttpOptions, *, port: int | None = None
 ) -> tuple[Starlette, SessionManager]:
-    """The ASGI app serving MCP on ``/mcp`` (bearer auth in front when tokens are given)."""
+    """The ASGI app serving MCP on ``/mcp`` (bearer auth in front when tokens are given, and
+    the protected-resource metadata at ``/.well-known/oauth-protected-resource``)."""
     manager = SessionManager(host, options, port=port)
     endpoint: Any = RequestBodyLimitMiddleware(manager, options.max_body)
     middleware: list[Middleware] = []
+    extra: list[Route] = []
     if options.tokens:
-        endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
+        endpoint = _PointsToMetadata(RequireAuthMiddleware(endpoint, required_scopes=[]))
         middleware.append(
             Middleware(
                 AuthenticationMiddleware,
                 backend=BearerAuthBackend(StaticTokenVerifier(options.tokens)),
             )
         )
+        metadata = ProtectedResource(manager.guard)
+        extra = [Route(METADATA_PATH, endpoint=metadata, methods=["GET"]),
+                 Route(METADATA_PATH + PATH, endpoint=metadata, methods=["GET"])]
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -619,7 +863,7 @@ def build_app(
             yield
 
     app = Starlette(
-        routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
+        routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"]), *extra],
         middleware=middleware,
         lifespan=lifespan,
     )
@@ -712,6 +956,7 @@ async def _serve_http(host: Host, options: HttpOptions) -> None:
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
+    "METADATA_PATH",
     "NAME_PREFIX",
     "PATH",
     "STATE_NS",

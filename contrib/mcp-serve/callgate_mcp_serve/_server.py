@@ -23,10 +23,21 @@
   is loaded.
 - ``plan_mode=True`` starts the session in plan mode and lists ``exit_plan_mode``,
   through which the model asks the user to approve its plan (see `_plan`).
+- ``workspace_from_roots`` (``serve --workspace-from-roots``): the workspace is the one root
+  the client lists (``roots/list``), asked when a request first needs the session and again
+  before the next batch after ``notifications/roots/list_changed``; a new root closes the
+  session and opens one there, on a host booted for it (its ``callgate.toml`` read). No root
+  or several are refused with an error that says so.
+- What a proxied MCP server asks while a call runs (elicitation, sampling) and its log
+  messages reach this call's client (`_relay`); ``logging/setLevel`` sets the least severe
+  ``notifications/message`` level sent; ``completion/complete`` completes a prompt's
+  argument as workspace paths and the result template's refs (`_complete`); callgate issues
+  no cursors, so a list request that brings one is refused (-32602).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import itertools
@@ -34,9 +45,11 @@ import logging
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator, Mapping
+import warnings
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import anyio
 import anyio.abc
@@ -48,17 +61,19 @@ from callgate.host import Session
 from callgate.results import ImageBlock
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from . import _plan, _progress, _prompts, _resources
+from . import _complete, _plan, _progress, _prompts, _relay, _resources, _structured
 from ._approval import (
     APPROVAL_KEY,
-    DEFAULT_APPROVAL_TIMEOUT_S,
     REQUEST_CANCELLED,
     TIMED_OUT,
     ApprovalChannel,
     current_channel,
 )
 from ._turn import Turn
+from .config import DEFAULT_APPROVAL_TIMEOUT_S
 
 log = logging.getLogger("callgate.mcp_serve")
 
@@ -85,22 +100,29 @@ def client_can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
     return caps.elicitation.form is not None or caps.elicitation.url is None
 
 
-def to_mcp_result(host: Host, result: ToolResult) -> types.CallToolResult:
+def to_mcp_result(host: Host, result: ToolResult, *, max_chars: int | None = None,
+                  output_schema: Any = None) -> types.CallToolResult:
     """The result as the SDK's model, blocks in their order, with the error's kind in
     ``_meta``. A proxied MCP answer whose text the host left as it was goes out as its
-    original blocks (embedded resources, resource links, audio); its ``structuredContent``
-    is always forwarded."""
+    original blocks (embedded resources, resource links, audio). Its data (a proxied
+    server's, or a tool's with an ``output_schema``) is ``structuredContent``, never more than
+    the text the model may read: clipped to ``max_chars`` (default ``[results] max_chars``)
+    or dropped when the host changed the text (`_structured`)."""
     rendered: dict[str, Any] = {"content": _ordered_blocks(result), "isError": result.is_error}
     meta = result.meta or {}
     original = meta.get("mcp_content")
     if isinstance(original, list) and original and \
             meta.get("mcp_text_sha256") == hashlib.sha256(result.text.encode()).hexdigest():
         rendered["content"] = original
-    if isinstance(meta.get("structured_content"), dict):
-        rendered["structuredContent"] = meta["structured_content"]
+    budget = max_chars if max_chars is not None else int(host.config("results")["max_chars"])
+    data, notes = _structured.structured_content(result, budget, output_schema)
+    if data is not None:
+        rendered["structuredContent"] = data
+    if notes:
+        rendered["_meta"] = dict(notes)
     if result.error is not None:
-        rendered["_meta"] = {"callgate/error": {"kind": result.error.kind,
-                                                "signature": result.error.signature}}
+        rendered.setdefault("_meta", {})["callgate/error"] = {
+            "kind": result.error.kind, "signature": result.error.signature}
     try:
         return types.CallToolResult.model_validate(rendered, by_name=False)
     except ValueError:  # a block the SDK's model refuses: the host's own rendering
@@ -120,9 +142,62 @@ def _ordered_blocks(result: ToolResult) -> list[dict[str, Any]]:
     return blocks or [{"type": "text", "text": ""}]
 
 
+class RootsError(Exception):
+    """The client's roots do not name one workspace (``--workspace-from-roots``)."""
+
+
+#: the default least severe log level sent before the client sets one
+DEFAULT_LOG_LEVEL = "info"
+#: every app serving a session, so a log line between calls finds its client
+_APPS: dict[int, CallgateMCP] = {}
+
+
+def app_of(session: Any) -> CallgateMCP | None:
+    """The app serving ``session`` or the session its family started from."""
+    while session is not None:
+        app = _APPS.get(id(session))
+        if app is not None and app.session is session:
+            return app
+        session = getattr(session, "parent", None)
+    return None
+
+
+def _no_cursor(params: types.PaginatedRequestParams | None) -> None:
+    """callgate answers every list in one page and issues no cursor: any cursor is invalid."""
+    if params is not None and params.cursor is not None:
+        raise MCPError(code=types.INVALID_PARAMS,
+                       message="invalid cursor: callgate answers every list in one page and "
+                               "issues no cursors; ask again without one")
+
+
+def root_workspace(listed: types.ListRootsResult) -> str:
+    """The one local directory the client's roots name (`RootsError` otherwise)."""
+    roots = list(listed.roots)
+    if not roots:
+        raise RootsError("the MCP client lists no root: open one project folder in it, or "
+                         "run callgate serve with --workspace DIR")
+    if len(roots) > 1:
+        shown = ", ".join(str(r.uri) for r in roots[:5])
+        raise RootsError(f"the MCP client lists {len(roots)} roots ({shown}): callgate works "
+                         "in one workspace; open one project folder, or run callgate serve "
+                         "with --workspace DIR")
+    uri = urlparse(str(roots[0].uri))
+    path = unquote(uri.path)
+    if uri.scheme != "file" or uri.netloc not in ("", "localhost") or not path or \
+            not os.path.isdir(path):
+        raise RootsError(f"the MCP client's root {roots[0].uri} is not a local directory; "
+                         "run callgate serve with --workspace DIR")
+    return os.path.realpath(path)
+
+
 def _text_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 is_error=True)
+
+
+@asynccontextmanager
+async def _nothing() -> AsyncIterator[None]:
+    yield
 
 
 @attrs.define(eq=False)
@@ -132,8 +207,9 @@ class _Running:
     call: ToolCall
     events_in: MemoryObjectSendStream[tuple[str, Any]]
     events: MemoryObjectReceiveStream[tuple[str, Any]]
-    answers_in: MemoryObjectSendStream[tuple[str, Mapping[str, Any] | None]]
-    answers: MemoryObjectReceiveStream[tuple[str, Mapping[str, Any] | None]]
+    #: the client's answer to what the call asked (2026-07-28: the retry's input response)
+    answers_in: MemoryObjectSendStream[Any]
+    answers: MemoryObjectReceiveStream[Any]
     token: str = attrs.field(factory=lambda: secrets.token_urlsafe(24))
     scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     started: bool = False
@@ -141,11 +217,13 @@ class _Running:
     cancelled: bool = False
     #: the scope of the approval the call is waiting for, if any
     asking: anyio.CancelScope | None = None
+    #: the session it runs in (the one current when it arrived)
+    session: Session | None = None
 
     @classmethod
     def new(cls, call: ToolCall) -> _Running:
         ev_in, ev = anyio.create_memory_object_stream[tuple[str, Any]](math.inf)
-        ans_in, ans = anyio.create_memory_object_stream[tuple[str, Mapping[str, Any] | None]](1)
+        ans_in, ans = anyio.create_memory_object_stream[Any](1)
         return cls(call, ev_in, ev, ans_in, ans)
 
 
@@ -158,16 +236,28 @@ class CallgateMCP:
     `ElicitationApprover` among its plugins for ``ask`` to reach the client.
     """
 
-    def __init__(self, host: Host, workspace: str | os.PathLike[str], *,
+    def __init__(self, host: Host, workspace: str | os.PathLike[str] | None, *,
                  session_dir: str | os.PathLike[str] | None = None,
                  session_name: str | None = None,
                  approval_timeout: float | None = None, name: str = "callgate",
-                 plan_mode: bool = False, principal: str | None = None) -> None:
-        if not os.path.isdir(workspace):
-            raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
+                 plan_mode: bool = False, principal: str | None = None,
+                 workspace_from_roots: Callable[[str], Host] | None = None) -> None:
+        if workspace_from_roots is None and (workspace is None or not os.path.isdir(workspace)):
+            raise FileNotFoundError(f"workspace {os.fspath(workspace or '')} is not a directory")
         self.host = host
         self.plan_mode = plan_mode
-        self.workspace = os.fspath(workspace)
+        #: the workspace (with ``workspace_from_roots``: the client's root, once known)
+        self.workspace = os.fspath(workspace) if workspace is not None else None
+        #: boots the host of a root the client names (``serve --workspace-from-roots``)
+        self.workspace_from_roots = workspace_from_roots
+        self._roots_changed = True
+        self._opening = anyio.Lock()
+        #: the least severe ``notifications/message`` level the client wants
+        self.log_level = DEFAULT_LOG_LEVEL
+        #: the client's connection-level peer, for messages outside any request
+        self._peer: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._log_tasks: set[asyncio.Task[None]] = set()
         self.session_dir = session_dir
         #: the stored session every connection naming it joins (``serve --session NAME``)
         self.session_name = session_name
@@ -187,38 +277,55 @@ class CallgateMCP:
         prompts: dict[str, Any] = {}
         if _prompts.available(host.registry.names()):
             prompts = {"on_list_prompts": self._list_prompts, "on_get_prompt": self._get_prompt}
-        self.server: Server[CallgateMCP] = Server(
-            name, version=__version__,
-            instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else ""),
-            lifespan=self._lifespan,
-            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-            on_list_resources=self._list_resources,
-            on_list_resource_templates=self._list_resource_templates,
-            on_read_resource=self._read_resource, **prompts)
+        if workspace_from_roots is not None:
+            prompts["on_roots_list_changed"] = self._roots_list_changed
+        with warnings.catch_warnings():  # logging and roots are deprecated in 2026-07-28
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server: Server[CallgateMCP] = Server(
+                name, version=__version__,
+                instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else ""),
+                lifespan=self._lifespan, get_tool_input_schema=self._input_schema,
+                on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                on_list_resources=self._list_resources,
+                on_list_resource_templates=self._list_resource_templates,
+                on_read_resource=self._read_resource, on_completion=self._complete,
+                on_set_logging_level=self._set_logging_level, **prompts)
+        _relay.install_log_relay()
 
     # --- lifespan -----------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[CallgateMCP]:
-        session = self.host.open_session(self.workspace, session_dir=self.session_dir,
-                                         origin="human", name=self.session_name,
-                                         principal=self.principal)
+    def _open(self, host: Host, workspace: str) -> Session:
+        session = host.open_session(workspace, session_dir=self.session_dir, origin="human",
+                                    name=self.session_name, principal=self.principal)
         if self.plan_mode:
             session.set_mode("plan")
         self.session = session
+        _APPS[id(session)] = self
+        return session
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[CallgateMCP]:
+        self._loop = asyncio.get_running_loop()
+        if self.workspace_from_roots is None:
+            assert self.workspace is not None
+            self._open(self.host, self.workspace)
         try:
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
                 try:
                     yield self
                 finally:
-                    session.cancel()
+                    if self.session is not None:
+                        self.session.cancel()
                     tasks.cancel_scope.cancel()
         finally:
             self._tasks = None
             self._waiting.clear()
-            with anyio.CancelScope(shield=True):
-                await session.close()
+            session = self.session
+            if session is not None:
+                _APPS.pop(id(session), None)
+                with anyio.CancelScope(shield=True):
+                    await session.close()
 
     async def aclose(self) -> None:
         """Close the session now (idempotent): cancel its batch, kill its jobs, stop its servers."""
@@ -231,11 +338,143 @@ class CallgateMCP:
             raise RuntimeError("the callgate session is not open (the server is not running)")
         return self.session
 
+    async def _session_for(self, ctx: ServerRequestContext[Any, Any], *,
+                           between_batches: bool = False) -> Session:
+        """The session a request works in. With ``workspace_from_roots`` it is opened in the
+        client's root when first needed, and, once the roots changed, moved to the new root
+        before the next batch (``between_batches``: waiting for the running one to end)."""
+        self._peer = ctx.session
+        if self.workspace_from_roots is None or \
+                (self.session is not None and not self._roots_changed):
+            return self._live_session()
+        if self.session is not None and not between_batches:
+            return self._live_session()  # a listing: the next batch moves it
+        async with self._opening:
+            if self.session is not None and not self._roots_changed:
+                return self._live_session()
+            root = root_workspace(await self._roots(ctx))
+            self._roots_changed = False
+            if self.session is not None and root == self.workspace:
+                return self._live_session()
+            async with self._turn:  # between batches
+                old = self.session
+                if old is not None:
+                    log.info("the client's root changed to %s: closing session %s", root,
+                             old.id)
+                    _APPS.pop(id(old), None)
+                    self.session = None
+                    old.cancel()
+                    await old.close()
+                try:
+                    host = await anyio.to_thread.run_sync(self.workspace_from_roots, root)
+                except Exception as exc:  # its callgate.toml is broken, say
+                    self._roots_changed = True
+                    raise RootsError(f"cannot work in the client's root {root}: {exc}") from None
+                for warning in host.warnings:
+                    log.warning("%s: %s", root, warning)
+                self.host = host
+                self.workspace = root
+                try:
+                    self._open(host, root)
+                except Exception as exc:
+                    self._roots_changed = True
+                    raise RootsError(f"cannot open a session in the client's root {root}: "
+                                     f"{exc}") from None
+            return self._live_session()
+
+    async def _roots(self, ctx: ServerRequestContext[Any, Any]) -> types.ListRootsResult:
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.roots is None or not ctx.session.can_send_request:
+            raise RootsError("--workspace-from-roots: the MCP client declares no roots (or "
+                             "cannot be asked for them on this connection); run callgate "
+                             "serve with --workspace DIR")
+        with anyio.fail_after(30):
+            return await ctx.session.send_request(types.ListRootsRequest(),
+                                                  types.ListRootsResult)
+
+    async def _roots_list_changed(self, ctx: ServerRequestContext[Any, Any],
+                                  params: Any) -> None:
+        self._roots_changed = True  # read again before the next batch
+
+    # --- logging: notifications/message --------------------------------------------------
+
+    async def _set_logging_level(self, ctx: ServerRequestContext[Any, Any],
+                                 params: types.SetLevelRequestParams) -> types.EmptyResult:
+        self._peer = ctx.session
+        self.log_level = params.level
+        return types.EmptyResult()
+
+    def log_soon(self, loop: asyncio.AbstractEventLoop, peer: Any, level: str,
+                 logger: str | None, data: Any, related: Any = None) -> None:
+        """Send a ``notifications/message`` from any thread, without waiting (dropped when
+        below the client's level, or when the connection is gone)."""
+        peer = peer if peer is not None else self._peer
+        if peer is None:
+            return
+
+        def start() -> None:
+            task = loop.create_task(self._send_log(peer, level, logger, data, related))
+            self._log_tasks.add(task)
+            task.add_done_callback(self._log_tasks.discard)
+
+        try:
+            if asyncio.get_running_loop() is loop:
+                start()
+                return
+        except RuntimeError:
+            pass
+        try:
+            loop.call_soon_threadsafe(start)
+        except RuntimeError:  # the loop is closed: the connection ended
+            pass
+
+    async def _send_log(self, peer: Any, level: str, logger: str | None, data: Any,
+                        related: Any) -> None:
+        modern = peer.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if not modern and not _relay.at_least(level, self.log_level):
+            return  # a 2026-07-28 request opts in per request; the SDK filters those
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                sending = peer.send_log_message(level, data, logger,
+                                                related_request_id=related)
+            await sending
+        except Exception as exc:
+            log.debug("log message not sent: %s", exc)
+
+    def log_outside_calls(self, level: str, logger: str | None, data: Any) -> None:
+        """A log line that belongs to no request (a proxied server between calls)."""
+        if self._loop is not None and self._tasks is not None:
+            self.log_soon(self._loop, None, level, logger, data)
+
+    # --- completion/complete --------------------------------------------------------------
+
+    async def _complete(self, ctx: ServerRequestContext[Any, Any],
+                        params: types.CompleteRequestParams) -> types.CompleteResult:
+        try:
+            session = await self._session_for(ctx)
+        except RootsError:
+            return _complete.empty()
+        return await anyio.to_thread.run_sync(_complete.complete, session, params)
+
     # --- tools/list -----------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A listed tool's input schema (the SDK checks 2026-07-28 ``Mcp-Param`` headers
+        against it without rendering the whole ``tools/list``)."""
+        session = self.session
+        if session is None or session.closed or not session.is_visible(name):
+            return None
+        spec = session.tool(name)
+        if spec is None:
+            return None
+        schema: Mapping[str, Any] = providers.render_tools([spec], "mcp")[0]["inputSchema"]
+        return schema
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        listed = providers.surface(self._live_session(), "mcp")
+        _no_cursor(params)
+        listed = providers.surface(await self._session_or_error(ctx), "mcp")
         if self.plan_mode:
             listed = [*listed, _plan.tool_definition()]
         tools = [types.Tool.model_validate(t, by_name=False) for t in listed]
@@ -246,17 +485,19 @@ class CallgateMCP:
     async def _list_resources(self, ctx: ServerRequestContext[Any, Any],
                               params: types.PaginatedRequestParams | None
                               ) -> types.ListResourcesResult:
-        return _resources.list_results(self._live_session())
+        _no_cursor(params)
+        return _resources.list_results(await self._session_or_error(ctx))
 
     async def _list_resource_templates(self, ctx: ServerRequestContext[Any, Any],
                                        params: types.PaginatedRequestParams | None
                                        ) -> types.ListResourceTemplatesResult:
+        _no_cursor(params)
         return _resources.templates()
 
     async def _read_resource(self, ctx: ServerRequestContext[Any, Any],
                              params: types.ReadResourceRequestParams
                              ) -> types.ReadResourceResult:
-        session = self._live_session()
+        session = await self._session_or_error(ctx)
         return await anyio.to_thread.run_sync(_resources.read_result, session, str(params.uri))
 
     # --- prompts: the slash commands and skills, through slash_command ------------------
@@ -264,6 +505,7 @@ class CallgateMCP:
     async def _list_prompts(self, ctx: ServerRequestContext[Any, Any],
                             params: types.PaginatedRequestParams | None
                             ) -> types.ListPromptsResult:
+        _no_cursor(params)
         return _prompts.listed(await self._slash_command(ctx, {}))
 
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any],
@@ -276,16 +518,33 @@ class CallgateMCP:
         """``slash_command`` run like a ``tools/call``: in its turn, through the pipeline, an
         ``ask`` answered by elicitation while the request waits (a client that cannot be
         asked now gets the no-approver rule)."""
-        session = self._live_session()
+        session = await self._session_or_error(ctx)
         running = _Running.new(_prompts.call(session, f"{self._id_prefix}{next(self._ids)}",
                                              arguments))
         elicit = self._elicit_for(ctx, running) if ctx.session.can_send_request else None
         assert self._tasks is not None
-        self._tasks.start_soon(self._run, running, ApprovalChannel(session, elicit), None,
-                               name=f"callgate {_prompts.TOOL}")
+        self._tasks.start_soon(self._run, running, self._channel(ctx, running, session, elicit),
+                               None, name=f"callgate {_prompts.TOOL}")
         outcome = await self._outcome(running)
         assert isinstance(outcome, types.CallToolResult)  # no InputRequired without ask_later
         return outcome
+
+    async def _session_or_error(self, ctx: ServerRequestContext[Any, Any]) -> Session:
+        """`_session_for`, a roots problem as the request's error."""
+        try:
+            return await self._session_for(ctx)
+        except RootsError as exc:
+            raise MCPError(code=types.INVALID_REQUEST, message=str(exc)) from None
+
+    def _channel(self, ctx: ServerRequestContext[Any, Any], running: _Running,
+                 session: Session, elicit: Any) -> ApprovalChannel:
+        """How the call reaches its client: approvals (``elicit``, lending the turn) and what
+        a proxied server asks while the call runs (a relay that never lends it: the call
+        holds the session's batch)."""
+        relay_elicit = self._elicit_for(ctx, running, lend=False) if elicit is not None \
+            else None
+        return ApprovalChannel(session, elicit,
+                               _relay.ClientRelay(self, ctx, relay_elicit, running))
 
     # --- tools/call -----------------------------------------------------------------
 
@@ -298,15 +557,16 @@ class CallgateMCP:
                 return _text_error(
                     f"the approval request for {params.name} expired or is unknown; nothing "
                     "was run. Call the tool again.")
-            answer = (params.input_responses or {}).get(APPROVAL_KEY)
-            if isinstance(answer, types.ElicitResult):
-                running.answers_in.send_nowait((answer.action, answer.content))
-            else:
-                running.answers_in.send_nowait(("cancel", None))
+            running.answers_in.send_nowait((params.input_responses or {}).get(APPROVAL_KEY))
         else:
+            try:
+                session = await self._session_for(ctx, between_batches=True)
+            except RootsError as exc:
+                return _text_error(f"nothing was run: {exc}")
             running = _Running.new(ToolCall(f"{self._id_prefix}{next(self._ids)}", params.name,
                                             params.arguments))
-            channel = ApprovalChannel(self._live_session(), self._elicit_for(ctx, running))
+            running.session = session
+            channel = self._channel(ctx, running, session, self._elicit_for(ctx, running))
             assert self._tasks is not None
             if self.plan_mode and params.name == _plan.EXIT_PLAN_TOOL:
                 self._tasks.start_soon(self._run_plan_exit, running, channel,
@@ -316,7 +576,8 @@ class CallgateMCP:
                                        name=f"callgate {params.name}")
         return await self._outcome(running)
 
-    def _elicit_for(self, ctx: ServerRequestContext[Any, Any], running: _Running) -> Any:
+    def _elicit_for(self, ctx: ServerRequestContext[Any, Any], running: _Running,
+                    lend: bool = True) -> Any:
         if not client_can_elicit(ctx):
             return None
         if ctx.session.can_send_request:  # handshake era: ask while the call waits
@@ -324,27 +585,37 @@ class CallgateMCP:
                 result = await ctx.session.elicit_form(message, schema,
                                                        related_request_id=ctx.request_id)
                 return result.action, result.content
-            return self._bound(running, ask_now)
+            return self._bound(running, ask_now, lend)
 
         async def ask_later(message: str, schema: dict[str, Any]) -> Any:
-            # 2026-07-28: hand the question to the request handler, which answers
-            # InputRequiredResult; the client's retry delivers the answer here.
-            running.events_in.send_nowait(("ask", (message, schema)))
-            try:
-                return await running.answers.receive()
-            finally:
-                self._waiting.pop(running.token, None)  # a late retry finds nothing
-        return self._bound(running, ask_later)
+            answer = await self.ask_later(running, types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)))
+            if isinstance(answer, types.ElicitResult):
+                return answer.action, answer.content
+            return "cancel", None
+        return self._bound(running, ask_later, lend)
 
-    def _bound(self, running: _Running, ask: Any) -> Any:
-        """``ask`` bound to its request: it lends the turn while the user decides, ends
+    async def ask_later(self, running: _Running, request: Any) -> Any:
+        """2026-07-28 (no server-initiated requests): hand ``request`` (an elicitation or a
+        sampling request) to the call's request handler, which answers
+        ``InputRequiredResult``; the client's retry brings the answer (its input response,
+        or None) back here."""
+        running.events_in.send_nowait(("ask", request))
+        try:
+            return await running.answers.receive()
+        finally:
+            self._waiting.pop(running.token, None)  # a late retry finds nothing
+
+    def _bound(self, running: _Running, ask: Any, lend: bool = True) -> Any:
+        """``ask`` bound to its request: it lends the turn while the user decides (unless
+        ``lend`` is false: a running call's relay, which holds the session's batch), ends
         refused at ``approval_timeout`` or when the client cancels the request (`_outcome`),
         and an answer arriving after either is ignored."""
         async def elicit(message: str, schema: dict[str, Any]) -> Any:
             if running.cancelled:
                 return REQUEST_CANCELLED, None
             answer: Any = (TIMED_OUT, None)
-            async with self._turn.lent():
+            async with self._turn.lent() if lend else _nothing():
                 with anyio.move_on_after(self.approval_timeout) as scope:
                     running.asking = scope
                     try:
@@ -362,12 +633,18 @@ class CallgateMCP:
     async def _run(self, running: _Running, channel: ApprovalChannel,
                    progress: _progress.Reporter | None = None) -> None:
         current_channel.set(channel)
-        session = self._live_session()
+        session = channel.session
         with running.scope:  # cancelled while it waits for its turn: never runs
             try:
                 async with self._turn, _progress.forwarding(progress, session):
                     running.started = True
-                    [result] = await session.run_batch([running.call])
+                    if session.closed:  # the workspace moved (roots) while it waited
+                        result = ToolResult.failure(
+                            "cancelled", f"{running.call.name} was not run: the client's root "
+                            "changed while it waited, and the session moved there; call "
+                            "again", "cancelled", {"executed": False})
+                    else:
+                        [result] = await session.run_batch([running.call])
             except Exception as exc:  # the pipeline never raises for a tool: a host fault
                 log.exception("running %s failed", running.call.name)
                 result = ToolResult.failure("tool_error", f"{running.call.name} failed: {exc}")
@@ -375,7 +652,7 @@ class CallgateMCP:
 
     async def _run_plan_exit(self, running: _Running, channel: ApprovalChannel) -> None:
         """``exit_plan_mode``: ask the user to approve the plan; only a yes ends plan mode."""
-        session = self._live_session()
+        session = channel.session
         with running.scope:
             async with self._turn:
                 running.started = True
@@ -423,13 +700,15 @@ class CallgateMCP:
                 self.session.cancel()
             raise
         if kind == "ask":
-            message, schema = payload
             self._waiting[running.token] = running
-            request = types.ElicitRequest(params=types.ElicitRequestFormParams(
-                message=message, requested_schema=schema))
-            return types.InputRequiredResult(input_requests={APPROVAL_KEY: request},
+            return types.InputRequiredResult(input_requests={APPROVAL_KEY: payload},
                                              request_state=running.token)
-        return to_mcp_result(self.host, payload)
+        session = self.session
+        spec = session.tool(running.call.name) if session is not None and \
+            isinstance(running.call.name, str) else None
+        return to_mcp_result(self.host, payload,
+                             max_chars=session.max_chars if session is not None else None,
+                             output_schema=spec.output_schema if spec is not None else None)
 
 
 __all__ = ["APPROVAL_TIMEOUT_S", "CallgateMCP", "client_can_elicit", "to_mcp_result"]

@@ -846,6 +846,13 @@ class PostgresStore:
             )
         }
 
+    def state_value(self, session: str, namespace: str, key: str) -> Any:
+        rows = self._query(
+            "SELECT value FROM callgate_state WHERE session = %s AND namespace = %s AND key = %s",
+            (session, namespace, key),
+        )
+        return st.json_or_text(rows[0][0]) if rows else None
+
     def ledger(self, session: str) -> dict[str, Any]:
         return {
             path_of(p): st.json_or_text(e)

@@ -93,13 +93,15 @@ class UI:
                 self._summaries.popitem(last=False)
         return found
 
-    def call_view(self, call: Any, children: dict[int, list[Any]]) -> dict[str, Any]:
+    def call_view(self, call: Any, children: dict[int, list[Any]],
+                  state: dict[tuple[str, str], Any] | None = None) -> dict[str, Any]:
         seen = call.seen
         shown, more = v.clip(seen)
         stages = v.stages(call)
         return {
             "call": call,
             "stages": stages,
+            "hooks": v.hook_runs(state or {}, call),
             "refused": any(s.state == "stopped" for s in stages),
             "arguments": v.arguments_text(call.arguments),
             "shown": shown,
@@ -114,7 +116,10 @@ class UI:
         }
 
     def entry_views(
-        self, entries: list[Any], children: dict[int, list[Any]]
+        self,
+        entries: list[Any],
+        children: dict[int, list[Any]],
+        state: dict[tuple[str, str], Any] | None = None,
     ) -> list[dict[str, Any]]:
         """The timeline, with consecutive calls of one batch grouped."""
         out: list[dict[str, Any]] = []
@@ -130,7 +135,7 @@ class UI:
                         "first": e.seq,
                     }
                     out.append(last)
-                last["calls"].append(self.call_view(e, children))
+                last["calls"].append(self.call_view(e, children, state))
             elif e.kind == "notice":
                 out.append({"kind": "notice", "entry": e, "storm": v.storm(e.text)})
             else:
@@ -227,7 +232,7 @@ class UI:
             title=f"Session {info.id[:12]}",
             info=info,
             parent=parent,
-            timeline=self.entry_views(rows, placed),
+            timeline=self.entry_views(rows, placed, state),
             earlier=earlier,
             later=later,
             first_seq=rows[0].seq if rows else 0,

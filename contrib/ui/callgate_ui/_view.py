@@ -78,6 +78,45 @@ def stages(call: Any) -> list[Stage]:
     ]
 
 
+#: The pipeline stage a hook of each event acts at (callgate-hooks records them under the
+#: session state namespace ``hooks``, keyed by the call's id).
+HOOK_STAGES = {
+    "PreToolUse": "pre-tool-use",
+    "PreCompact": "pre-tool-use",
+    "PermissionRequest": "permission",
+    "PostToolUse": "tool",
+    "PostToolUseFailure": "tool",
+}
+#: What a hook run's record says, in the order the page shows it.
+HOOK_FIELDS = ("blocked", "decision", "reason", "error", "context", "feedback",
+               "updated_input", "stop", "system_message")
+
+
+def hook_runs(state: dict[tuple[str, str], Any], call: Any) -> dict[str, list[dict[str, Any]]]:
+    """The hooks that ran for ``call`` (recorded by callgate-hooks), by the stage they acted
+    at: each with its label, exit code, time, and what it said."""
+    runs = state.get(("hooks", call.call_id))
+    if not isinstance(runs, list):
+        return {}
+    start = (call.started or 0) - 1
+    end = (call.ended if call.ended is not None else float("inf")) + 1
+    out: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        if not isinstance(run, dict):
+            continue
+        at = run.get("at")
+        if isinstance(at, int | float) and not start <= at <= end:
+            continue  # another call with the same id
+        stage = HOOK_STAGES.get(str(run.get("event")), "tool")
+        said = [(k, run[k] if isinstance(run[k], str) else json.dumps(run[k]))
+                for k in HOOK_FIELDS if k in run]
+        out.setdefault(stage, []).append({
+            "event": run.get("event"), "hook": run.get("hook"), "exit_code": run.get("exit_code"),
+            "duration_ms": run.get("duration_ms"), "said": said,
+            "failed": "error" in run, "blocked": "blocked" in run})
+    return out
+
+
 def refused(call: Any) -> bool:
     """Refused before it ran: invalid, blocked by a hook, denied, or stopped at a gate."""
     return any(s.state == "stopped" for s in stages(call))

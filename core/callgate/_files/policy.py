@@ -17,7 +17,7 @@ import fnmatch
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._fs.workspace import ResolvedPath
@@ -122,10 +122,16 @@ class FilesPolicy:
     """One host's ``[files]`` table, as the gate and the file API apply it. Protected
     paths are compiled on first use (boot stays cheap), once per host."""
 
-    def __init__(self, table: Mapping[str, Any] | None = None, source: Any = None) -> None:
+    def __init__(
+        self,
+        table: Mapping[str, Any] | None = None,
+        source: Any = None,
+        claimed: Sequence[tuple[str, str]] = (),
+    ) -> None:
         """``table``: the validated ``[files]`` table (defaults applied); ``source``: the
         host's config source (the files it loaded are protected, and the workspaces it
-        trusts)."""
+        trusts); ``claimed``: the ``(pattern, why)`` paths plugins protect
+        (`Registry.protect`)."""
         table = table or {}
         self.table: Mapping[str, Any] = table
         self.read_denylist = bool(table.get("read_denylist", False))
@@ -134,6 +140,7 @@ class FilesPolicy:
         self.encodings: Rules = encoding_rules(table.get("encodings"))
         self.fallback_encodings: tuple[str, ...] = tuple(table.get("fallback_encodings") or ())
         self._source = source
+        self._claimed = tuple(claimed)
         self._protection: Protection | None = None
         self._lock = threading.Lock()
 
@@ -144,7 +151,7 @@ class FilesPolicy:
         if found is None:
             with self._lock:
                 if self._protection is None:
-                    self._protection = protection_of(self.table, self._source)
+                    self._protection = protection_of(self.table, self._source, self._claimed)
                 found = self._protection
         return found
 

@@ -22,7 +22,8 @@ write root of a session:
   ``gitdir:`` file names another repository) and any ``HEAD`` file (beside
   ``objects/``, ``refs/`` and ``config`` it makes its directory a repository git
   discovers); and the directory git's ``core.hooksPath`` names;
-- every path ``[files] protected`` names (globs as in permission rules);
+- every path ``[files] protected`` names (globs as in permission rules), and every path a
+  plugin protects (`Registry.protect`: the settings files another agent reads);
 
 minus what ``[files] allow_protected`` exempts (a key only the user config, an
 explicit config or a trusted workspace config can set). The host gate refuses
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -148,9 +149,12 @@ def _compile(pattern: str) -> Matcher:
     return compile_spec("path", pattern)
 
 
-def protection_of(table: Mapping[str, Any], source: Any) -> Protection:
+def protection_of(
+    table: Mapping[str, Any], source: Any, claimed: Sequence[tuple[str, str]] = ()
+) -> Protection:
     """The compiled protection of a host: the config files ``source`` loaded (a
-    `LayeredSource`, or ``None``) and ``[files] protected`` / ``allow_protected``."""
+    `LayeredSource`, or ``None``), ``[files] protected`` / ``allow_protected``, and the
+    ``(pattern, why)`` paths plugins protect (``claimed``: `Registry.protect`)."""
     extra = tuple(p for p in table.get("protected", ()) if isinstance(p, str) and p)
     exempt = tuple(p for p in table.get("allow_protected", ()) if isinstance(p, str) and p)
     files = list(getattr(source, "files", ()))
@@ -166,9 +170,16 @@ def protection_of(table: Mapping[str, Any], source: Any) -> Protection:
     ]
     rules += [_Rule(_compile(p), why, p) for p, why in BUILT_IN]
     rules += [_Rule(_compile(p), "[files] protected lists it", p) for p in extra]
+    # a plugin's (`Registry.protect`): the settings files another agent reads
+    rules += [_Rule(_compile(p), why, p) for p, why in claimed]
     trusts = getattr(source, "trusts", None)
     return Protection(
-        loaded, tuple(rules), tuple(_compile(p) for p in exempt), extra, exempt, trusts
+        loaded,
+        tuple(rules),
+        tuple(_compile(p) for p in exempt),
+        extra + tuple(p for p, _why in claimed),
+        exempt,
+        trusts,
     )
 
 

@@ -14,6 +14,7 @@ import difflib
 import importlib.metadata as metadata
 import logging
 import os
+import os as _os  # `boot` has a parameter named os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -275,6 +276,8 @@ class Host:
         self._unhooked: dict[str, tuple[str, ...]] = {}
         self._plugin_sources: dict[str, tuple[str | None, str]] = {}
         self.permissions: RuleEngine
+        #: the workspace this host booted for (whose config it looked for), if one was given
+        self.workspace: str | None = None
         self._facts = FactLog()
         self.files_policy = FilesPolicy()
 
@@ -305,6 +308,7 @@ class Host:
         """
         host = cls()
         host.os = _pick_os(os)
+        host.workspace = _os.path.abspath(_os.fspath(workspace)) if workspace is not None else None
         host.config_source = _config.load(config, workspace, user_config=user_config)
         plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
         host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
@@ -417,7 +421,9 @@ class Host:
             self.warnings.append(note)
         self._check_store()
         #: the core's ``[files]`` table, as the gate and the file API apply it
-        self.files_policy = FilesPolicy(registry.table(FILES_TABLE), self.config_source)
+        self.files_policy = FilesPolicy(
+            registry.table(FILES_TABLE), self.config_source, registry.protected
+        )
         for name in self.files_policy.fallback_encodings:
             problem = fallback_problem(name)
             if problem:  # fails boot naming the file, the key and the entry's line

@@ -105,6 +105,11 @@ class ToolSpec:
     - ``native`` holds the `NativeFace`\ s of the tool's family: how a provider-native
       rendering (``anthropic-native``, ``openai-responses-native``, ...) shows it and maps
       the provider's calls onto canonical ones (`callgate.providers`).
+    - ``output_schema`` (a JSON Schema whose root is an object) says the tool's result is
+      data too: MCP lists it as the tool's ``outputSchema``, and every successful result
+      carries that data, valid against it, in ``result.meta["structured_content"]``
+      (``callgate serve`` sends it as ``structuredContent``). The text the model reads is
+      unchanged; a result the host truncates gets its data clipped the same way.
     """
 
     name: str
@@ -137,6 +142,7 @@ class ToolSpec:
     open_world: bool = False
     runs_at: Literal["workspace", "host"] = "workspace"
     known_as: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    output_schema: dict[str, Any] | None = None
     plugin: str | None = None
     native: tuple[NativeFace, ...] = attrs.field(default=(), converter=tuple)
     examples: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)

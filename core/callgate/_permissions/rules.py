@@ -101,6 +101,36 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "x-workspace": ["allow", "deny"],
             "x-kind": "scope",
         },
+        # rule tests: they only check (a failing one fails boot), so a workspace may add them
+        "examples": {
+            "type": "array",
+            "default": [],
+            "x-workspace": "add",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["rule"],
+                "properties": {
+                    "rule": {"type": "string", "minLength": 1},
+                    "match": {"type": "array", "items": {"$ref": "#/$defs/example"}},
+                    "not_match": {"type": "array", "items": {"$ref": "#/$defs/example"}},
+                },
+            },
+        },
+    },
+    "$defs": {
+        # a rule's subject as written (a command line, a path, a URL), or a whole call
+        "example": {
+            "oneOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["tool"],
+                    "properties": {"tool": {"type": "string"}, "arguments": {"type": "object"}},
+                },
+            ]
+        },
     },
 }
 
@@ -220,6 +250,22 @@ class SubjectKind:
     suggest: Callable[[str], str] | None = None
     claims: Callable[[str], bool] | None = None
     read_only: Callable[[str, str], str | None] | None = None
+
+
+@attrs.frozen
+class UnitVerdict:
+    """What the rules say about one unit of a call (`RuleEngine.unit_verdicts`): ``label``
+    (the command as written, the path), ``role`` (``"subject"``, or ``"write"`` for a file a
+    shell line writes by redirection), the ``action`` of the rule that decides it (``None``:
+    no rule speaks, the fallback would), that ``rule``, why it fired, and why the unit cannot
+    be decided statically (it then matches every deny and ask rule)."""
+
+    label: str
+    role: str
+    action: str | None
+    rule: str | None
+    reason: str | None = None
+    undecidable: str | None = None
 
 
 # --- spec matchers -----------------------------------------------------------------
@@ -423,15 +469,30 @@ class RuleEngine:
         self.kinds: dict[str, SubjectKind] = dict(kinds or {})
         self._grows = {name: k.could_grow_into for name, k in self.kinds.items()}
         self._matchers: dict[tuple[str, str], Matcher] = {}
+        self._names = names
         self.rules: list[Rule] = []
         for action in ACTIONS:
             for index, text in enumerate(config.get(action, [])):
                 try:
-                    rule = Rule.parse(action, text, index)
-                    self._check(rule, names)
+                    self.add(action, text, index)
                 except RuleError as exc:
                     raise self._error(action, index, text, str(exc)) from None
-                self.rules.append(rule)
+        for index, example in enumerate(config.get("examples", [])):
+            self._check_examples(index, example)
+
+    def add(self, action: str, text: str, index: int | None = None) -> Rule:
+        """Parse and check one rule and add it to ``action``'s list; `RuleError` when it is
+        malformed (a rule naming no known tool is a warning, as at boot)."""
+        if action not in ACTIONS:
+            raise RuleError(f"unknown rule list {action!r}; use allow, ask or deny")
+        rule = Rule.parse(
+            action,
+            text,
+            len([r for r in self.rules if r.action == action]) if index is None else index,
+        )
+        self._check(rule, self._names)
+        self.rules.append(rule)
+        return rule
 
     @classmethod
     def from_host(cls, host: Host) -> RuleEngine:
@@ -575,12 +636,20 @@ class RuleEngine:
         return [r for r in self.rules if r.tool == "Edit"] if kind in self.kinds else []
 
     def decide(
-        self, name: str, spec: ToolSpec | None, arguments: Any, session: Any = None
+        self,
+        name: str,
+        spec: ToolSpec | None,
+        arguments: Any,
+        session: Any = None,
+        *,
+        only: Sequence[Rule] | None = None,
     ) -> Decision | None:
-        """The rule decision for one call, or ``None`` when no rule speaks (fallback)."""
-        rules = [r for r in self.rules if self.applies(r, name, spec)]
+        """The rule decision for one call, or ``None`` when no rule speaks (fallback).
+        ``only``: judge with these rules alone (a rule's examples)."""
+        pool = self.rules if only is None else list(only)
+        rules = [r for r in pool if self.applies(r, name, spec)]
         kind = spec.permission_subject.kind if spec and spec.permission_subject else None
-        edits = self._edit_rules(kind)
+        edits = [r for r in pool if r.tool == "Edit"] if kind in self.kinds else []
         if not rules and not edits:
             return None
         units = (
@@ -675,6 +744,148 @@ class RuleEngine:
                 used.append(rule.text)
         return used
 
+    def unit_verdicts(
+        self, name: str, spec: ToolSpec | None, arguments: Any, session: Any = None
+    ) -> list[UnitVerdict]:
+        """What the rules say about each thing a call's rules judge on their own: every
+        command a shell line runs and every file it writes by redirection, every path
+        argument, the URL. (A call is allowed only when every unit is; deny and ask win.)"""
+        if spec is None:
+            return []
+        kind = spec.permission_subject.kind if spec.permission_subject else None
+        rules = [r for r in self.rules if self.applies(r, name, spec)]
+        edits = self._edit_rules(kind)
+        out = []
+        for unit in subject_units(spec, arguments, session, name, self.kinds):
+            writes = unit.role == "write"
+            pool, unit_kind = (edits, "path") if writes else (rules, kind)
+            found: tuple[str, str, str | None] | None = None
+            for action in ("deny", "ask"):
+                for rule in (r for r in pool if r.action == action):
+                    hit = self._fires(rule, unit_kind, [unit])
+                    if hit is True and writes and rule.spec is None:
+                        hit = unit
+                    if hit is True or isinstance(hit, Unit):
+                        found = (action, rule.text, _why(unit))
+                        break
+                if found:
+                    break
+            if found is None:
+                allows = [r for r in rules if r.action == "allow"]
+                edit_allows = [r for r in edits if r.action == "allow"]
+                bare = next((r for r in allows if r.spec is None), None)
+                covering = (
+                    bare
+                    if bare is not None and not writes
+                    else self._covering_rule(unit, allows, kind, edit_allows)
+                )
+                if covering is not None:
+                    found = ("allow", covering.text, None)
+            out.append(
+                UnitVerdict(
+                    unit.label,
+                    "write" if writes else "subject",
+                    found[0] if found else None,
+                    found[1] if found else None,
+                    found[2] if found else None,
+                    unit.undecidable,
+                )
+            )
+        return out
+
+    # --- examples (match / not_match) ------------------------------------------------
+
+    def example_call(self, rule: Rule, example: Any) -> tuple[str, ToolSpec | None, Any] | str:
+        """The call an example of ``rule`` stands for: ``(tool name, spec, arguments)``, or
+        why it cannot be judged here. A string is the rule's subject as written (a command
+        line, a path, a URL) for the rule's tool, or for a group, its first member with a
+        subject; ``{"tool": ..., "arguments": {...}}`` is a whole call."""
+        known = {**self.other_tools, **self.tools}
+        if isinstance(example, Mapping):
+            name = example.get("tool")
+            if not isinstance(name, str):
+                return 'a call example needs "tool"'
+            return name, known.get(name), dict(example.get("arguments") or {})
+        if not isinstance(example, str):
+            return "an example is a string or a table with tool and arguments"
+        members = [
+            m for m in self._members(rule) if m.permission_subject is not None
+        ] or self._members(rule)
+        if not members:
+            return (
+                f"the rule names {rule.tool!r}, which no tool loaded here carries, so its "
+                "examples cannot be judged"
+            )
+        spec = members[0]
+        subject = spec.permission_subject
+        if subject is None:
+            return spec.name, spec, {}
+        return spec.name, spec, {subject.arguments[0]: example}
+
+    def example_matches(self, rule: Rule, example: Any, session: Any = None) -> bool:
+        """Whether ``rule`` alone decides ``example`` (a deny or ask rule fires on it, an allow
+        rule covers it), as it would decide the call in a session (paths are
+        workspace-relative). `RuleError` when the example cannot be judged here."""
+        found = self.example_call(rule, example)
+        if isinstance(found, str):
+            raise RuleError(found)
+        name, spec, arguments = found
+        return (
+            self.decide(name, spec, arguments, session or _EXAMPLE_SESSION, only=[rule]) is not None
+        )
+
+    def _check_examples(self, index: int, entry: Mapping[str, Any]) -> None:
+        text = str(entry.get("rule", "")).strip()
+        rules = [r for r in self.rules if r.text == text]
+        key = ("permissions", "examples")
+        if not rules:
+            raise self._example_error(
+                index, None, f"rule {json.dumps(text)} is not in [permissions] allow, ask or deny"
+            )
+        for rule in rules:
+            for wanted, examples in (
+                (True, entry.get("match", ())),
+                (False, entry.get("not_match", ())),
+            ):
+                for example in examples:
+                    try:
+                        got = self.example_matches(rule, example)
+                    except RuleError as exc:
+                        warning = (
+                            f"[permissions] examples[{index}] of "
+                            f"{rule.action} rule {json.dumps(rule.text)}: {exc}"
+                        )
+                        log.warning(warning)
+                        self.warnings.append(warning)
+                        return
+                    if got != wanted:
+                        shown = json.dumps(example, ensure_ascii=False)
+                        verb = "match" if wanted else "not match"
+                        does = "does not" if wanted else "does"
+                        raise self._example_error(
+                            index,
+                            example if isinstance(example, str) else None,
+                            f"{rule.action} rule {json.dumps(rule.text)} should {verb} "
+                            f"{shown}, but it {does}",
+                            key,
+                        )
+
+    def _example_error(
+        self,
+        index: int,
+        value: str | None,
+        reason: str,
+        key: tuple[str, str] = ("permissions", "examples"),
+    ) -> ConfigError:
+        source = self._source
+        file, line = source.locate(key, value) if source is not None else (None, None)
+        return ConfigError(
+            f"failing rule example: {reason}",
+            file=file,
+            key=f"permissions.examples[{index}]",
+            line=line,
+        )
+
     def denied_by_name(self, name: str, spec: ToolSpec | None = None) -> str | None:
         """The spec-less deny rule that denies every call of ``name``, if any.
 
@@ -727,6 +938,23 @@ class RuleEngine:
         return self.allow_rules_for(name, arguments)[0]
 
 
+class _ExampleWorkspace:
+    """Where a rule example's relative paths are: a workspace root that names nothing on
+    disk (so no symlink resolves), workspace-relative forms as in a session."""
+
+    root = os.path.join(os.sep, "callgate-rule-example-workspace")
+
+    def lexical(self, text: str) -> str:
+        return os.path.normpath(os.path.join(self.root, os.path.expanduser(text)))
+
+
+class _ExampleSession:
+    workspace = _ExampleWorkspace()
+
+
+_EXAMPLE_SESSION = _ExampleSession()
+
+
 def _why(unit: Unit) -> str:
     """The reason a deny or ask rule fired on ``unit``, for the model."""
     if unit.undecidable is not None:
@@ -747,6 +975,7 @@ __all__ = [
     "RuleError",
     "SubjectKind",
     "SubjectPart",
+    "UnitVerdict",
     "compile_spec",
     "part_units",
     "subject_units",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -51,11 +51,35 @@ def _labelled(function: Callable[..., Any], plugin: str) -> Callable[..., Any]:
     @functools.wraps(function)
     def answer(*args: Any, **kwargs: Any) -> Any:
         found = function(*args, **kwargs)
-        if isinstance(found, Refuse | Replace | Decision) and found.source is None:
-            return attrs.evolve(found, source=plugin)
-        return found
+        if inspect.isawaitable(found):  # a pre-tool-use answer that runs something first
+            return _Later(found, plugin)
+        return _with_source(found, plugin)
 
     return answer
+
+
+def _with_source(found: Any, plugin: str) -> Any:
+    if isinstance(found, Refuse | Replace | Decision) and found.source is None:
+        return attrs.evolve(found, source=plugin)
+    return found
+
+
+class _Later:
+    """An awaitable answer, labelled once it is awaited; `close` closes the answer itself
+    (an answer the pipeline no longer needs is never left unawaited)."""
+
+    def __init__(self, pending: Awaitable[Any], plugin: str) -> None:
+        self._pending = pending
+        self._plugin = plugin
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        found = yield from self._pending.__await__()
+        return _with_source(found, self._plugin)
+
+    def close(self) -> None:
+        close = getattr(self._pending, "close", None)
+        if close is not None:
+            close()
 
 
 def _registering(function: Callable[..., Any], plugin: str) -> Callable[..., Any]:
@@ -216,14 +240,15 @@ class PipelineHooks:
         answers = caller(call=call, tool=tool, session=session)
         return [v for found in answers for v in found]
 
-    def pre_tool_use(self, call: ToolCall, tool: ToolSpec, session: Any) -> list[Refuse | Replace]:
+    def pre_tool_use(self, call: ToolCall, tool: ToolSpec, session: Any) -> list[Any]:
+        """Every answer: a `Refuse`, a `Replace`, or an awaitable of one (or of nothing)."""
         caller = self._caller("callgate_pre_tool_use")
         if caller is None:
             return []
         return [
             a
             for a in caller(call=call, tool=tool, session=session)
-            if isinstance(a, Refuse | Replace)
+            if isinstance(a, Refuse | Replace) or inspect.isawaitable(a)
         ]
 
     def check_permission(self, call: ToolCall, tool: ToolSpec, session: Any) -> list[Decision]:
@@ -250,6 +275,19 @@ class PipelineHooks:
             if isinstance(answer, ToolResult):
                 result = answer
         return result
+
+    def post_tool_use(
+        self, call: ToolCall, tool: ToolSpec, result: ToolResult, session: Any
+    ) -> list[Any]:
+        """Every answer of ``callgate_post_tool_use``: a `ToolResult` or an awaitable of one."""
+        caller = self._caller("callgate_post_tool_use")
+        if caller is None:
+            return []
+        return [
+            a
+            for a in caller(call=call, tool=tool, result=result, session=session)
+            if isinstance(a, ToolResult) or inspect.isawaitable(a)
+        ]
 
     def confine_process(self, launch: Launch, session: Any) -> Confined | None:
         """The sandbox's wrapping of ``launch`` (`callgate.process`), or ``None``: no plugin

@@ -2,8 +2,8 @@
 
 The order is data: `STAGES`, run by one loop (`run_call`) on a `SessionState`, never on
 the session. resolve → validate → target → profile → turn → pre-tool-use → permission →
-approval → dispatch; then, once every call of the batch has its result (the barrier in
-`run_batch`), `shape`, in call order. A stage that answers the call itself (an unknown
+approval → dispatch → post-tool-use; then, once every call of the batch has its result (the
+barrier in `run_batch`), `shape`, in call order. A stage that answers the call itself (an unknown
 name, invalid arguments, a refusal) raises `Answered`; the stages after it never run. The
 order is the host's: plugins add hooks to stages, never stages to the order.
 
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
+from .._files.changes import after_tool
 from .._files.gate import check_paths
 from .._fs.lease import WriterLease
 from .._fs.observations import version_of
@@ -66,6 +67,7 @@ log = logging.getLogger("callgate")
 
 RULES = "permissions"  # the source of a [permissions] rule decision (and of the fallback)
 VALIDATE = "callgate_validate_arguments"
+POST_TOOL_USE = "callgate_post_tool_use"
 
 #: A stage: it reads and fills in the call's `Step`, returns its news for the span (or
 #: ``None``), may be a coroutine, and ends the call by raising `Answered` (or by setting
@@ -137,7 +139,8 @@ async def run_call(state: SessionState, step: Step, slot: Slot) -> None:
     if state.tracer is not None:
         record.call_started(state, step)
     try:
-        for stage in state.stages:  # the last one (dispatch) leaves the result in ``step.result``
+        # dispatch leaves the result in ``step.result`` (post-tool-use may replace it)
+        for stage in state.stages:
             try:
                 news = stage(state, step)
                 if news is not None:
@@ -444,27 +447,58 @@ async def _turn_comes(state: SessionState, waiting: Awaitable[None]) -> None:
 # --- pre-tool-use ----------------------------------------------------------------------------
 
 
-def pre_tool_use(state: SessionState, step: Step) -> None:
+def pre_tool_use(state: SessionState, step: Step) -> Awaitable[None] | None:
     """``callgate_pre_tool_use``: a `Refuse` blocks the call; a `Replace` runs it with other
-    arguments, validated again first (every hook sees the call as it came)."""
+    arguments, validated again first (every hook sees the call as it came). An answer may be
+    an awaitable of one (a hook that runs a program): it is awaited in its turn; once a
+    `Refuse` decides, the answers after it are closed unawaited. The hooks run here, on the
+    host, wherever the session's executor runs the tool."""
     tool = step.tool
     assert tool is not None
-    for answer in state.host.hooks.pre_tool_use(step.call, tool, state.view):
-        if isinstance(answer, Refuse):
-            raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
-        if isinstance(answer, Replace):
-            arguments, error = check_arguments(
-                state,
-                tool,
-                answer.arguments,
-                step.call.id,
-                inside=step.inside,
-                via=step.call.via,
-                count=False,
-            )
-            if error is not None:  # the hook's fault, not the model's
-                raise Answered(bad_replacement(tool, answer, error))
-            step.call = attrs.evolve(step.call, arguments=arguments)
+    answers = state.host.hooks.pre_tool_use(step.call, tool, state.view)
+    if not answers:
+        return None
+    if any(inspect.isawaitable(a) for a in answers):
+        return _pre_tool_use_awaited(state, step, answers)
+    for answer in answers:
+        _pre_tool_answer(state, step, answer)
+    return None
+
+
+async def _pre_tool_use_awaited(state: SessionState, step: Step, answers: list[Any]) -> None:
+    try:
+        for index, answer in enumerate(answers):
+            if inspect.isawaitable(answer):
+                answers[index] = None  # awaited here (it is not closed below)
+                answer = await answer
+            _pre_tool_answer(state, step, answer)
+    finally:
+        for answer in answers:
+            close = getattr(answer, "close", None)
+            if inspect.isawaitable(answer) and close is not None:
+                close()  # an answer never awaited (an earlier one decided)
+
+
+def _pre_tool_answer(state: SessionState, step: Step, answer: Any) -> None:
+    """One pre-tool-use answer applied: a `Refuse` ends the call, a `Replace` changes its
+    arguments (validated again)."""
+    tool = step.tool
+    assert tool is not None
+    if isinstance(answer, Refuse):
+        raise Answered(blocked(f"blocked: {answer.reason}", f"hook:{answer.source}"))
+    if isinstance(answer, Replace):
+        arguments, error = check_arguments(
+            state,
+            tool,
+            answer.arguments,
+            step.call.id,
+            inside=step.inside,
+            via=step.call.via,
+            count=False,
+        )
+        if error is not None:  # the hook's fault, not the model's
+            raise Answered(bad_replacement(tool, answer, error))
+        step.call = attrs.evolve(step.call, arguments=arguments)
 
 
 def bad_replacement(tool: ToolSpec, answer: Replace, error: ToolResult) -> ToolResult:
@@ -516,10 +550,13 @@ def permission(state: SessionState, step: Step) -> Event | None:
     engine = state.host.permissions
     decision = decide(state, call, tool)
     if decision is None:  # the fallback: allow for a read-only call, else the target's or mode
-        fallback = "allow" if step.read_only else (step.fallback or engine.mode)
+        # (or the stricter one a plugin set: `SessionState.tighten_fallback`)
+        fallback, because = "allow", None
+        if not step.read_only:
+            fallback, because = state.fallback_for(step.fallback or engine.mode)
         if fallback == "allow":
             return judged(step, "allow", "read_only" if step.read_only else "mode:allow")
-        decision = Decision(fallback, None, source=RULES)  # type: ignore[arg-type]
+        decision = Decision(fallback, None, because, source=RULES)  # type: ignore[arg-type]
     if decision.action == "ask":
         step.ask = decision
         return None
@@ -560,9 +597,10 @@ def _denied(state: SessionState, step: Step, decision: Decision) -> str:
         return why + (f" ({decision.reason})" if decision.reason else "")
     if decision.source != RULES:
         return f"blocked: {decision.reason or f'{name} is denied by {decision.source}'}"
+    why = f" ({decision.reason})" if decision.reason else ""
     return (
         f"blocked: {name} is not allowed by any [permissions] rule and the fallback is "
-        f'"deny"; allow = [{_wanted(state, step)}] in [permissions] would allow it'
+        f'"deny"{why}; allow = [{_wanted(state, step)}] in [permissions] would allow it'
     )
 
 
@@ -617,9 +655,10 @@ async def _approval(state: SessionState, step: Step, decision: Decision) -> Even
                 "approver is available; nothing was run"
             )
         else:
+            fallback = f" ({decision.reason})" if decision.reason else ""
             why = (
                 f"blocked: {call.name} needs approval (no [permissions] rule allows it and "
-                'the fallback is "ask") and no approver is available; '
+                f'the fallback is "ask"{fallback}) and no approver is available; '
                 f"allow = [{_wanted(state, step)}] in [permissions] would allow it"
             )
         raise Answered(blocked(why, signature), news)
@@ -716,6 +755,8 @@ async def dispatch(state: SessionState, step: Step) -> None:
         )
     elif step.gate is not None and step.span is not None:
         record.event(step, step.gate)
+    if ctx.gated and not result.is_error:  # before shaping: a plugin's shaper sees them known
+        state.file_changes.publish(after_tool(ctx.gated.values()))
     step.result = result
 
 
@@ -795,6 +836,44 @@ def argument_problem(
     )
 
 
+# --- post-tool-use: after the tool, before the batch is shaped --------------------------------
+
+
+def post_tool_use(state: SessionState, step: Step) -> Awaitable[None] | None:
+    """``callgate_post_tool_use``, for a call that was dispatched (the tool ran, or a host
+    gate refused it): each answer (a `ToolResult`, or an awaitable of one) replaces the
+    result, in call order; every implementation sees the tool's own result. A hook that
+    raises leaves the result as it was (logged); a `ToolError` it raises becomes the result.
+    It runs here, on the host, whichever executor ran the tool."""
+    hooks = state.host.hooks
+    if not hooks.implemented(POST_TOOL_USE):
+        return None
+    return _post_tool_use(state, step)
+
+
+async def _post_tool_use(state: SessionState, step: Step) -> None:
+    tool, result = step.tool, step.result
+    assert tool is not None and result is not None
+    try:
+        answers = state.host.hooks.post_tool_use(step.call, tool, result, state.view)
+    except Exception:
+        log.exception("a post_tool_use hook failed on call %s", step.sent.id)
+        return
+    replaced = result
+    for answer in answers:
+        try:
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except ToolError as exc:
+            answer = exc.to_result()
+        except Exception:
+            log.exception("a post_tool_use hook failed on call %s", step.sent.id)
+            continue
+        if isinstance(answer, ToolResult):
+            replaced = answer
+    step.result = replaced
+
+
 #: The enforcement order (host.md §3): fixed, and the host's alone.
 STAGES: tuple[Stage, ...] = (
     resolve,
@@ -806,6 +885,7 @@ STAGES: tuple[Stage, ...] = (
     permission,
     approval,
     dispatch,
+    post_tool_use,
 )
 
 
@@ -813,11 +893,12 @@ def stages_for(profiled: bool, run: Stage = dispatch) -> tuple[Stage, ...]:
     """The stages a session runs, in `STAGES`' order: every one for a session with profiles,
     every one but `profile` for a session without (it would have nothing to check).
 
-    ``run`` is the last stage: `dispatch` (the call runs here), or a remote executor's
-    (`_pipeline.executor`: the call, judged here, runs next to its workspace). The
-    executor is chosen once per session, so the loop pays nothing for the seam."""
+    ``run`` takes `dispatch`'s place: `dispatch` itself (the call runs here), or a remote
+    executor's (`_pipeline.executor`: the call, judged here, runs next to its workspace).
+    Every other stage (the hooks before and after the tool included) runs here, on the
+    host. The executor is chosen once per session, so the loop pays nothing for the seam."""
     stages = STAGES if profiled else tuple(s for s in STAGES if s is not profile)
-    return stages if run is dispatch else (*stages[:-1], run)
+    return stages if run is dispatch else tuple(run if s is dispatch else s for s in stages)
 
 
 # --- shape: after the batch's barrier, in call order -----------------------------------------

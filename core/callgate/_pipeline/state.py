@@ -16,6 +16,7 @@ from .worker import DEFAULT_GRACE_S, CancelEvent
 
 if TYPE_CHECKING:
     from .._files.access import FileAccess
+    from .._files.changes import FileChanges
     from .._model.spec import ProxyRoute, ToolSpec
     from .._results.notices import NoticeQueue
     from .._results.results import ResultStore
@@ -32,6 +33,8 @@ COUNTERS = (
     "remote_dispatches",
     "storm_hints",
 )
+#: how strict each permission fallback is (`SessionState.tighten_fallback`)
+STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
 class Counters:
@@ -58,10 +61,13 @@ class SessionState:
       proxy reaches hidden tools (fixed at open).
     - ``files``: the observed-file API over the session's `FileScope` (the gate's too).
     - ``results``/``max_chars``, ``notices``, ``storm``, ``journal``, ``tracer``,
-      ``counters``: where shaping and recording go.
+      ``counters``: where shaping and recording go; ``file_changes``: where dispatch says
+      which files a tool changed (``session.file_changes``).
     - ``profiles``/``profile``/``depth``: what a child may run.
     - ``mode``, ``turn_origin``, ``cancel_event``, ``cancel_grace_s``: what the session
-      changes between batches (the session's own attributes read and write these).
+      changes between batches (the session's own attributes read and write these);
+      ``fallback_floor``: the stricter permission fallback a plugin set
+      (`tighten_fallback`).
     - ``stages``: the pipeline's stages for this session, in their fixed order (`stages_for`).
 
     A plain class (one per session; no generated code to build at import).
@@ -72,6 +78,8 @@ class SessionState:
         "cancel_grace_s",
         "counters",
         "depth",
+        "fallback_floor",
+        "file_changes",
         "files",
         "host",
         "journal",
@@ -103,6 +111,7 @@ class SessionState:
         results: ResultStore,
         max_chars: int,
         notices: NoticeQueue,
+        file_changes: FileChanges,
         storm: StormBreaker,
         journal: Journal,
         stages: tuple[Any, ...],
@@ -125,6 +134,7 @@ class SessionState:
         self.results = results
         self.max_chars = max_chars
         self.notices = notices
+        self.file_changes = file_changes
         self.storm = storm
         self.journal = journal
         self.stages = stages
@@ -137,6 +147,8 @@ class SessionState:
         self.turn_origin = turn_origin
         self.cancel_event = cancel_event if cancel_event is not None else CancelEvent()
         self.cancel_grace_s = cancel_grace_s
+        #: ``(mode, because)``: the stricter fallback a plugin set, if any
+        self.fallback_floor: tuple[str, str] | None = None
 
     @property
     def id(self) -> str:
@@ -152,5 +164,23 @@ class SessionState:
     def is_visible(self, name: str) -> bool:
         return name in self.visible
 
+    def tighten_fallback(self, mode: str, because: str) -> None:
+        """Make the permission fallback at least as strict as ``mode`` (never looser);
+        ``because`` is said in the refusals it causes (`Session.tighten_fallback`)."""
+        if mode not in STRICTNESS:
+            raise ValueError('mode must be "allow", "ask" or "deny"')
+        current = self.fallback_floor
+        if current is None or STRICTNESS[mode] > STRICTNESS[current[0]]:
+            self.fallback_floor = (mode, because)
 
-__all__ = ["COUNTERS", "Counters", "SessionState"]
+    def fallback_for(self, mode: str) -> tuple[str, str | None]:
+        """The fallback a call gets when nothing decides, given the host's (or the proxy
+        target's) ``mode``: the stricter of it and `tighten_fallback`'s, with the reason when
+        the session's own is stricter."""
+        floor = self.fallback_floor
+        if floor is None or STRICTNESS.get(mode, 0) >= STRICTNESS[floor[0]]:
+            return mode, None
+        return floor
+
+
+__all__ = ["COUNTERS", "STRICTNESS", "Counters", "SessionState"]

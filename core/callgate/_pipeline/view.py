@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from .._config.layers import LayeredSource
     from .._files.access import FileAccess
+    from .._files.changes import FileChanges
     from .._files.policy import FilesPolicy
     from .._fs.observations import ObservationLedger
     from .._fs.workspace import Workspace
@@ -71,6 +72,11 @@ class HostView(Protocol):
 
     @property
     def config_source(self) -> LayeredSource: ...
+
+    @property
+    def workspace(self) -> str | None:
+        """The workspace this host booted for (whose config it looked for), if one was given."""
+        ...
 
     @property
     def surface_mode(self) -> str: ...
@@ -197,6 +203,11 @@ class SessionView(Protocol):
     def notices(self) -> NoticeQueue: ...
 
     @property
+    def file_changes(self) -> FileChanges:
+        """Files that changed on disk (`callgate.files.FileChanges`)."""
+        ...
+
+    @property
     def route(self) -> ProxyRoute | None: ...
 
     @property
@@ -256,6 +267,12 @@ class SessionView(Protocol):
     def begin_turn(self, origin: str = "human") -> None: ...
 
     def set_mode(self, mode: str) -> None: ...
+
+    def tighten_fallback(self, mode: str, because: str) -> None:
+        """Make the permission fallback at least as strict as ``mode`` (never looser)."""
+        ...
+
+    def fallback_for(self, mode: str) -> tuple[str, str | None]: ...
 
     def cancel(self) -> None: ...
 

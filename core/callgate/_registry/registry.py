@@ -72,6 +72,7 @@ class Registry:
         self._other_os: dict[str, ToolSpec] = {}
         self._info: dict[str, list[str]] = {}
         self._strict_denials: list[str] = []
+        self._protected: list[tuple[str, str]] = []
         #: the plugin whose ``callgate_register_tools`` is running (set by the host)
         self.current_plugin: str | None = None
         self._frozen = False
@@ -112,6 +113,13 @@ class Registry:
                     f"plugin {plugin}: tool {spec.name}: {field.name} names {value.ref}, "
                     f"whose module {value.module_name} is not installed"
                 )
+        if spec.output_schema is not None and (
+            not isinstance(spec.output_schema, dict) or spec.output_schema.get("type") != "object"
+        ):
+            raise BootError(
+                f"plugin {plugin}: tool {spec.name}: output_schema root must be "
+                '{"type": "object", ...}'
+            )
         existing = self._tools.get(spec.name) or self._other_os.get(spec.name)
         if existing is not None:
             raise BootError(
@@ -226,6 +234,22 @@ class Registry:
     def read_only_child_denials(self) -> tuple[str, ...]:
         """Every `deny_in_read_only_children` pattern, in registration order."""
         return tuple(self._strict_denials)
+
+    def protect(self, pattern: str, why: str) -> None:
+        """Protect the paths ``pattern`` names in every write root (a path glob as in
+        permission rules, relative to the root: ``.claude/settings.json``, ``.codex/**``) as
+        ``callgate.toml`` is: write tools refuse them (``FS_PROTECTED``, saying ``why``) and
+        the sandbox mounts the existing ones read-only. For a plugin that reads files of the
+        workspace as configuration (a model must not plant what the next session obeys)."""
+        self._check_open()
+        if not isinstance(pattern, str) or not pattern.strip() or not why:
+            raise BootError("protect takes a path pattern and the reason it is protected")
+        self._protected.append((pattern.strip(), why))
+
+    @property
+    def protected(self) -> tuple[tuple[str, str], ...]:
+        """Every `protect` pattern with its reason, in registration order."""
+        return tuple(self._protected)
 
     def add_rule_names(self, recognize: RuleNames) -> None:
         """Answer for permission-rule names that no registered tool carries: the other OS's

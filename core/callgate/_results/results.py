@@ -46,6 +46,11 @@ _IN_MEMORY_MAX = 64 * 1024
 #: Small results stay in memory until they add up to this; later ones go to disk too,
 #: so a long session's store is bounded in memory as well as on disk.
 DEFAULT_MEMORY_BUDGET = 8 * 1024 * 1024
+#: With a session store: how many committed results this process still indexes (newest
+#: first); older ones are found in the store. Bounds the per-call memory of a long session.
+INDEX_MAX = 1024
+#: How many evicted names are remembered to say "no longer retained" (oldest forgotten).
+_EVICTED_MAX = 4096
 _FIELD_MAX = 128
 
 
@@ -54,7 +59,8 @@ class StoredResult:
     """One kept result: its bytes in memory, in a spill file, or in the session store.
 
     ``end`` links a result to the store row its call's record holds (``row`` once it is
-    committed): the bytes in memory may then be let go and are read back from the store."""
+    committed): the bytes in memory may then be let go and are read back from the store,
+    and the record itself (the call's whole text and arguments) is let go at once."""
 
     seq: int
     call_id: str
@@ -69,12 +75,18 @@ class StoredResult:
     _held: HeldDir | None = attrs.field(default=None, repr=False, alias="held")
     _identity: tuple[int, int] | None = attrs.field(default=None, repr=False, alias="identity")
     _store: Any = attrs.field(default=None, repr=False, alias="store")
+    #: the store may drop its complete text ([results] store_max_bytes): the model saw
+    #: other text (a truncated result)
+    _trimmable: bool = attrs.field(default=True, repr=False, alias="trimmable")
 
     @property
     def row(self) -> int | None:
         """The store row holding this result, once committed."""
-        if self.stored_row is None and self.end is not None and self.end.committed:
-            self.stored_row = self.end.start.row
+        end = self.end
+        if self.stored_row is None and end is not None and end.committed:
+            self.stored_row = end.start.row
+            self._trimmable = end.shown is not None
+            self.end = None  # committed: the record (text, arguments) is the store's now
         return self.stored_row
 
     @property
@@ -128,8 +140,10 @@ class ResultStore:
     """One session's complete results, bounded in total bytes, oldest evicted first.
 
     With a session store (``store`` and ``session``), every result is recorded with its
-    call; this process keeps the recent small ones in memory and reads the rest, and the
-    results of earlier processes of the session, back from the store. Without one,
+    call; this process keeps the recent small ones in memory (at most ``memory_budget``
+    bytes once committed) and indexes the newest `INDEX_MAX` committed ones, and reads the
+    rest, and the results of earlier processes of the session, back from the store: what
+    it holds is bounded whatever the number of calls. Without one,
     results beyond the memory budget go to spill files in ``directory`` (by default a
     private temporary directory), named ``<random store id>-<seq>.txt``, created
     exclusively, never through a symlink, and read back only if still the file written.
@@ -155,22 +169,25 @@ class ResultStore:
         self._store = store
         self._session = session
         self._trim = trim
-        #: a trim of the store is owed: it is sent once the call that caused it is recorded,
-        #: so the store counts that call's text too (sent at once it raced the record)
-        self._trim_due = False
+        #: the bound of a store trim that is owed: it is sent once the call that caused it is
+        #: recorded, so the store counts that call's text too (sent at once it raced the record)
+        self._trim_due: int | None = None
         self.max_bytes = max_bytes
         self.memory_budget = memory_budget
         self.memory_bytes = 0
         self._lock = threading.Lock()
         self._seq = first_seq
         self._items: OrderedDict[int, StoredResult] = OrderedDict()
-        self._evicted: dict[str, set[int]] = {}
+        #: names (call ids, refs) of evicted results, the newest `_EVICTED_MAX`
+        self._evicted: OrderedDict[str, set[int]] = OrderedDict()
         self._total = 0
-        #: complete texts of truncated results earlier processes left in the store
+        #: complete texts in the store this process no longer indexes (earlier processes'
+        #: truncated results, and this one's beyond `INDEX_MAX`)
         self._stored_bytes = stored_bytes
-        #: with a store: results whose bytes are held until committed (big) or while the
-        #: memory budget lasts (small), oldest first
-        self._big: deque[StoredResult] = deque()
+        #: with a store: results waiting for their record's commit, oldest first; then the
+        #: committed ones still indexed, and the small ones of those still holding bytes
+        self._unsettled: deque[StoredResult] = deque()
+        self._settled: deque[StoredResult] = deque()
         self._small: deque[StoredResult] = deque()
 
     @property
@@ -238,7 +255,7 @@ class ResultStore:
             if self._store is not None:
                 item.data = data  # until the record is committed, then within the budget
                 self.memory_bytes += len(data)
-                (self._big if len(data) > _IN_MEMORY_MAX else self._small).append(item)
+                self._unsettled.append(item)
             elif (
                 len(data) <= _IN_MEMORY_MAX and self.memory_bytes + len(data) <= self.memory_budget
             ):
@@ -254,23 +271,47 @@ class ResultStore:
             return item
 
     def _release_memory(self) -> None:
-        """Let go of the bytes of committed results: big ones at once, small ones once the
-        memory budget is spent, oldest first. An uncommitted one stays until it is (records
-        commit in order, so the first uncommitted one ends the look)."""
-        big, small = self._big, self._small
-        while big and (big[0].data is None or big[0].durable):
-            self._drop_data(big.popleft())
-        while (
-            small
-            and self.memory_bytes > self.memory_budget
-            and (small[0].data is None or small[0].durable)
-        ):
+        """Settle the results whose records are committed (their record let go, `row`), then
+        let go of their bytes: big ones at once, small ones once the memory budget is spent,
+        oldest first; and forget the oldest committed ones beyond `INDEX_MAX` (the store has
+        them). An uncommitted one stays until it is: records commit in order, so the first
+        uncommitted one ends the look (the newest, just added, is linked after this)."""
+        unsettled, newest = self._unsettled, self._seq
+        while unsettled:
+            item = unsettled[0]
+            if item.row is None and (item.end is not None or item.seq == newest):
+                break  # not committed yet (or not linked yet)
+            unsettled.popleft()
+            if self._items.get(item.seq) is not item:
+                continue  # evicted meanwhile
+            self._settled.append(item)
+            if item.total_bytes > _IN_MEMORY_MAX:
+                self._drop_data(item)
+            elif item.data is not None:
+                self._small.append(item)
+        small = self._small
+        while small and (small[0].data is None or self.memory_bytes > self.memory_budget):
             self._drop_data(small.popleft())
+        settled = self._settled
+        while len(settled) > INDEX_MAX:
+            self._forget(settled.popleft())
 
     def _drop_data(self, item: StoredResult) -> None:
         if item.data is not None:
+            if item._ref is None:  # named while the bytes are here: no store read for it
+                item._ref = result_ref(item.call_id, item.seq, item.data)
             item.data = None
             self.memory_bytes -= item.total_bytes
+
+    def _forget(self, item: StoredResult) -> None:
+        """Stop indexing a committed result: the store keeps it (and finds it by name)."""
+        if self._items.get(item.seq) is not item:
+            return
+        self._drop_data(item)
+        del self._items[item.seq]
+        self._total -= item.total_bytes
+        if item._trimmable:
+            self._stored_bytes += item.total_bytes
 
     def _evict(self) -> None:
         evicted = False
@@ -279,8 +320,8 @@ class ResultStore:
             _, old = self._items.popitem(last=False)
             self._total -= old.total_bytes
             ref = old.ref  # computed before the bytes go, so later lookups can say "evicted"
-            self._evicted.setdefault(old.call_id, set()).add(old.seq)
-            self._evicted.setdefault(ref, set())
+            self._note_evicted(old.call_id, old.seq)
+            self._note_evicted(ref)
             if old.file and self._held is not None:
                 self._held.unlink_quietly(os.path.basename(old.file))
             if old.data is not None:
@@ -292,17 +333,28 @@ class ResultStore:
         if self._trim is not None and (
             evicted or self._total + self._stored_bytes > self.max_bytes
         ):
-            # the store keeps the newest complete texts up to the same bound (all processes),
-            # trimmed once the newest call's record is on its way (`recorded`)
-            self._stored_bytes = 0
-            self._trim_due = True
+            # the store keeps the newest complete texts up to the same bound (all processes);
+            # when only what this process no longer indexes outgrew it, an eighth below the
+            # bound, so that the next trim is not one call away. Sent once the newest call's
+            # record is on its way (`recorded`), so the store counts that call's text too.
+            keep = self.max_bytes if evicted else self.max_bytes - self.max_bytes // 8
+            self._stored_bytes = max(0, keep - self._total)  # at most, besides the indexed
+            self._trim_due = keep if self._trim_due is None else min(self._trim_due, keep)
 
     def recorded(self) -> None:
         """The newest call's record has been submitted: send the store trim it owes, which
         the recorder then applies after that record."""
-        if self._trim_due and self._trim is not None:
-            self._trim_due = False
-            self._trim(self.max_bytes)
+        keep, self._trim_due = self._trim_due, None
+        if keep is not None and self._trim is not None:
+            self._trim(keep)
+
+    def _note_evicted(self, name: str, seq: int | None = None) -> None:
+        seqs = self._evicted.pop(name, set())
+        if seq is not None:
+            seqs.add(seq)
+        self._evicted[name] = seqs
+        while len(self._evicted) > _EVICTED_MAX:
+            self._evicted.popitem(last=False)
 
     def _from_store(
         self, rows: list[tuple[int, str, int, str, bool]], call_id: str, known: list[StoredResult]

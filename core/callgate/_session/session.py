@@ -26,6 +26,7 @@ import anyio
 import attrs
 
 from .._files.access import FileAccess
+from .._files.changes import FileChanges
 from .._files.protected import GIT_TIMEOUT_S
 from .._files.scope import FileScope
 from .._fs.observations import ObservationLedger, entry_to_json
@@ -164,6 +165,8 @@ class Session:
             self.journal, restored.state if restored else None, restored.jobs if restored else ()
         )
         self.notices = NoticeQueue()
+        #: files that changed on disk, for plugins that keep derived state (`callgate.files`)
+        self.file_changes = FileChanges()
         #: the OpenTelemetry tracer of this session's calls (``None``: not traced)
         self.tracer: Any = _telemetry.tracer()
         self.storm = StormBreaker()
@@ -212,6 +215,7 @@ class Session:
             results=self.results,
             max_chars=self.max_chars,
             notices=self.notices,
+            file_changes=self.file_changes,
             storm=self.storm,
             journal=self.journal,
             tracer=self.tracer,
@@ -396,6 +400,20 @@ class Session:
             raise ValueError('origin must be "human" or "automatic"')
         self.state.turn_origin = origin
         self.host.hooks.turn_start(self, origin)
+
+    def tighten_fallback(self, mode: str, because: str) -> None:
+        """Make this session's permission fallback (what a call that is not read-only gets when
+        no rule or hook decides) at least as strict as ``mode`` (``"ask"`` or ``"deny"``;
+        ``"allow"`` changes nothing): a plugin importing another agent's default mode uses it.
+        It never loosens ``[permissions] mode``. ``because`` is said in the refusals it causes
+        (``defaultMode "default" in ~/.claude/settings.json``)."""
+        self.state.tighten_fallback(mode, because)
+
+    def fallback_for(self, mode: str) -> tuple[str, str | None]:
+        """The fallback a call gets when nothing decides, given the host's (or the proxy
+        target's) ``mode``: the stricter of it and `tighten_fallback`'s, with the reason when
+        the session's own is stricter."""
+        return self.state.fallback_for(mode)
 
     def set_mode(self, mode: str) -> None:
         """``"plan"`` blocks every call that is not read-only; ``"default"`` ends it."""

@@ -877,6 +877,13 @@ class SqliteStore:
             )
         }
 
+    def state_value(self, session: str, namespace: str, key: str) -> Any:
+        rows = self._query(
+            "SELECT value FROM state WHERE session = ? AND namespace = ? AND key = ?",
+            (session, namespace, key),
+        )
+        return json_or_text(rows[0][0]) if rows else None
+
     def ledger(self, session: str) -> dict[str, Any]:
         return {
             path_of(p): json_or_text(e)

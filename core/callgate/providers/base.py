@@ -19,7 +19,8 @@ and the registry's flags. Supported providers:
 - ``anthropic``: Messages API tools (``input_schema``) and ``tool_result`` blocks.
 - ``gemini``: ``FunctionDeclaration`` with ``parametersJsonSchema`` (the full
   JSON Schema; nothing dropped), ``functionResponse`` parts.
-- ``mcp``: ``Tool`` with ``title``, ``inputSchema`` and ``annotations`` (``title``,
+- ``mcp``: ``Tool`` with ``title``, ``inputSchema``, ``outputSchema`` (a tool whose result
+  is data too: ``ToolSpec.output_schema``) and ``annotations`` (``title``,
   ``idempotentHint``, ``openWorldHint``, ``readOnlyHint``,
   ``destructiveHint``), ``CallToolResult``.
 
@@ -236,7 +237,7 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
     if provider == "gemini":
         return {"name": spec.name, "description": spec.description, "parametersJsonSchema": schema}
     if provider == "mcp":
-        return {
+        tool: dict[str, Any] = {
             "name": spec.name,
             "title": spec.display_title,
             "description": spec.description,
@@ -249,6 +250,9 @@ def render_tool(spec: ToolSpec, provider: str) -> dict[str, Any]:
                 "openWorldHint": spec.open_world,
             },
         }
+        if spec.output_schema is not None:
+            tool["outputSchema"] = spec.output_schema
+        return tool
     raise _unknown(provider)
 
 

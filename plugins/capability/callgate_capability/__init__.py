@@ -9,7 +9,10 @@ list, so the surface never changes mid-session:
   after a gated connect (permission name ``mcp_connect__<s>``), shared with the
   session's sub-agents and planner/executor sibling (``session.shared``), and
   stopped when the last of them closes (needs the ``[mcp]`` extra: the official
-  ``mcp`` SDK);
+  ``mcp`` SDK). callgate is a full host of them: what a server asks while a call runs
+  (elicitation, sampling) and its log messages go to the integrator's hooks
+  (`hookspecs`: ``callgate serve`` relays them to its own client), and its
+  ``roots/list`` is the session's workspace;
 - ``session:tool_result`` — pages through a stored tool result.
 
 Configure a server::

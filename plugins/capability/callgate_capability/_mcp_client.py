@@ -65,6 +65,12 @@ class Launch:
     startup_timeout_s: float
     log_path: str
     prepared: process.Prepared = attrs.field(eq=False, repr=False)
+    #: the session's workspace, answered to the server's ``roots/list``
+    workspace: str = ""
+    #: what the server's requests go to when no call of the session runs on it (its logs),
+    #: and whether sampling is declared (some plugin relays it)
+    relay: Any = attrs.field(default=None, eq=False, repr=False)
+    can_sample: bool = attrs.field(default=False, eq=False)
 
 
 class StartFailure(Exception):
@@ -297,6 +303,9 @@ class Connection:
         self.launch = launch
         self.status = "starting"
         self.tools: list[mcp_types.Tool] = []
+        #: the relays of the calls in flight on this server, oldest first: its requests
+        #: (elicitation, sampling) and logs belong to the oldest (`_relay.CallRelay`)
+        self.callers: list[Any] = []
         self.server_info: dict[str, Any] = {}
         self.session: ClientSession | None = None
         self.process: Any = None
@@ -399,7 +408,13 @@ class Connection:
         from callgate import __version__
 
         info = mcp_types.Implementation(name="callgate", version=__version__)
-        async with ClientSession(read, write, client_info=info) as session:
+        # callgate is a full host: it declares elicitation and roots, and sampling when a
+        # plugin relays it; what the server asks goes to the call in flight (`_relay`)
+        sampling = self._on_sample if self.launch.can_sample else None
+        async with ClientSession(read, write, client_info=info,
+                                 elicitation_callback=self._on_elicit,
+                                 sampling_callback=sampling, logging_callback=self._on_log,
+                                 list_roots_callback=self._on_roots) as session:
             init = await session.initialize()
             tools: list[mcp_types.Tool] = []
             cursor: str | None = None
@@ -420,6 +435,81 @@ class Connection:
             self._ready.set_result(None)
             await self._watch()
             self.session = None
+
+    # --- what the server asks of its host (issue 34, item 5) -------------------------------
+
+    def _caller(self) -> Any:
+        return self.callers[0] if self.callers else None
+
+    async def _relayed(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in a worker thread: an integrator's hook may block."""
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    async def _on_elicit(self, context: Any, params: Any) -> Any:
+        relay = self._caller()
+        if relay is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST,
+                message="callgate: no call to this server is running, so there is no user "
+                        "to ask; ask while a tool call runs")
+        request = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        request.setdefault("mode", "form")
+        answer = await self._relayed(relay.elicit, request)
+        if answer is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST,
+                message="callgate cannot ask the user here: its client cannot answer "
+                        "this kind of elicitation (or nobody is there to answer)")
+        try:
+            return mcp_types.ElicitResult.model_validate(answer)
+        except ValueError:
+            log.warning("an elicitation answer for %s did not fit ElicitResult", self.launch.name)
+            return mcp_types.ElicitResult(action="cancel")
+
+    async def _on_sample(self, context: Any, params: Any) -> Any:
+        relay = self._caller()
+        if relay is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST,
+                message="callgate: no call to this server is running; sampling is relayed "
+                        "only while a tool call runs")
+        request = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        answer = await self._relayed(relay.sample, request)
+        if answer is None:
+            return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST,
+                                       message="callgate: sampling was refused (no model to "
+                                               "ask for this session)")
+        kind: Any = mcp_types.CreateMessageResult
+        if request.get("tools"):
+            kind = mcp_types.CreateMessageResultWithTools
+        try:
+            return kind.model_validate(answer)
+        except ValueError:
+            return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR,
+                                       message="callgate: the sampler's answer did not fit "
+                                               "CreateMessageResult")
+
+    async def _on_log(self, params: Any) -> None:
+        message = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:  # recorded beside the server's stderr, whoever else sees it
+            line = json.dumps(message.get("data"), ensure_ascii=False, default=str)
+            with open(self.launch.log_path, "a", encoding="utf-8") as fh:
+                fh.write(f"[mcp log {message.get('level')}] "
+                         f"{message.get('logger') or self.launch.name}: {line}\n")
+        except OSError:
+            pass
+        relay = self._caller() or self.launch.relay
+        if relay is not None:
+            await self._relayed(relay.log, message)
+
+    async def _on_roots(self, context: Any) -> Any:
+        from pathlib import Path
+
+        if not self.launch.workspace:
+            return mcp_types.ListRootsResult(roots=[])
+        uri = Path(self.launch.workspace).as_uri()
+        return mcp_types.ListRootsResult(roots=[mcp_types.Root(
+            uri=uri, name=os.path.basename(self.launch.workspace) or uri)])
 
     async def _watch(self) -> None:
         """Hold the connection until asked to stop, or until the child exits."""
@@ -616,16 +706,30 @@ class McpRuntime:
 
     async def call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float,
                    on_send: Callable[[], None] | None = None,
-                   on_progress: Callable[[float, float | None, str | None], None] | None = None
-                   ) -> mcp_types.CallToolResult:
+                   on_progress: Callable[[float, float | None, str | None], None] | None = None,
+                   relay: Any = None) -> mcp_types.CallToolResult:
         """Send ``tools/call``; ``on_send`` runs right before the request goes out. With
         ``on_progress`` the request carries a progress token and the child's
-        ``notifications/progress`` go to it (callgate serve passes them to its client)."""
+        ``notifications/progress`` go to it (callgate serve passes them to its client).
+        While it runs, what the server asks (elicitation, sampling) and logs goes to
+        ``relay`` (`_relay.CallRelay`)."""
         conn = self._conns.get(name)
         if conn is None or not conn.alive or conn.session is None:
             raise NotConnected(name)
         if on_send is not None:
             on_send()
+        if relay is not None:
+            conn.callers.append(relay)
+        try:
+            return await self._call(conn, tool, arguments, timeout, on_progress)
+        finally:
+            if relay is not None:
+                conn.callers.remove(relay)
+
+    async def _call(self, conn: Connection, tool: str, arguments: dict[str, Any],
+                    timeout: float,
+                    on_progress: Callable[[float, float | None, str | None], None] | None
+                    ) -> mcp_types.CallToolResult:
         try:
             callback = None
             if on_progress is not None:

@@ -209,10 +209,17 @@ class McpServers:
         if not os.path.isdir(config.cwd):
             raise _start_error(config.name, f'working directory "{config.cwd}" does not exist',
                                "(no stderr output)")
+        import contextvars
+
+        from ._relay import CallRelay, can_sample
+
         prepared = prepare_server(self._session, config, env)
         log_path = os.path.join(self._session.scratch_dir(), "mcp", f"{config.name}.stderr.log")
+        # outside any call (a log line between calls): no call's context
+        idle = CallRelay(self._session, config.name, contextvars.Context())
         return Launch(config.name, config.identity, config.command, tuple(config.args), env,
-                      config.cwd, float(config.startup_timeout_s), log_path, prepared)
+                      config.cwd, float(config.startup_timeout_s), log_path, prepared,
+                      workspace=self._root, relay=idle, can_sample=can_sample(self._session))
 
     def connect(self, name: str, cancelled: threading.Event | None = None
                 ) -> list[McpToolInfo]:
@@ -246,12 +253,15 @@ class McpServers:
         """Send one ``tools/call`` (counted in ``remote_dispatches``) and shape its result.
         ``progress`` (the call's ``ctx.progress``) receives the child's progress reports."""
         from ._mcp_client import CallTimedOut, Cancelled, NotConnected, ServerGone, seconds
+        from ._relay import CallRelay
 
         config = self._configs[name]
         runtime = self._ensure_runtime()
+        relay = CallRelay(self._session, name)  # this thread's context: the call's
         future = runtime.submit(runtime.call(
             name, tool, arguments, float(config.call_timeout_s),
-            on_send=lambda: self._session.count("remote_dispatches"), on_progress=progress))
+            on_send=lambda: self._session.count("remote_dispatches"), on_progress=progress,
+            relay=relay))
         label = f'MCP tool "{tool}" on "{name}"'
         meta = {"server": name, "mcp_tool": tool}
         try:
@@ -332,8 +342,9 @@ def to_result(answer: Any, label: str, meta: Mapping[str, Any]) -> ToolResult:
     links and audio as a line saying what they are. ``structuredContent`` is kept in
     ``meta["structured_content"]`` (and is the text when there is no content), and the
     original blocks in ``meta["mcp_content"]`` with the digest of the text they rendered
-    to (``meta["mcp_text_sha256"]``), so an MCP server in front of callgate forwards them
-    as they came unless the host changed the text on the way.
+    to (``meta["mcp_text_sha256"]``, and its length ``meta["mcp_text_chars"]``), so an MCP
+    server in front of callgate forwards them as they came unless the host changed the text
+    on the way (then the blocks are the host's rendering, the data clipped or dropped).
     """
     blocks: list[TextBlock | ImageBlock] = []
     for block in answer.content or []:
@@ -359,8 +370,9 @@ def to_result(answer: Any, label: str, meta: Mapping[str, Any]) -> ToolResult:
     if not blocks:
         blocks = [TextBlock("")]
     result = ToolResult(content=blocks, meta={**dict(meta), **extra})
-    if "mcp_content" in extra:
+    if extra:  # the text as the answer made it, so serve can tell if the host changed it
         result.meta["mcp_text_sha256"] = hashlib.sha256(result.text.encode()).hexdigest()
+        result.meta["mcp_text_chars"] = len(result.text)
     return result
 
 

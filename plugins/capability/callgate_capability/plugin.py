@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 from callgate import Decision, Registry, ToolCall, ToolSpec, hookimpl
 
-from . import _policy
+from . import _policy, hookspecs
 from ._names import rule_name_check, server_of_permission_name
 from ._native import FACES as NATIVE_SEARCH
 from ._servers import MCP_SERVERS, McpServers, mcp_installed
@@ -24,6 +24,7 @@ log = logging.getLogger("callgate.capability")
 
 @hookimpl
 def callgate_register_tools(registry: Registry) -> None:
+    registry.add_hookspecs(hookspecs)  # what its MCP servers ask goes to the integrator
     registry.add_config("capability", CAPABILITY_SCHEMA)
     servers = registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
     registry.add(attrs.evolve(USE_CAPABILITY, native=NATIVE_SEARCH))

@@ -3,7 +3,9 @@
 
 The watcher only tells the model early; the write-time stat and content checks
 stay the authority, so a watcher that cannot start (or is switched off, e.g. on
-a network filesystem) costs nothing but the notice.
+a network filesystem) costs nothing but the notice. Every change it sees is also
+published to ``session.file_changes`` (`callgate.files.FileChanges`), for plugins that keep
+derived state (a language server re-reads what a shell command changed).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from typing import Any
 
 from callgate import SessionKey
-from callgate.files import Present, sweep_tree, version_of
+from callgate.files import FileChange, Present, sweep_tree, version_of
 from callgate.paths import PRUNE
 
 log = logging.getLogger("callgate.files")
@@ -23,6 +25,8 @@ NOTICE_SOURCE = "files"
 NOTICE_MAX = 10
 DEBOUNCE_MS = 150
 STEP_MS = 50
+#: watchfiles' Change (added=1, modified=2, deleted=3) as `callgate.files.FileChange` kinds
+_KINDS = {1: "created", 2: "changed", 3: "deleted"}
 
 
 #: ``session.extension(FILE_WATCH)``: this plugin's per-session object
@@ -127,15 +131,23 @@ class FileWatch:
                 self.watching.set()
                 with self._lock:
                     followers = list(self._followers)
-                for follower in followers:
-                    follower.watching.set()
+                for watch in (self, *followers):
+                    watch.watching.set()
+                    watch.session.file_changes.watched.set()
                 for _change, path in changes:
                     self.changed(path)
                     for follower in followers:
                         follower.changed(path)
+                if changes:  # for plugins that keep derived state (a language server)
+                    batch = [FileChange(path, _KINDS[change], "watch")
+                             for change, path in changes]
+                    for watch in (self, *followers):
+                        watch.session.file_changes.publish(batch)
         except Exception as exc:
             log.warning("files: the outside-change watcher stopped (%s); edits are still "
                         "checked when they are written", exc)
+        finally:
+            self.session.file_changes.watched.clear()
 
     # --- events and the notice ---------------------------------------------------
 

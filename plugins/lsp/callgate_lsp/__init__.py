@@ -22,15 +22,15 @@ Entry point (``pyproject.toml``): ``[project.entry-points.callgate] lsp = "callg
 
 from typing import Any
 
-from ._plugin import (
-    CONFIG_SCHEMA,
+from ._table import DEFAULTS, ServerSpec, ServerTable
+from .config import CONFIG_SCHEMA
+from .plugin import (
     callgate_pre_tool_use,
     callgate_register_tools,
     callgate_session_end,
     callgate_shape_result,
 )
-from ._specs import EXTENSION as LSP
-from ._table import DEFAULTS, ServerSpec, ServerTable
+from .tools.lsp import EXTENSION as LSP
 
 
 def __getattr__(name: str) -> Any:

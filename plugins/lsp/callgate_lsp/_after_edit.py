@@ -41,8 +41,8 @@ from lsprotocol import types
 from . import _render
 from ._manager import LspManager
 from ._server import ServerFailed
-from ._specs import EXTENSION
 from ._table import ServerSpec
+from .tools.lsp import EXTENSION
 
 log = logging.getLogger("callgate.lsp")
 
@@ -127,7 +127,7 @@ async def check(mgr: LspManager, spec: ServerSpec, path: str, content: bytes | N
         server, _note = await mgr.server(spec)
         doc = server.sync(path, content)
         version, lines = doc.version, list(doc.lines)
-        published, fresh = await server.diagnostics(doc, wait_s, version=version)
+        published, fresh = await server.report(doc, wait_s, version=version)
         if published is None or not fresh:
             return None
         return Report(list(published.diagnostics), lines, server.encoding)
@@ -161,7 +161,7 @@ def warm(call: Any, tool: Any, session: Any) -> None:
             spec = mgr.table.for_path(resolved.path)
             if spec is None:
                 continue
-            spec.launch()
+            spec.launch(session, mgr.config.get("server_paths") or ())
         except ToolError:
             continue
         content = _read(resolved.path, max_bytes)
@@ -194,7 +194,7 @@ def take_snapshot(call: Any, tool: Any, session: Any) -> None:
             spec = mgr.table.for_path(resolved.path)
             if spec is None:
                 continue
-            spec.launch()  # on PATH?
+            spec.launch(session, mgr.config.get("server_paths") or ())  # installed?
         except ToolError as exc:
             if exc.signature == "LSP_SERVER_NOT_FOUND":
                 _note_missing(session, mgr, exc.message)

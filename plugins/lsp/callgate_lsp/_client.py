@@ -8,12 +8,17 @@ answers to the server's own requests (``workspace/configuration`` from
 ``[lsp.servers.<lang>] settings``, nulls for the rest). The server's stderr is
 drained into a short tail kept for the log only: it never reaches the model,
 and an undrained pipe would stall a chatty server.
+
+What the server sends also feeds its readiness model (`_readiness`), and its dynamic
+registrations are kept: file watchers (`_watched`) and pull diagnostics
+(``textDocument/diagnostic``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -22,6 +27,9 @@ import attrs
 from callgate import process
 from lsprotocol import types
 from pygls.lsp.client import BaseLanguageClient
+
+from ._readiness import Readiness
+from ._watched import Watchers
 
 log = logging.getLogger("callgate.lsp")
 
@@ -42,13 +50,15 @@ class Published:
 
     version: int | None
     diagnostics: Sequence[types.Diagnostic]
+    #: when it arrived (monotonic): a report older than a change may not include it
+    received: float = attrs.field(factory=time.monotonic)
 
 
 class Client(BaseLanguageClient):
     """One connection to one language server (lives on the manager's event loop)."""
 
     def __init__(self, settings: Mapping[str, Any], folders: Sequence[types.WorkspaceFolder],
-                 version_of: Callable[[str], int | None]) -> None:
+                 version_of: Callable[[str], int | None], watchers: Watchers) -> None:
         super().__init__("callgate-lsp", "0.1.0")
         #: what ``workspace/configuration`` answers (``[lsp.servers.<lang>] settings``, pinned)
         self.settings = settings
@@ -57,7 +67,11 @@ class Client(BaseLanguageClient):
         self.published: dict[str, Published] = {}
         self.versioned = False  # whether its reports name the version they describe
         self.changed = asyncio.Event()
-        self.progress: set[str | int] = set()
+        self.readiness = Readiness()
+        #: the files it wants to hear about (its watcher registrations)
+        self.watchers = watchers
+        #: registration ids of its dynamic ``textDocument/diagnostic`` (pull) registrations
+        self.pull_registrations: set[str] = set()
         self.stderr_tail: deque[bytes] = deque()
         self._stderr_bytes = 0
         self._drain: asyncio.Task[None] | None = None
@@ -102,19 +116,40 @@ class Client(BaseLanguageClient):
             else:
                 self.versioned = True
             self.published[params.uri] = Published(version, list(params.diagnostics))
+            log.debug("diagnostics of %s (version %s): %d", params.uri, version,
+                      len(params.diagnostics))
+            self.readiness.heard(evidence=True)
             self._notify()
 
         @feature(types.PROGRESS)
         def _progress(params: types.ProgressParams) -> None:
-            kind = params.value.get("kind") if isinstance(params.value, dict) else \
-                getattr(params.value, "kind", None)
-            if kind == "begin":
-                self.progress.add(params.token)
-            elif kind == "end":
-                self.progress.discard(params.token)
+            value = params.value
+            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+            title = value.get("title") if isinstance(value, dict) else getattr(value, "title",
+                                                                                 None)
+            self.readiness.progress(params.token, kind, title)
+            self._notify()
+
+        @feature(types.CLIENT_REGISTER_CAPABILITY)
+        def _register(params: types.RegistrationParams) -> None:
+            for registration in params.registrations:
+                if registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES:
+                    self.watchers.register(registration.id, registration.register_options)
+                elif registration.method == types.TEXT_DOCUMENT_DIAGNOSTIC:
+                    self.pull_registrations.add(registration.id)
+            self.readiness.heard(evidence=True)
+            self._notify()
+
+        @feature(types.CLIENT_UNREGISTER_CAPABILITY)
+        def _unregister(params: types.UnregistrationParams) -> None:
+            for item in params.unregisterations:
+                self.watchers.unregister(item.id)
+                self.pull_registrations.discard(item.id)
+            self.readiness.heard()
 
         @feature(types.WORKSPACE_CONFIGURATION)
         def _configuration(params: types.ConfigurationParams) -> list[Any]:
+            self.readiness.heard()
             return [self._setting(item.section) for item in params.items]
 
         @feature(types.WORKSPACE_WORKSPACE_FOLDERS)
@@ -131,15 +166,17 @@ class Client(BaseLanguageClient):
         def _show_document(params: types.ShowDocumentParams) -> types.ShowDocumentResult:
             return types.ShowDocumentResult(success=False)
 
-        for method in (types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.CLIENT_REGISTER_CAPABILITY,
-                       types.CLIENT_UNREGISTER_CAPABILITY, types.WINDOW_SHOW_MESSAGE_REQUEST,
+        for method in (types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WINDOW_SHOW_MESSAGE_REQUEST,
                        types.WORKSPACE_DIAGNOSTIC_REFRESH, types.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
                        types.WORKSPACE_INLAY_HINT_REFRESH, types.WORKSPACE_CODE_LENS_REFRESH,
                        types.WORKSPACE_INLINE_VALUE_REFRESH, types.WORKSPACE_FOLDING_RANGE_REFRESH):
             feature(method)(_null)
+        def heard(params: Any) -> None:
+            self.readiness.heard()
+
         for method in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.TELEMETRY_EVENT,
                        types.LOG_TRACE):
-            feature(method)(_ignore)
+            feature(method)(heard)
 
     def _setting(self, section: str | None) -> Any:
         found: Any = self.settings
@@ -160,6 +197,3 @@ class Client(BaseLanguageClient):
 def _null(params: Any) -> None:
     return None
 
-
-def _ignore(params: Any) -> None:
-    return None

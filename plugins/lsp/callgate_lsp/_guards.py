@@ -12,7 +12,8 @@ project, which the model and a cloned repository control. Three measures apply:
   runs npm) is off. basedpyright and pyright run the workspace's ``.venv/bin/python`` to
   find search paths: where no sandbox confines them, they are given the user's ``python3``
   (``python.pythonPath``). gopls gets ``GOTOOLCHAIN=local`` (a go.mod cannot make it
-  download and run another Go toolchain).
+  download and run another Go toolchain); confined, its caches go to the sandbox's private
+  ``/tmp`` (``XDG_CACHE_HOME``: the home directory is read-only there).
 - **Servers that run the project's code by design need the sandbox.** Where none works,
   they are refused (``SANDBOX_REQUIRED``), not started: `GUARDS` says which and why. A
   server the user configures is judged by its program the same way; the user may accept
@@ -43,6 +44,10 @@ class Guard:
     sandbox: process.SandboxNeed = "if_available"
     because: str = ""
     env: Mapping[str, str] = attrs.field(factory=dict)
+    #: set too when the sandbox confines it (unless the user's ``env`` sets them): caches it
+    #: must write, moved into the sandbox's private ``/tmp`` (the home directory is read-only
+    #: there)
+    confined_env: Mapping[str, str] = attrs.field(factory=dict)
 
 
 #: By the base name of the server's program.
@@ -70,7 +75,10 @@ GUARDS: dict[str, Guard] = {
                                               "extension modules to read them"),
     "pylsp": Guard("required", "it imports the workspace's compiled extension modules "
                               "(jedi) and runs the plugins its project config enables"),
-    "gopls": Guard(env={"GOTOOLCHAIN": "local"}),
+    # gopls keeps its analysis cache in the user cache directory (~/.cache/gopls, read-only
+    # in the sandbox) and reports nothing without it; go's build cache is there too
+    "gopls": Guard(env={"GOTOOLCHAIN": "local"},
+                   confined_env={"XDG_CACHE_HOME": "/tmp/callgate-cache"}),
 }
 PYRIGHTS = frozenset({"basedpyright-langserver", "pyright-langserver"})
 TYPESCRIPT = "typescript-language-server"

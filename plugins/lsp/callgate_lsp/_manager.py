@@ -1,4 +1,4 @@
-"""``session.lsp``: one session's language servers, on a private event-loop thread.
+"""``session.extension(LSP)``: one session's language servers, on a private event-loop thread.
 
 A session is driven from many event loops and threads (the sync facade, replay,
 ``callgate serve``, worker threads for sync tools), while a pygls connection
@@ -10,6 +10,10 @@ the returned futures (watching ``ctx.cancelled``).
 One server per language: started lazily by the first query that needs it
 (concurrent first queries wait for the same start), restarted with a note by
 the next query after it died, and stopped with the session.
+
+The manager subscribes to the session's changed files (``session.file_changes``: the
+session's tools at once, shell commands and other programs through the workspace watcher)
+and hands each batch to every running server (`Server.files_changed`).
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -38,6 +43,11 @@ T = TypeVar("T")
 
 RETRY_AFTER_FAILED_START_S = 30.0
 _POLL_S = 0.1
+#: a workspace with at most this many files of a language is "small" for its server:
+#: lsp_references waits (``[lsp] references_wait_ms``) for the server to load it
+SMALL_WORKSPACE_FILES = 2000
+#: ... counted by walking at most this many directories
+_SMALL_WALK_DIRS = 5000
 
 
 class Cancelled(Exception):
@@ -45,7 +55,7 @@ class Cancelled(Exception):
 
 
 class LspManager:
-    """The language servers of one session (the ``session.lsp`` extension)."""
+    """The language servers of one session (the ``session.extension(LSP)`` extension)."""
 
     def __init__(self, session: Any) -> None:
         self.session = session
@@ -64,6 +74,10 @@ class LspManager:
         self.snapshots: dict[str, Snapshot] = {}
         self.checks: dict[str, asyncio.Task[Any]] = {}  # on the loop: the last check per path
         self.missing_noted: set[str] = set()
+        self._small: dict[str, bool] = {}  # language -> whether the workspace is small for it
+        self._change_tasks: set[asyncio.Task[None]] = set()
+        feed = getattr(session, "file_changes", None)
+        self._unsubscribe = feed.subscribe(self._on_file_changes) if feed is not None else None
 
     @property
     def table(self) -> ServerTable:
@@ -149,6 +163,8 @@ class LspManager:
                 return
             self._closed = True
             loop, thread = self._loop, self._thread
+        if self._unsubscribe is not None:
+            self._unsubscribe()
         for snapshot in self.snapshots.values():
             snapshot.cancel()
         self.snapshots.clear()
@@ -164,6 +180,44 @@ class LspManager:
         thread.join(5)
         if not thread.is_alive():
             loop.close()
+
+    def _on_file_changes(self, batch: Sequence[Any]) -> None:
+        """A batch of changed files (`callgate.files.FileChange`), on the publisher's thread:
+        handed to the loop, where each running server is told (nothing runs: nothing to tell)."""
+        with self._guard:
+            loop = self._loop
+            if self._closed or loop is None:
+                return
+        try:
+            loop.call_soon_threadsafe(self._changes_arrived, batch)
+        except RuntimeError:  # the loop closed meanwhile
+            pass
+
+    def _changes_arrived(self, batch: Sequence[Any]) -> None:
+        max_bytes = int(self.config.get("max_file_bytes", 2 * 1024 * 1024))
+        for server in list(self._servers.values()):
+            if not server.alive:
+                continue
+            task = asyncio.ensure_future(server.files_changed(batch, max_bytes, self.checks))
+            self._change_tasks.add(task)
+            task.add_done_callback(self._change_done)
+
+    def _change_done(self, task: asyncio.Task[None]) -> None:
+        self._change_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("telling a language server about changed files failed",
+                      exc_info=task.exception())
+
+    async def small_workspace(self, spec: ServerSpec) -> bool:
+        """Whether the workspace has at most `SMALL_WORKSPACE_FILES` files of ``spec``'s
+        extensions (counted once per language, off the loop, gitignored files left out):
+        small enough that waiting for the server to load it is worth it."""
+        known = self._small.get(spec.language)
+        if known is None:
+            loop = asyncio.get_running_loop()
+            known = await loop.run_in_executor(None, _count_small, self.root, spec.extensions)
+            self._small[spec.language] = known
+        return known
 
     @staticmethod
     def _run(loop: asyncio.AbstractEventLoop) -> None:
@@ -188,6 +242,7 @@ class LspManager:
         if running is not None and running.alive:
             return running, None
         lock = self._starting.setdefault(spec.language, asyncio.Lock())
+        extra = self.config.get("server_paths") or ()
         async with lock:
             running = self._servers.get(spec.language)
             if running is not None and running.alive:
@@ -202,7 +257,7 @@ class LspManager:
             failed = self._failed.get(spec.language)
             if failed is not None and time.monotonic() - failed[0] < RETRY_AFTER_FAILED_START_S:
                 raise ServerFailed(failed[1], hung=True)
-            server = Server(spec, self.root, self.session)
+            server = Server(spec, self.root, self.session, extra)
             try:
                 await server.start(float(self.config.get("initialize_timeout_s", 30)))
             except ServerFailed as exc:
@@ -221,3 +276,25 @@ class LspManager:
             log.debug("started language server %s (pid %s, %s positions)", spec.label,
                       server.pid, server.encoding)
             return server, note
+
+
+def _count_small(root: str, extensions: Sequence[str]) -> bool:
+    from callgate_toolkit.walk import IgnoreRules, walk_files
+
+    wanted = {e.lower() for e in extensions}
+    count = 0
+    dirs = [0]
+
+    def stop() -> bool:
+        dirs[0] += 1
+        return dirs[0] > _SMALL_WALK_DIRS
+
+    try:
+        for entry in walk_files(root, "", skip_hidden=True, ignore=IgnoreRules(root), stop=stop):
+            if os.path.splitext(entry.rel)[1].lower() in wanted:
+                count += 1
+                if count > SMALL_WORKSPACE_FILES:
+                    return False
+    except OSError:
+        return False
+    return dirs[0] <= _SMALL_WALK_DIRS

@@ -3,8 +3,8 @@
 LSP splits lines at ``\\n``, ``\\r\\n`` and ``\\r`` only (not at the other
 characters `str.splitlines` knows), and counts a column in the code units of
 the negotiated position encoding: UTF-8 bytes, UTF-16 units (the default), or
-code points (UTF-32). The model names a symbol on a line; we find it as a
-code-point index and convert it both ways.
+code points (UTF-32). The symbol the model names is found as a code-point index
+(`_syntax`) and converted both ways here.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_WORD = re.compile(r"\w", re.UNICODE)
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
@@ -20,24 +19,6 @@ UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 def split_lines(text: str) -> list[str]:
     """The lines of ``text`` without their breaks (LSP's rule: ``\\n``, ``\\r\\n``, ``\\r``)."""
     return _LINE_BREAK.split(text)
-
-
-def find_symbol(line: str, symbol: str) -> int | None:
-    """The code-point column of ``symbol`` on ``line``: its first occurrence that stands as a
-    whole word (not inside a longer identifier), else its first occurrence, else ``None``."""
-    first = line.find(symbol)
-    if first < 0:
-        return None
-    at = first
-    while at >= 0:
-        before = line[at - 1] if at > 0 else ""
-        after = line[at + len(symbol)] if at + len(symbol) < len(line) else ""
-        word_edges = not (_WORD.match(symbol[0]) and before and _WORD.match(before)) and \
-            not (_WORD.match(symbol[-1]) and after and _WORD.match(after))
-        if word_edges:
-            return at
-        at = line.find(symbol, at + 1)
-    return first
 
 
 def units(text: str, encoding: str) -> int:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -80,15 +82,36 @@ class Shower:
         return ""
 
 
+#: the lines of files answers point into, by (path, size, mtime, inode): a definition asked
+#: for again reads nothing (kept for files up to `_CACHED_BYTES`, `_CACHED_FILES` of them)
+_lines_cache: OrderedDict[tuple[str, int, int, int], list[str]] = OrderedDict()
+_lines_lock = threading.Lock()
+_CACHED_FILES = 64
+_CACHED_BYTES = 1 << 20
+
+
 def _read_lines(path: str) -> list[str]:
     from ._positions import split_lines
     from ._server import decode
 
     try:
         with open(path, "rb") as fh:
-            return split_lines(decode(fh.read(8 * 1024 * 1024)))
+            st = os.fstat(fh.fileno())
+            key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+            with _lines_lock:
+                found = _lines_cache.get(key)
+                if found is not None:
+                    _lines_cache.move_to_end(key)
+                    return found
+            lines = split_lines(decode(fh.read(8 * 1024 * 1024)))
     except OSError:
         return []
+    if st.st_size <= _CACHED_BYTES:
+        with _lines_lock:
+            _lines_cache[key] = lines
+            while len(_lines_cache) > _CACHED_FILES:
+                _lines_cache.popitem(last=False)
+    return lines
 
 
 def clip(text: str, limit: int) -> str:

@@ -3,15 +3,21 @@
 Each language has one server: a command (with alternatives tried in order when
 the default is used), its arguments, the file extensions it covers with the
 ``languageId`` of each, and the install hint a missing binary is reported with.
-Nothing here starts a process or downloads anything: a server is a binary on
-``PATH`` (or an absolute command), found with `callgate.process.which` when it is needed
-(never in a relative ``PATH`` entry or a workspace directory).
+Nothing here starts a process or downloads anything: a server is a program the user
+installed (or an absolute command), found when it is needed (`search_path`): in callgate's
+own environment first (``pip install basedpyright`` beside callgate puts it there, and a
+GUI client that starts ``callgate serve`` by its absolute path has no such ``PATH``), then
+on ``PATH``, then in the user's ``[lsp] server_paths``; never in a relative entry or a
+directory inside the workspace (`callgate.process.which` drops those, whichever list
+named them).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import sys
+import sysconfig
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -43,16 +49,38 @@ class ServerSpec:
     def language_id(self, path: str) -> str:
         return self.language_ids.get(extension_of(path), self.language)
 
-    def launch(self, session: Any = None) -> tuple[str, tuple[str, ...]]:
-        """The executable path and arguments to start, or `ToolError` with the install hint."""
+    def launch(self, session: Any = None, server_paths: Sequence[str] = ()
+               ) -> tuple[str, tuple[str, ...]]:
+        """The executable path and arguments to start, or `ToolError` with the install hint.
+        Each command (then each alternative) is looked for along `search_path`."""
+        path = search_path(server_paths)
         for command, args in ((self.command, self.args), *self.alternatives):
-            found = process.which(command, session)
+            found = process.which(command, session, path=path)
             if found:
                 return found, args
         hint = self.install_hint or "see docs/lsp.md"
-        raise ToolError("tool_error", f'language server "{self.command}" not found on PATH; '
-                        f"install it: {hint}", "LSP_SERVER_NOT_FOUND",
+        raise ToolError("tool_error", f'language server "{self.command}" not found (looked in '
+                        "callgate's environment, on PATH and in [lsp] server_paths); install "
+                        f"it: {hint}", "LSP_SERVER_NOT_FOUND",
                         {"language": self.language, "command": self.command})
+
+
+def own_bin_dirs() -> list[str]:
+    """Where callgate's own environment keeps its programs: the scripts directory of the
+    running interpreter's prefix (a virtual environment's ``bin``) and the interpreter's own
+    directory."""
+    dirs = [sysconfig.get_path("scripts", vars={"base": sys.prefix, "platbase": sys.prefix}),
+            os.path.dirname(os.path.abspath(sys.executable))]
+    return [d for d in dict.fromkeys(dirs) if d]
+
+
+def search_path(server_paths: Sequence[str] = ()) -> str:
+    """Where servers are looked for, in order: callgate's environment (`own_bin_dirs`), the
+    host's ``PATH``, then the user's ``[lsp] server_paths`` (``~`` expanded). The door's
+    `callgate.process.which` then drops relative entries and the workspace's directories."""
+    entries = [*own_bin_dirs(), *os.environ.get("PATH", os.defpath).split(os.pathsep),
+               *(os.path.expanduser(p) for p in server_paths)]
+    return os.pathsep.join(e for e in entries if e)
 
 
 def _ids(language_id: str, *exts: str) -> dict[str, str]:
@@ -99,38 +127,6 @@ DEFAULTS: dict[str, ServerSpec] = {s.language: s for s in (
     ServerSpec("haskell", "haskell-language-server-wrapper", ("--lsp",), (".hs", ".lhs"),
                install_hint="ghcup install hls"),
 )}
-
-#: One ``[lsp.servers.<language>]``. ``x-workspace`` (callgate's config layering): only the user
-#: (or a trusted config) defines or changes a server, whole (`CONFIG_SCHEMA`'s ``servers``);
-#: each key says so too, with what it is.
-SERVER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "command": {"type": "string", "minLength": 1, "x-workspace": "user",
-                    "x-kind": "program"},
-        "args": {"type": "array", "items": {"type": "string"}, "x-workspace": "user",
-                 "x-kind": "program"},
-        "env": {"type": "object", "additionalProperties": {"type": "string"},
-                "x-workspace": "user", "x-kind": "env"},
-        # which files (so which contents) go to which program
-        "extensions": {"type": "array", "minItems": 1,
-                       "items": {"type": "string", "pattern": r"^\.[^./\\\s]+$"},
-                       "x-workspace": "user", "x-kind": "program"},
-        "language_id": {"type": "string", "minLength": 1, "x-workspace": "user"},
-        # shown to the model as the way to install the server: an instruction it may follow
-        "install_hint": {"type": "string", "x-workspace": "user"},
-        # sent to the server: they may name interpreters, plugins and paths it runs
-        "initialization_options": {"x-workspace": "user", "x-kind": "program"},
-        "settings": {"type": "object", "x-workspace": "user", "x-kind": "program"},
-        "enabled": {"type": "boolean", "x-workspace": "user"},
-        # "if_available": run it unconfined where no sandbox works, although its program
-        # runs the project's code (docs/lsp.md); "required": never run it unconfined
-        "sandbox": {"enum": ["required", "if_available"],
-                    "x-workspace": ["if_available", "required"]},
-    },
-}
-
 
 def extension_of(path: str) -> str:
     return os.path.splitext(path)[1].lower()

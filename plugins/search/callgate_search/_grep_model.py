@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 from callgate.paths import ResolvedPath
@@ -83,6 +84,8 @@ class Rendered:
     lines: list[str]
     kept: int
     truncated: bool
+    #: the kept matches as data: ``{"path", "line", "text"}`` (the text as printed)
+    matches: list[dict[str, Any]] = attrs.Factory(list)
 
 
 def render(hits: Iterable[FileHits], limit: int, context: int) -> Rendered:
@@ -94,6 +97,7 @@ def render(hits: Iterable[FileHits], limit: int, context: int) -> Rendered:
     be exceeded.
     """
     out: list[str] = []
+    found: list[dict[str, Any]] = []
     kept = 0
     truncated = False
     for fh in hits:
@@ -115,10 +119,13 @@ def render(hits: Iterable[FileHits], limit: int, context: int) -> Rendered:
                 if text is None:
                     continue
                 mark = ":" if number in chosen else "-"
-                out.append(f"{fh.path}{mark}{number}{mark}{cut(text)}")
+                shown = cut(text)
+                out.append(f"{fh.path}{mark}{number}{mark}{shown}")
+                if number in chosen:
+                    found.append({"path": fh.path, "line": number, "text": shown})
         if truncated:
             break
-    return Rendered(out, kept, truncated)
+    return Rendered(out, kept, truncated, found)
 
 
 def _ranges(lines: list[int], context: int) -> list[tuple[int, int]]:

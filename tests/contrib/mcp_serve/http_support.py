@@ -173,3 +173,81 @@ INITIALIZE = {
         "clientInfo": {"name": "raw", "version": "0"},
     },
 }
+
+
+class CuttingProxy:
+    """A loopback TCP proxy in front of a server that drops the first connection whose
+    request is a ``tools/call`` as soon as the server's first SSE event (the priming event,
+    with its id) has passed: a client's POST stream lost mid-call. Everything else is
+    forwarded as it is."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.port = 0
+        self.cuts = 0
+        self._listener: Any = None
+
+    async def start(self, tasks: Any) -> CuttingProxy:
+        import anyio
+
+        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+        self.port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
+        tasks.start_soon(self._listener.serve, self._connection)
+        return self
+
+    async def _connection(self, client: Any) -> None:
+        import anyio
+
+        async with client, await anyio.connect_tcp("127.0.0.1", self.target_port) as server:
+            request = bytearray()
+            cut = anyio.Event()
+
+            async def upstream() -> None:
+                try:
+                    async for chunk in client:
+                        request.extend(chunk[:65536])
+                        await server.send(chunk)
+                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+                cut.set()
+
+            async def downstream() -> None:
+                answer = bytearray()
+                try:
+                    async for chunk in server:
+                        await client.send(chunk)
+                        answer.extend(chunk)
+                        if (not self.cuts and b'"tools/call"' in request
+                                and b"text/event-stream" in answer and b"\nretry:" in answer):
+                            self.cuts += 1
+                            break
+                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+                cut.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(upstream)
+                tg.start_soon(downstream)
+                await cut.wait()
+                tg.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def connect_modern(
+    url: str,
+    *,
+    token: str | None = None,
+    name: str = "modern-test",
+    elicit: Any = None,
+) -> AsyncIterator[Any]:
+    """An SDK ``Client`` pinned to the 2026-07-28 protocol (no handshake, no session id)."""
+    import mcp_types as types
+    from mcp import Client
+
+    headers = {"authorization": f"Bearer {token}"} if token is not None else {}
+    timeout = httpx2.Timeout(30.0, read=120.0)
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="2026-07-28", elicitation_callback=elicit,
+                          client_info=types.Implementation(name=name, version="1")) as client:
+            yield client

@@ -99,6 +99,9 @@ class Toolkit:
     def picture(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         return ToolResult(content=[ImageBlock("image/png", PNG)])
 
+    def bulk(self, ctx: ToolContext, args: dict[str, Any]) -> str:
+        return f"{ctx.call.id}\n" + "z" * args["chars"]
+
     def nudge(self, ctx: ToolContext, args: dict[str, Any]) -> str:
         ctx.notify(f"note from nudge: {args['text']}")
         return "queued"
@@ -129,6 +132,10 @@ class Toolkit:
                      execute=self.spawn))
         add(ToolSpec(name="picture", description="Return a tiny PNG.", schema=_object({}, []),
                      read_only=True, visibility="surface", execute=self.picture))
+        add(ToolSpec(name="bulk", description="Return a text of `chars` characters.",
+                     schema=_object({"chars": {"type": "integer", "minimum": 0,
+                                               "maximum": 1_000_000}}, ["chars"]),
+                     read_only=True, visibility="surface", execute=self.bulk))
         add(ToolSpec(name="nudge", description="Queue a notice for the next result.",
                      schema=_object({"text": {"type": "string"}}, ["text"]), read_only=True,
                      visibility="surface", execute=self.nudge))

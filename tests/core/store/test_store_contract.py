@@ -137,6 +137,10 @@ def test_state_ledger_and_jobs_come_back_with_restore(store: Any, writer: Writer
     restored = store.restore(sid)
     assert restored.info.id == sid
     assert restored.state == {("goals", "goal"): {"version": 1, "goal": None}}
+    assert store.state_value(sid, "goals", "goal") == {"version": 1, "goal": None}
+    assert store.state_value(sid, "todos", "list") is None  # deleted
+    assert store.state_value(sid, "goals", "other") is None
+    assert store.state_value("nosuch", "goals", "goal") is None
     assert restored.ledger == {"/ws/a.txt": {"absent": True}}
     [back] = restored.jobs
     assert (back.status, back.exit_code, back.cursor, back.log_bytes) == ("done", 0, 5, 11)

@@ -7,14 +7,18 @@ the client must survive, deterministically: a request that never returns (so the
 
 Behaviour comes from the environment: ``SCRIPTED_DIR`` (where it records ``started-<pid>``
 and ``child-<pid>``) and ``SCRIPTED_MODES`` (comma-separated: ``mute``, ``hang_hover``,
-``stderr_flood``, ``modified:<n>``, ``child``, ``silent``: no diagnostics). ``definition``
+``stderr_flood``, ``modified:<n>``, ``child``, ``silent``: no diagnostics, ``once``: only the
+first report of each file, ``register_watchers``: register file watchers for ``**/*.scr``
+(create, change) and ``**/settings.cfg`` (all), then record ``registered``). ``definition``
 answers line 1 of the queried file; ``hover`` answers the queried position; diagnostics are
-one warning per ``TODO``.
+one warning per ``TODO``. Every ``workspace/didChangeWatchedFiles`` is appended to
+``watched.jsonl`` (one line per notification: ``[{path, type}]``, paths relative to the root).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -35,6 +39,7 @@ if __name__ == "__main__":  # before the (slow) imports, so a test sees the star
         time.sleep(3600)
 
 from lsprotocol import types  # noqa: E402
+from pygls import uris  # noqa: E402
 from pygls.exceptions import JsonRpcContentModified  # noqa: E402
 from pygls.lsp.server import LanguageServer  # noqa: E402
 
@@ -44,7 +49,17 @@ state = {"modified": next((int(m.split(":")[1]) for m in MODES if m.startswith("
 
 
 @server.feature(types.INITIALIZED)
-def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
+async def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
+    if "register_watchers" in MODES:
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+            types.Registration(id="scripted-watchers",
+                               method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                               register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                   watchers=[types.FileSystemWatcher(glob_pattern="**/*.scr",
+                                                                     kind=3),
+                                             types.FileSystemWatcher(
+                                                 glob_pattern="**/settings.cfg")]))]))
+        _record("registered")
     if "stderr_flood" in MODES:
         line = b"SECRET-STDERR " * 64 + b"\n"
         for _ in range(400):  # ~360 KB: more than a pipe holds, so it must be drained
@@ -75,9 +90,13 @@ async def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover:
         kind=types.MarkupKind.PlainText, value=f"line {pos.line} character {pos.character}"))
 
 
+_reported: set[str] = set()
+
+
 def _publish(ls: LanguageServer, uri: str, version: int) -> None:
-    if "silent" in MODES:
+    if "silent" in MODES or ("once" in MODES and uri in _reported):
         return
+    _reported.add(uri)
     doc = ls.workspace.get_text_document(uri)
     found = [types.Diagnostic(
         range=types.Range(start=types.Position(line=i, character=line.index("TODO")),
@@ -96,6 +115,16 @@ def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> Non
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     _publish(ls, params.text_document.uri, params.text_document.version)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: LanguageServer,
+                             params: types.DidChangeWatchedFilesParams) -> None:
+    root = ls.workspace.root_path or ""
+    events = [{"path": os.path.relpath(uris.to_fs_path(c.uri) or "", root), "type": int(c.type)}
+              for c in params.changes]
+    with open(os.path.join(DIR, "watched.jsonl"), "a") as fh:
+        fh.write(json.dumps(events) + "\n")
 
 
 if __name__ == "__main__":

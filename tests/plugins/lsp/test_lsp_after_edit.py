@@ -177,9 +177,10 @@ def test_files_no_server_covers_and_missing_servers_get_nothing(lsp_session, tmp
     r = edit(s, "a.py", "x = 1", "x = 2")
     assert not r.is_error and "New diagnostics" not in r.text
     assert "diagnostics after edits are off for this file type: language server " \
-           '"no-such-ls-xyz" not found on PATH; install it: pip install xyz' in r.text
+           '"no-such-ls-xyz" not found (looked in callgate\'s environment, on PATH and in ' \
+           "[lsp] server_paths); install it: pip install xyz" in r.text
     r = edit(s, "a.py", "x = 2", "x = 3")
-    assert "not found on PATH" not in r.text  # said once
+    assert "not found (looked in" not in r.text  # said once
 
 
 def wait_for_server(s, timeout: float = 30.0) -> None:

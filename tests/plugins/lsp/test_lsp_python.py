@@ -130,7 +130,8 @@ def test_arguments_are_validated_before_any_server_is_asked(nav):
     for args in ({"file": "main.py", "line": 0, "symbol": "x"},
                  {"file": "main.py", "line": "5", "symbol": "x"},
                  {"file": "main.py", "line": 5},
-                 {"file": "main.py", "line": 5, "symbol": "x", "column": 3}):
+                 {"file": "main.py", "line": 5, "symbol": "x", "col": 3},
+                 {"file": "main.py", "line": 5, "symbol": "x", "column": 0}):
         r = nav.call("lsp_definition", args)
         assert r.is_error and r.error.kind == "invalid_arguments", args
 
@@ -224,17 +225,22 @@ def test_a_missing_server_gives_its_install_hint(lsp_session, no_leaks):
         files={"a.py": "x = 1\n"})
     r = s.call("lsp_hover", file="a.py", line=1, symbol="x")
     assert r.is_error and r.error.signature == "LSP_SERVER_NOT_FOUND"
-    assert r.text == ('language server "no-such-language-server-xyz" not found on PATH; '
-                      "install it: pip install xyz-ls")
+    assert r.text == ('language server "no-such-language-server-xyz" not found (looked in '
+                      "callgate's environment, on PATH and in [lsp] server_paths); install it: "
+                      "pip install xyz-ls")
     assert s.session.extension(LSP).servers() == []
 
 
-def test_a_default_server_that_is_not_installed_names_the_default_hint(lsp_session, no_leaks):
-    if shutil.which("gopls"):
-        pytest.skip("gopls is installed here")
+def test_a_default_server_that_is_not_installed_names_the_default_hint(
+        lsp_session, no_leaks, monkeypatch, tmp_path):
+    bindir = tmp_path / "bin"  # bash (the shell plugin needs one) and no gopls
+    bindir.mkdir()
+    (bindir / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    monkeypatch.setenv("PATH", str(bindir))  # gopls is not in callgate's environment either
     s = lsp_session({}, files={"main.go": "package main\n"})
     r = s.call("lsp_diagnostics", file="main.go")
-    assert r.text == ('language server "gopls" not found on PATH; install it: go install '
+    assert r.text == ('language server "gopls" not found (looked in callgate\'s environment, on '
+                      "PATH and in [lsp] server_paths); install it: go install "
                       "golang.org/x/tools/gopls@latest")
 
 
@@ -266,3 +272,23 @@ def test_replay_reaches_the_tools_through_the_entry_point(tmp_path: Path):
     assert out[0]["id"] == "d" and out[0]["is_error"] is False
     assert out[0]["content"] == ("1 definition(s):\npkg/shapes.py:15  def make_circle(radius: "
                                  "float) -> Circle:")
+
+
+def test_diagnostics_list_errors_and_warnings_unless_asked_for_all(lsp_session, no_leaks):
+    """Issue 35, 4: the contract lists errors and warnings; hints only with severity="all"."""
+    s = lsp_session(python_config("basedpyright", servers=STANDARD), files={
+        "h.py": "def f() -> int:\n    unused = 1\n    return 2\n\n\nbad: str = f()\n"})
+    r = fresh_diagnostics(s, "h.py")
+    assert r.text.splitlines()[0] == "1 diagnostic(s) in h.py:", r.text
+    assert r.text.splitlines()[1].startswith('6:12 error [basedpyright] Type "int" is not '
+                                             'assignable'), r.text
+    assert r.text.splitlines()[2] == ('(1 information and hint(s) not listed; severity="all" '
+                                      "lists them)"), r.text
+    every = s.call("lsp_diagnostics", file="h.py", severity="all")
+    assert every.text.splitlines()[1] == ('2:5 hint [basedpyright] Variable "unused" is not '
+                                         'accessed (reportUnusedVariable)'), \
+        every.text
+    errors = s.call("lsp_diagnostics", file="h.py", severity="errors")
+    assert errors.meta["count"] == 1 and errors.meta["hidden"] == 1
+    bad = s.call("lsp_diagnostics", file="h.py", severity="hints")
+    assert bad.is_error and bad.error.kind == "invalid_arguments"

@@ -99,8 +99,18 @@ def test_diagnostics_of_a_type_error(ts):
     r = ts.call("lsp_diagnostics", file="src/main.ts")
     assert not r.is_error, r.text
     head, *rest = r.text.splitlines()
-    assert re.fullmatch(r"\d diagnostic\(s\) in src/main.ts:", head), r.text
-    errors = [x for x in rest if " error " in x]
-    assert errors == ["5:7 error [typescript] Type 'number' is not assignable to type "
-                      "'string'. (2322)"], r.text
-    assert all(" hint " in x for x in rest if x not in errors), r.text  # unused names
+    assert head == "1 diagnostic(s) in src/main.ts:", r.text
+    assert rest[0] == ("5:7 error [typescript] Type 'number' is not assignable to type "
+                       "'string'. (2322)"), r.text
+    # the unused names are hints: listed with severity="all" only (issue 35, 4)
+    assert re.fullmatch(r'\(\d information and hint\(s\) not listed; severity="all" lists '
+                        r'them\)', rest[1]), r.text
+    assert " hint " not in r.text
+    every = ts.call("lsp_diagnostics", file="src/main.ts", severity="all")
+    head, *rest = every.text.splitlines()
+    assert re.fullmatch(r"\d diagnostic\(s\) in src/main.ts:", head) and head != \
+        "1 diagnostic(s) in src/main.ts:", every.text
+    assert [x for x in rest if " hint " in x] and every.meta["hidden"] == 0, every.text
+    only = ts.call("lsp_diagnostics", file="src/main.ts", severity="errors")
+    assert only.text.splitlines()[:2] == r.text.splitlines()[:2], only.text
+    assert only.meta["hidden"] == len(rest) - 1, only.text

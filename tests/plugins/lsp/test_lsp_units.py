@@ -7,8 +7,9 @@ import pytest
 from callgate import ToolError
 from callgate_lsp import DEFAULTS, ServerTable
 from callgate_lsp._after_edit import Report, introduced
-from callgate_lsp._positions import find_symbol, from_units, split_lines, to_units
+from callgate_lsp._positions import from_units, split_lines, to_units
 from callgate_lsp._render import hover_text
+from callgate_lsp._syntax import by_text
 from lsprotocol import types
 
 
@@ -17,12 +18,17 @@ def test_lines_split_only_at_lsp_breaks():
     assert split_lines("x\n") == ["x", ""]
 
 
-def test_symbol_found_as_a_whole_word_first():
-    assert find_symbol("greeting = greet(x)", "greet") == 11
-    assert find_symbol("greeting = 1", "greet") == 0  # no whole word: the first occurrence
-    assert find_symbol("a.b", "b") == 2
-    assert find_symbol("x = y", "z") is None
-    assert find_symbol("x->y", "->") == 1  # not an identifier: plain search
+def test_symbol_found_by_text_as_whole_words_first():
+    """The rule for files without a grammar (and what the parser falls back to)."""
+    def columns(line: str, symbol: str) -> list[int]:
+        return [c.start for c in by_text(line, symbol)]
+
+    assert columns("greeting = greet(x)", "greet") == [11]
+    assert columns("greeting = 1", "greet") == [0]  # no whole word: the first occurrence
+    assert columns("a.b", "b") == [2]
+    assert columns("x = y", "z") == []
+    assert columns("x->y", "->") == [1]  # not an identifier: plain search
+    assert columns("f(f)", "f") == [0, 2]
 
 
 @pytest.mark.parametrize(("encoding", "expected"), [("utf-8", 14), ("utf-16", 11),
@@ -66,7 +72,7 @@ def test_overrides_replace_add_and_disable():
     assert table.for_path("a.scr").language_id("a.scr") == "scr"
     assert table.for_path("a.pyi").language == "python"
     assert table.for_path("a.go") is None
-    with pytest.raises(ToolError, match="not found on PATH; install it: make srv"):
+    with pytest.raises(ToolError, match=r"server_paths\); install it: make srv"):
         table.specs["scripted"].launch()
 
 
@@ -99,3 +105,48 @@ def test_new_diagnostics_ignore_old_ones_that_moved():
                    ["y = 2", "x = 1", "x = 1"], "utf-16")
     assert [(d.range.start.line, d.message) for d in introduced(before, after)] == \
         [(0, "bad y"), (2, "bad x")]  # one "bad x" on "x = 1" was there: the second is new
+
+
+# --- issue 35: watchers and readiness ----------------------------------------------------------
+
+
+def test_watcher_registrations_decide_which_changes_a_server_hears():
+    from callgate_lsp._watched import Watchers
+
+    w = Watchers("/ws", [".go"])
+    assert w.wants("/ws/a.go", "changed") and not w.wants("/ws/a.txt", "changed")  # no reg.
+    w.register("gopls", {"watchers": [{"globPattern": "**/*.{go,mod,sum,work}", "kind": 7},
+                                      {"globPattern": "{/ws/lib}", "kind": 7}]})
+    assert w.wants("/ws/main.go", "created") and w.wants("/ws/lib/lib.go", "deleted")
+    assert w.wants("/ws/go.mod", "changed") and not w.wants("/ws/README.md", "changed")
+    w.register("pyright", {"watchers": [
+        {"globPattern": {"baseUri": "file:///stdlib", "pattern": "**"}, "kind": 7},
+        {"globPattern": "**/pyrightconfig.json", "kind": 2}]})
+    assert w.wants("/ws/sub/pyrightconfig.json", "changed")
+    assert w.wants("/stdlib/os.py", "changed") and not w.wants("/elsewhere/os.py", "changed")
+    w.unregister("gopls")
+    assert not w.wants("/ws/main.go", "changed")  # pyright's registration only now
+    assert not w.wants("/ws/pyrightconfig.json", "deleted")  # its kind is change only
+    w.unregister("pyright")
+    assert w.wants("/ws/main.go", "changed")  # back to the extensions
+
+
+def test_readiness_needs_a_sign_of_work_then_quiet():
+    from callgate_lsp._readiness import FALLBACK_S, SETTLE_S, Readiness
+
+    now = [100.0]
+    r = Readiness(clock=lambda: now[0])
+    now[0] += SETTLE_S * 2
+    assert not r.ready  # quiet, but no sign it has worked on the project yet
+    r.progress("t", "begin", "Loading packages")
+    now[0] += 10
+    assert not r.ready and r.busy  # a progress is open
+    r.progress("t", "end")
+    assert not r.ready  # not quiet yet
+    now[0] += SETTLE_S
+    assert r.ready and not r.busy
+    r.progress("u", "begin")
+    assert r.ready  # sticky: later work is indexing, not loading
+    silent = Readiness(clock=lambda: now[0])
+    now[0] += FALLBACK_S
+    assert silent.ready  # a server that never says anything: after the fallback quiet

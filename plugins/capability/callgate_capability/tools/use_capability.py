@@ -57,6 +57,21 @@ DESCRIPTION = (
     "session:tool_result (page through a long result)."
 )
 
+#: ``structuredContent`` (MCP): what ``list``, ``search`` and ``inspect`` return as text, as
+#: data; for a ``call``, the target's own data (an MCP tool's ``structuredContent``, a hidden
+#: tool's) or ``{}``. Deliberately loose (nothing required, no types): a target's data passes
+#: through as it is and must never fail the client's check.
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "servers": {"description": "list: the configured MCP servers (id, status, ...)."},
+        "tools": {"description": "list: the hidden tools (id, read_only)."},
+        "session": {"description": "list: the session capabilities."},
+        "omitted": {"description": "list: how many were left out (disabled, denied)."},
+        "results": {"description": "search: the best matches (id, kind, description, ...)."},
+    },
+}
+
 _NEEDS = {"inspect": ("capability_id",), "call": ("capability_id",),
           "decline": ("capability_id", "reason"), "search": ("query",)}
 
@@ -89,9 +104,9 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     action = args["action"]
     inventory = Inventory(ctx.session)
     if action == "list":
-        return ToolResult.ok(inventory.list())
+        return _with_data(inventory.list())
     if action == "search":
-        return ToolResult.ok(inventory.search(args["query"], int(args.get("limit", 5))))
+        return _with_data(inventory.search(args["query"], int(args.get("limit", 5))))
     cap = parse(args["capability_id"])
     assert cap is not None
     if action == "decline":
@@ -114,6 +129,11 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     # "call" never gets here: resolve_target always answers it.
     return ToolResult.failure("tool_error", f"use_capability failed: action {action} was not "
                               "resolved", "unresolved_call")
+
+
+def _with_data(text: str) -> ToolResult:
+    """A listing's JSON text, and the same as ``structuredContent``."""
+    return ToolResult.ok(text, {"structured_content": json.loads(text)})
 
 
 def result_page(call_id: str, result_ref: str, offset: int) -> str:
@@ -142,6 +162,7 @@ SPEC = ToolSpec(
     # auto-approve non-destructive tools do not prompt for every list/search/inspect.
     destructive=False,
     open_world=True,
+    output_schema=OUTPUT_SCHEMA,
     visibility="surface",
     surface_order=90,
     validate=validate,

@@ -46,6 +46,19 @@ DESCRIPTION = (
 )
 
 
+#: ``structuredContent`` (MCP): the matching paths as data.
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "files": {"type": "array", "items": {"type": "string"},
+                  "description": "Matching files, workspace-relative, in path order."},
+        "truncated": {"type": "boolean"},
+        "timed_out": {"type": "boolean"},
+    },
+    "required": ["files", "truncated", "timed_out"],
+}
+
+
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     """Unbalanced brackets and ``..`` segments are refused before anything is read."""
     pattern = args["pattern"]
@@ -72,7 +85,8 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     start = join_rel(base.rel, "/".join(glob.prefix)) if glob.prefix else base.rel
     start_path = os.path.join(base.root, start) if start else base.root
     if not _real_directory(start_path):
-        return ToolResult.ok("(no matches)", {"files": 0})
+        return ToolResult.ok("(no matches)", {"files": 0, "structured_content": {
+            "files": [], "truncated": False, "timed_out": False}})
     seconds, until = deadline(ctx)
     timed_out = False
 
@@ -104,7 +118,9 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     if timed_out:
         lines.append(timed_out_line(seconds))
     return ToolResult.ok("\n".join(lines), {"files": len(found), "truncated": truncated,
-                                           "timed_out": timed_out})
+                                           "timed_out": timed_out, "structured_content": {
+                                               "files": found, "truncated": truncated,
+                                               "timed_out": timed_out}})
 
 
 def _real_directory(path: str) -> bool:
@@ -133,5 +149,5 @@ def _relative_pattern(ctx: ToolContext, pattern: str, base: str) -> str:
 
 SPEC = ToolSpec(
     name="glob", known_as=GLOB_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA, execute=execute,
-    read_only=True, visibility="hidden", validate=validate,
+    output_schema=OUTPUT_SCHEMA, read_only=True, visibility="hidden", validate=validate,
     permission_subject=PermissionSubject("pattern", ("pattern",)))

@@ -51,6 +51,24 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+#: ``structuredContent`` (MCP): the matching lines as data.
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "matches": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"path": {"type": "string"},
+                           "line": {"type": "integer", "minimum": 1},
+                           "text": {"type": "string",
+                                    "description": "The line as printed (a long one cut)."}},
+            "required": ["path", "line", "text"]}},
+        "truncated": {"type": "boolean"},
+        "timed_out": {"type": "boolean"},
+    },
+    "required": ["matches", "truncated", "timed_out"],
+}
+_NONE: dict[str, Any] = {"matches": [], "truncated": False, "timed_out": False}
+
 DESCRIPTION = (
     "Search file contents for a regular expression (Python re syntax, matched line by line) "
     "in one file or recursively under a workspace directory. While walking, hidden files "
@@ -100,17 +118,19 @@ class Grep:
         limit_bytes = int(ctx.config.get("max_file_bytes", 64 << 20))
         if target.is_file:
             if glob is not None and not glob.matches(target.rel):
-                return ToolResult.ok("(no matches)", {**meta, "matches": 0})
+                return ToolResult.ok("(no matches)", {**meta, "matches": 0,
+                                                      "structured_content": _NONE})
             if target.st.st_size > limit_bytes:  # checked before any byte is read
                 return ToolResult.ok(
                     f"(no matches; {target.shown(target.rel)} is larger than the "
                     f"{_size_text(limit_bytes)} grep limit; search it with the shell or raise "
                     "search.max_file_bytes)",
-                    {**meta, "matches": 0, "too_large": True})
+                    {**meta, "matches": 0, "too_large": True, "structured_content": _NONE})
             if _engine_python.read_text(target.resolved) is None and \
                     _is_readable(target.resolved):
                 return ToolResult.ok(f"(no matches; {target.shown(target.rel)} is a binary file)",
-                                     {**meta, "matches": 0, "binary": True})
+                                     {**meta, "matches": 0, "binary": True,
+                                      "structured_content": _NONE})
         seconds, until = deadline(ctx)
         limit = args.get("max_matches", MAX_MATCHES)
         req = GrepRequest(
@@ -142,7 +162,9 @@ class Grep:
         if req.timed_out:
             lines.append(timed_out_line(seconds))
         meta.update(matches=rendered.kept, truncated=rendered.truncated,
-                    timed_out=req.timed_out)
+                    timed_out=req.timed_out, structured_content={
+                        "matches": rendered.matches, "truncated": rendered.truncated,
+                        "timed_out": req.timed_out})
         return ToolResult.ok("\n".join(lines), meta)
 
 
@@ -172,7 +194,7 @@ def spec(rg: str | None) -> ToolSpec:
     return ToolSpec(
         name="grep", description=DESCRIPTION, schema=SCHEMA, execute=Grep(rg).execute,
         known_as=GREP_KNOWN_AS,
-        read_only=True, visibility="hidden", validate=validate,
+        output_schema=OUTPUT_SCHEMA, read_only=True, visibility="hidden", validate=validate,
         permission_subject=PermissionSubject("pattern", ("pattern",)),
         examples=({"pattern": r"def \w+_handler\(", "glob": "*.py", "context": 2},
                   {"pattern": "todo", "path": "src", "case_insensitive": True}))

@@ -33,6 +33,31 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+_ENTRY = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string",
+                 "description": "As listed: the name (flat) or the workspace-relative path "
+                                "(recursive)."},
+        "type": {"enum": ["file", "directory", "symlink", "other"]},
+        "size": {"type": "integer", "minimum": 0, "description": "A file's size in bytes."},
+        "target": {"type": "string", "description": "A symlink's target (not followed)."},
+    },
+    "required": ["path", "type"],
+}
+
+#: ``structuredContent`` (MCP): the entries as data, beside the text the model reads.
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entries": {"type": "array", "items": _ENTRY},
+        "truncated": {"type": "boolean",
+                      "description": f"More than {MAX_ENTRIES} entries: the rest not listed."},
+        "timed_out": {"type": "boolean"},
+    },
+    "required": ["entries", "truncated", "timed_out"],
+}
+
 DESCRIPTION = (
     "List a workspace directory sorted by name: directories end with '/', files are followed "
     "by a tab and their size in bytes, symlinks show their target (not followed). "
@@ -59,6 +84,7 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     recursive = args.get("recursive", False)
     denied = ctx.files.denied if ctx.files.denylist is not None else None
     lines: list[str] = []
+    data: list[dict[str, Any]] = []
     truncated = timed_out = False
     try:
         top = target.resolved.opendir()
@@ -75,17 +101,20 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
             break
         shown = target.shown(rel_or_name) if recursive else rel_or_name
         lines.append(_line(shown, entry))
+        data.append(_data(shown, entry))
     if top is not None:
         top.close()
     if truncated:
         lines.append(f"... (truncated at {MAX_ENTRIES} entries)")
     if timed_out:
         lines.append(timed_out_line(seconds))
+    structured = {"entries": data, "truncated": truncated, "timed_out": timed_out}
     if not lines:
-        return ToolResult.ok("(empty directory)", {"entries": 0})
+        return ToolResult.ok("(empty directory)",
+                             {"entries": 0, "structured_content": structured})
     return ToolResult.ok("".join(line + "\n" for line in lines),
                          {"entries": min(len(lines), MAX_ENTRIES), "truncated": truncated,
-                          "timed_out": timed_out})
+                          "timed_out": timed_out, "structured_content": structured})
 
 
 def _line(shown: str, entry: Listed) -> str:
@@ -100,6 +129,21 @@ def _line(shown: str, entry: Listed) -> str:
     if stat_mod.S_ISREG(st.st_mode):
         return f"{shown}\t{st.st_size}"
     return shown
+
+
+def _data(shown: str, entry: Listed) -> dict[str, Any]:
+    """One entry for ``structuredContent`` (what `_line` prints, as fields)."""
+    st = entry.st
+    if st is not None and stat_mod.S_ISLNK(st.st_mode):
+        item: dict[str, Any] = {"path": shown, "type": "symlink"}
+        if entry.link is not None:
+            item["target"] = entry.link
+        return item
+    if st is not None and stat_mod.S_ISDIR(st.st_mode):
+        return {"path": shown, "type": "directory"}
+    if st is not None and stat_mod.S_ISREG(st.st_mode):
+        return {"path": shown, "type": "file", "size": st.st_size}
+    return {"path": shown, "type": "other"}
 
 
 def _sorted(held: HeldDir, denied: Callable[[str], bool] | None) -> list[Listed]:
@@ -168,5 +212,5 @@ def _tree(top: HeldDir, rel: str, until: float, ctx: ToolContext,
 
 SPEC = ToolSpec(
     name="ls", known_as=LS_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA, execute=execute,
-    read_only=True, visibility="hidden",
+    output_schema=OUTPUT_SCHEMA, read_only=True, visibility="hidden",
     permission_subject=PermissionSubject("path", ("path",)))

@@ -105,8 +105,11 @@ def run_list(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     global_ = allow_global(ctx)
     infos = store.sessions(workspace=None if global_ else ctx.workspace.root,
                            limit=args.get("limit", 20), principal=principal(ctx))
+    listed = [{"id": i.id, "name": i.name, "started": i.started, "calls": i.calls,
+               "workspace": i.workspace, "status": i.status, "preview": i.preview,
+               "current": i.id == ctx.session.id} for i in infos]
     return ToolResult.ok(_render.session_list(infos, ctx.session.id, global_),
-                         {"sessions": len(infos)})
+                         {"sessions": len(infos), "structured_content": {"sessions": listed}})
 
 
 def run_read(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
@@ -137,9 +140,25 @@ def run_history(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
                                            covered is None), {"matches": len(hits)})
 
 
+#: ``structuredContent`` (MCP) of ``list_sessions``: the sessions as data, newest first.
+LIST_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"sessions": {"type": "array", "items": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"}, "name": {"type": ["string", "null"]},
+            "started": {"type": "number", "description": "Unix time."},
+            "calls": {"type": "integer"}, "workspace": {"type": "string"},
+            "status": {"type": "string"}, "preview": {"type": ["string", "null"]},
+            "current": {"type": "boolean", "description": "This very session."}},
+        "required": ["id", "started", "calls"]}}},
+    "required": ["sessions"],
+}
+
 TOOLS = (
     ToolSpec(runs_at="host", name="list_sessions", description=LIST_DESCRIPTION, schema=LIST_SCHEMA,
-             execute=run_list, read_only=True, groups=GROUPS),
+             execute=run_list, read_only=True, groups=GROUPS,
+             output_schema=LIST_OUTPUT_SCHEMA),
     ToolSpec(runs_at="host", name="read_session", description=READ_DESCRIPTION, schema=READ_SCHEMA,
              execute=run_read, read_only=True, groups=GROUPS),
     ToolSpec(runs_at="host", name="history", description=HISTORY_DESCRIPTION, schema=HISTORY_SCHEMA,

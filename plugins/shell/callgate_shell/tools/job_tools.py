@@ -128,6 +128,12 @@ def _wait(event: threading.Event, seconds: float, cancelled: threading.Event,
 def report(ctx: ToolContext, job: Job, *, wait: bool, timeout_ms: int,
            pattern: str | None) -> str:
     """One job's block: header, new output since the cursor (cursor moved), notes."""
+    return _report(ctx, job, wait=wait, timeout_ms=timeout_ms, pattern=pattern)[0]
+
+
+def _report(ctx: ToolContext, job: Job, *, wait: bool, timeout_ms: int,
+            pattern: str | None) -> tuple[str, str]:
+    """`report`'s text, and the new output it shows (filtered)."""
     waited_out = False
     if wait and not job.finished.is_set():
         waited_out = not _wait(job.finished, timeout_ms / 1000, ctx.cancelled, ctx,
@@ -151,7 +157,7 @@ def report(ctx: ToolContext, job: Job, *, wait: bool, timeout_ms: int,
         parts.append(body.removesuffix("\n"))
     elif not filtered_all:
         parts.append("(no new output)")
-    return "\n".join([*parts, *notes])
+    return "\n".join([*parts, *notes]), body
 
 
 def list_jobs(ctx: ToolContext, table: JobTable, *, wait: bool, timeout_ms: int) -> str:
@@ -183,12 +189,23 @@ def job_output(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     if job_id is None:
         text = list_jobs(ctx, table, wait=wait, timeout_ms=timeout_ms)
         jobs = table.jobs()
+        listed = []
+        for j in jobs:
+            summary = j.summary()
+            listed.append({"job_id": j.id, "status": summary["status"],
+                           "exit_code": summary["exit_code"],
+                           "runtime_s": round(j.runtime(), 1),
+                           "unread_bytes": summary["unread_bytes"], "label": j.label})
         return ToolResult.ok(text, {"jobs": len(jobs),
-                                    "running": sum(1 for j in jobs if j.running)})
+                                    "running": sum(1 for j in jobs if j.running),
+                                    "structured_content": {"jobs": listed}})
     job = _job(table, job_id)
-    text = report(ctx, job, wait=wait, timeout_ms=timeout_ms, pattern=args.get("filter"))
+    text, output = _report(ctx, job, wait=wait, timeout_ms=timeout_ms,
+                           pattern=args.get("filter"))
     return ToolResult.ok(text, {"job_id": job.id, "status": job.status,
-                                "exit_code": job.exit_code})
+                                "exit_code": job.exit_code, "structured_content": {
+                                    "job_id": job.id, "status": job.status,
+                                    "exit_code": job.exit_code, "output": output}})
 
 
 # --- job_kill --------------------------------------------------------------------------------
@@ -228,13 +245,38 @@ def wait_for_jobs(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return ToolResult.ok("\n\n".join(blocks), {"job_ids": targets})
 
 
+#: ``structuredContent`` (MCP) of ``job_output``: one job's state and new output, or (no
+#: ``job_id``) every job of the session.
+JOB_OUTPUT_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "anyOf": [
+        {"properties": {
+            "job_id": {"type": "string"},
+            "status": {"type": "string"},
+            "exit_code": {"type": ["integer", "null"]},
+            "output": {"type": "string",
+                       "description": "What the job printed since the last read (filtered)."}},
+         "required": ["job_id", "status", "exit_code", "output"]},
+        {"properties": {"jobs": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"job_id": {"type": "string"}, "status": {"type": "string"},
+                           "exit_code": {"type": ["integer", "null"]},
+                           "runtime_s": {"type": "number"},
+                           "unread_bytes": {"type": "integer"},
+                           "label": {"type": "string"}},
+            "required": ["job_id", "status", "exit_code"]}}},
+         "required": ["jobs"]},
+    ],
+}
+
+
 def job_tools() -> list[ToolSpec]:
     """The two job tools and the three hidden aliases."""
     return [
         ToolSpec(name="job_output", description=JOB_OUTPUT_DESCRIPTION, schema=JOB_OUTPUT_SCHEMA,
                  known_as=JOB_OUTPUT_KNOWN_AS,
                  execute=job_output, read_only=True, visibility="surface", surface_order=20,
-                 validate=valid_filter),
+                 validate=valid_filter, output_schema=JOB_OUTPUT_OUTPUT_SCHEMA),
         ToolSpec(name="job_kill", description=JOB_KILL_DESCRIPTION, schema=JOB_KILL_SCHEMA,
                  known_as=JOB_KILL_KNOWN_AS,
                  execute=job_kill, read_only=False, visibility="surface", surface_order=30),

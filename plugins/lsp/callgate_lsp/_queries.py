@@ -1,10 +1,16 @@
-"""The four tools: ``lsp_definition``, ``lsp_references``, ``lsp_hover``, ``lsp_diagnostics``.
+"""What the four tools do (``lsp_definition``, ``lsp_references``, ``lsp_hover``,
+``lsp_diagnostics``), imported on their first call (`tools.lsp` registers them).
 
 Each one confines its ``file`` like every file tool, reads it (the read is not
 an observation: it does not let a later edit skip ``read_file``), finds the
-symbol's column on the named line, and asks the session's server for that
-language on its loop thread. Results are plain text; failures are structured
-errors with stable ``LSP_*`` signatures.
+symbol among the code tokens of the named line (`_syntax`), and asks the session's
+server for that language on its loop thread. Results are plain text; failures are
+structured errors with stable ``LSP_*`` signatures.
+
+An answer from a server that has not loaded the project yet says so (`_readiness`);
+``lsp_references`` first waits for it (``[lsp] references_wait_ms``) when the workspace is
+small. ``lsp_diagnostics`` lists errors and warnings unless ``severity`` says otherwise, and
+names the changed files its report may not include yet.
 """
 
 from __future__ import annotations
@@ -18,12 +24,12 @@ import attrs
 from callgate import ToolContext, ToolError, ToolResult
 from lsprotocol import types
 
-from . import _render
+from . import _render, _syntax
 from ._manager import RETRY_AFTER_FAILED_START_S, Cancelled, LspManager
-from ._positions import find_symbol, to_units
+from ._positions import to_units
 from ._server import Document, Server, ServerFailed, StillIndexing, decode
-from ._specs import EXTENSION
-from ._table import ServerSpec
+from ._table import ServerSpec, extension_of
+from .tools.lsp import EXTENSION
 
 
 @attrs.frozen
@@ -76,20 +82,45 @@ def read_target(ctx: ToolContext, file: str, max_bytes: int) -> Target:
     return Target(resolved.path, shown, content, st, split_lines(decode(content)))
 
 
-def symbol_column(target: Target, line: int, symbol: str) -> int:
-    """The code-point column of ``symbol`` on 1-based ``line``, or a `not_found` error."""
+def symbol_column(target: Target, line: int, symbol: str, column: int | None = None) -> int:
+    """The code-point column of ``symbol`` among the code tokens of 1-based ``line``
+    (`_syntax`): `not_found` when it is not there (or only in strings and comments),
+    `invalid_arguments` when it is code there more than once and ``column`` does not say
+    which."""
     if line > len(target.lines):
         raise ToolError("not_found", f"LSP_NO_SUCH_LINE: {target.display} has "
                         f"{len(target.lines)} line(s); there is no line {line}",
                         "LSP_NO_SUCH_LINE")
     text = target.lines[line - 1]
-    column = find_symbol(text, symbol)
-    if column is None:
-        shown = _render.clip(text.strip(), 200)
+    shown = _render.clip(text.strip(), 200)
+    try:
+        found = _syntax.candidates(extension_of(target.path), decode(target.content),
+                                   line - 1, symbol)
+        chosen = _syntax.choose(found, column)
+    except _syntax.OnlyInText:
+        raise ToolError("not_found", f'LSP_SYMBOL_NOT_IN_CODE: "{symbol}" occurs on line {line} '
+                        f"of {target.display} only inside a string or a comment, which reads: "
+                        f"{shown!r}; name a symbol of the code", "LSP_SYMBOL_NOT_IN_CODE"
+                        ) from None
+    except _syntax.Ambiguous as exc:
+        columns = [c.start + 1 for c in exc.candidates]
+        listed = ", ".join(f"{c} ({_render.clip(text[c - 1:].strip(), 40)!r})" for c in columns)
+        raise ToolError("invalid_arguments", f'LSP_SYMBOL_AMBIGUOUS: "{symbol}" is code '
+                        f"{len(columns)} times on line {line} of {target.display}, at columns "
+                        f"{listed}; call again with column set to the one you mean",
+                        "LSP_SYMBOL_AMBIGUOUS", {"columns": columns}) from None
+    if chosen is None and found and column is not None:
+        columns = [c.start + 1 for c in found]
+        raise ToolError("invalid_arguments", f'LSP_SYMBOL_NOT_AT_COLUMN: "{symbol}" is not at '
+                        f"column {column} of line {line} of {target.display}; it is at column"
+                        f"{'s' if len(columns) > 1 else ''} "
+                        f"{', '.join(map(str, columns))}", "LSP_SYMBOL_NOT_AT_COLUMN",
+                        {"columns": columns})
+    if chosen is None:
         raise ToolError("not_found", f'LSP_SYMBOL_NOT_ON_LINE: "{symbol}" does not occur on '
                         f"line {line} of {target.display}, which reads: {shown!r}",
                         "LSP_SYMBOL_NOT_ON_LINE")
-    return column
+    return chosen.column
 
 
 def failed(spec: ServerSpec, exc: ServerFailed) -> ToolError:
@@ -142,9 +173,11 @@ def _max_bytes(ctx: ToolContext) -> int:
     return int(ctx.config.get("max_file_bytes", 2 * 1024 * 1024))
 
 
-def _with_note(text: str, note: str | None, server: Server) -> str:
+def _with_note(text: str, note: str | None, server: Server, loading: bool = False) -> str:
+    """``text`` with what the model must know about it: the server had not loaded the project
+    (``loading``, or it is loading or indexing now), the server was restarted (``note``)."""
     extra = []
-    if server.indexing:
+    if loading or server.indexing:
         extra.append(f"({server.spec.label} is still loading or indexing the project; this "
                      "answer may be incomplete: retry shortly)")
     if note:
@@ -167,8 +200,10 @@ def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any], LspManager],
         target = read_target(ctx, args["file"], max_bytes)
         spec = mgr.table.require(target.path, target.display)
         line, symbol = args["line"], args["symbol"]
-        column = symbol_column(target, line, symbol)
+        column = symbol_column(target, line, symbol, args.get("column"))
         timeout = _timeout(ctx)
+        wait_s = int(ctx.config.get("references_wait_ms", 10000)) / 1000
+        unready: list[bool] = []
 
         async def work(server: Server) -> Any:
             doc = _sync(server, target, max_bytes)
@@ -178,9 +213,17 @@ def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any], LspManager],
             client = server.client
             if kind == "definition":
                 params = types.DefinitionParams(**where)
-                return await server.request("textDocument/definition", lambda:
-                                            client.text_document_definition_async(params),
-                                            timeout)
+                unready.append(server.indexing)
+                answer = await server.request("textDocument/definition", lambda:
+                                              client.text_document_definition_async(params),
+                                              timeout)
+                unready.append(server.indexing)
+                return answer
+            # references search the whole project: an answer before it is loaded lists what
+            # the server has seen so far (often the declaration alone)
+            if not server.readiness.ready and wait_s > 0 and await mgr.small_workspace(spec):
+                await server.until_ready(doc, wait_s)
+            unready.append(not server.readiness.ready)  # checked when sent: see _readiness
             refs = types.ReferenceParams(
                 **where, context=types.ReferenceContext(include_declaration=True))
             return await server.request("textDocument/references", lambda:
@@ -201,9 +244,10 @@ def _navigate(kind: str) -> Callable[[ToolContext, dict[str, Any], LspManager],
         else:
             text = "\n".join([f"{len(found)} {noun}(s):",
                               *_render.location_lines(found, shower, limit)])
-        return ToolResult.ok(_with_note(text, note, server),
+        loading = any(unready)
+        return ToolResult.ok(_with_note(text, note, server, loading),
                              {"count": len(found), "server": spec.command,
-                              "encoding": server.encoding})
+                              "encoding": server.encoding, "loading": loading})
 
     return body
 
@@ -233,16 +277,20 @@ async def hover_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManager) ->
     target = read_target(ctx, args["file"], max_bytes)
     spec = mgr.table.require(target.path, target.display)
     line, symbol = args["line"], args["symbol"]
-    column = symbol_column(target, line, symbol)
+    column = symbol_column(target, line, symbol, args.get("column"))
     timeout = _timeout(ctx)
+    unready: list[bool] = []
 
     async def work(server: Server) -> Any:
         doc = _sync(server, target, max_bytes)
         character = to_units(doc.lines[line - 1], column, server.encoding)
         params = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=doc.uri),
                                    position=types.Position(line=line - 1, character=character))
-        return await server.request("textDocument/hover", lambda:
-                                    server.client.text_document_hover_async(params), timeout)
+        unready.append(server.indexing)
+        answer = await server.request("textDocument/hover", lambda:
+                                      server.client.text_document_hover_async(params), timeout)
+        unready.append(server.indexing)
+        return answer
 
     try:
         hover, server, note = await on_server(mgr, spec, work)
@@ -251,10 +299,16 @@ async def hover_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManager) ->
     text = _render.hover_text(hover)
     if not text:
         text = f'no hover information for "{symbol}" at {target.display}:{line}'
-    return ToolResult.ok(_with_note(text, note, server), {"server": spec.command})
+    loading = any(unready)
+    return ToolResult.ok(_with_note(text, note, server, loading),
+                         {"server": spec.command, "loading": loading})
 
 
 # --- diagnostics ------------------------------------------------------------------------------
+
+
+#: ``severity`` -> the LSP severities it lists (1 error, 2 warning, 3 information, 4 hint)
+SEVERITY_LEVELS = {"errors": 1, "warnings": 2, "all": 4}
 
 
 async def diagnostics_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManager
@@ -263,14 +317,18 @@ async def diagnostics_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManag
     target = read_target(ctx, args["file"], max_bytes)
     spec = mgr.table.require(target.path, target.display)
     wait_s = int(ctx.config.get("diagnostics_wait_ms", 2000)) / 1000
+    severity = args.get("severity") or "warnings"
+    level = SEVERITY_LEVELS[severity]
 
-    async def work(server: Server) -> tuple[Any, bool, Document]:
+    async def work(server: Server) -> tuple[Any, bool, Document, list[str]]:
         doc = _sync(server, target, max_bytes)
-        found, fresh = await server.diagnostics(doc, wait_s)
-        return found, fresh, doc
+        found, fresh = await server.report(doc, wait_s)
+        return found, fresh, doc, (server.settling(doc, found) if not fresh else [])
 
-    (published, fresh, doc), server, note = await on_server(mgr, spec, work)
-    found = _render.sorted_diagnostics(published.diagnostics if published else [])
+    (published, fresh, doc, settling), server, note = await on_server(mgr, spec, work)
+    every = _render.sorted_diagnostics(published.diagnostics if published else [])
+    found = [d for d in every if int(d.severity or 1) <= level]
+    hidden = len(every) - len(found)
     limit = int(ctx.config.get("max_results", 100))
     if not found:
         text = f"no diagnostics for {target.display}"
@@ -279,17 +337,29 @@ async def diagnostics_body(ctx: ToolContext, args: dict[str, Any], mgr: LspManag
         if len(found) > limit:
             lines.append(f"… and {len(found) - limit} more")
         text = "\n".join([f"{len(found)} diagnostic(s) in {target.display}:", *lines])
-    if not fresh and published is not None:
+    if hidden:
+        what = "warning(s), information and hint(s)" if severity == "errors" else \
+            "information and hint(s)"
+        text += f"\n({hidden} {what} not listed; severity=\"all\" lists them)"
+    if settling:
+        names = [ctx.workspace.relative(p) for p in settling[:5]]
+        more = f" and {len(settling) - 5} more" if len(settling) > 5 else ""
+        text += (f"\n\n(may still be settling: {', '.join(names)}{more} changed, and "
+                 f"{spec.label} has not reported on {target.display} since; call again "
+                 "shortly)")
+    elif not fresh and published is not None:
         text += (f"\n\n({spec.label} had not finished checking the current contents within "
                  f"{wait_s:g} s; this is its last report)")
     elif not fresh:
         text += (f"\n\n({spec.label} sent no report within {wait_s:g} s; call again to "
                  "check)")
     return ToolResult.ok(_with_note(text, note, server),
-                         {"count": len(found), "fresh": fresh, "server": spec.command})
+                         {"count": len(found), "hidden": hidden, "fresh": fresh,
+                          "settling": [ctx.workspace.relative(p) for p in settling],
+                          "server": spec.command})
 
 
-#: The ``execute`` of each tool (`_specs` registers wrappers that import this module on use).
+#: The ``execute`` of each tool (`tools.lsp` registers wrappers that import this module on use).
 EXECUTE = {
     "lsp_definition": lsp_tool(_navigate("definition")),
     "lsp_references": lsp_tool(_navigate("references")),

@@ -1,8 +1,10 @@
-"""The four tools as registered: names, schemas, descriptions, flags (no heavy import).
+"""The four tools, one group sharing one implementation: ``lsp_definition``,
+``lsp_references``, ``lsp_hover`` and ``lsp_diagnostics`` as registered (names, schemas,
+descriptions, flags) and the ``execute`` each runs.
 
-Registration must stay cheap (``callgate tools`` imports every plugin), so the
-``execute`` registered here imports the client stack (`_tools`: pygls,
-lsprotocol, cattrs) on the first call only.
+Registration must stay cheap (``callgate tools`` imports every plugin; the client stack
+takes over a second to import), so each ``execute`` imports the query code (`_queries`:
+pygls, lsprotocol, cattrs) on its first call only.
 """
 
 from __future__ import annotations
@@ -22,18 +24,25 @@ _LINE = {"type": "integer", "minimum": 1, "maximum": 100000000,
          "description": "The 1-based line number the symbol is on."}
 _SYMBOL = {"type": "string", "minLength": 1, "maxLength": 256,
            "description": "The name as written on that line (a function, class, method, "
-                          "variable, field ...); its first whole-word occurrence on the line "
-                          "is used."}
+                          "variable, field ...). Only code counts, not strings or comments; "
+                          "when the name is code more than once on the line, the error lists "
+                          "the columns: pass column to choose."}
+_COLUMN = {"type": "integer", "minimum": 1, "maximum": 1000000,
+           "description": "The 1-based column (in characters) of the symbol on the line: "
+                          "needed only when it occurs there more than once."}
+_SEVERITY = {"enum": ["errors", "warnings", "all"], "default": "warnings",
+             "description": "Which diagnostics to list: errors only, errors and warnings "
+                            "(the default), or all (information and hints too)."}
 
 POSITION_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"file": _FILE, "line": _LINE, "symbol": _SYMBOL},
+    "properties": {"file": _FILE, "line": _LINE, "symbol": _SYMBOL, "column": _COLUMN},
     "required": ["file", "line", "symbol"],
     "additionalProperties": False,
 }
 FILE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"file": _FILE},
+    "properties": {"file": _FILE, "severity": _SEVERITY},
     "required": ["file"],
     "additionalProperties": False,
 }
@@ -57,19 +66,18 @@ DESCRIPTIONS = {
         "and its documentation, as plain text. " + _HOW),
     "lsp_diagnostics": (
         "List the errors and warnings the language server reports for one file (type errors, "
-        "undefined names, bad imports), waiting up to about two seconds for it to finish "
-        "checking the current contents. Lines read 'line:col severity [source] message'. Use "
-        "it after changing a file to see whether the change broke anything."),
+        "undefined names, bad imports; severity chooses errors only, or all with hints), "
+        "waiting up to about two seconds for it to finish checking the current contents and "
+        "the files changed since. Lines read 'line:col severity [source] message'. Use it "
+        "after changing a file to see whether the change broke it or the files that use it."),
 }
 
 SUBJECT = PermissionSubject("path", ("file",))
 
 
-
-
 def _lazy(name: str) -> Callable[[ToolContext, dict[str, Any]], Coroutine[Any, Any, ToolResult]]:
     async def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        from ._tools import EXECUTE
+        from .._queries import EXECUTE
 
         return await EXECUTE[name](ctx, args)
 

@@ -1,0 +1,1 @@
+"""The lsp tools: one group (`lsp`) sharing one implementation."""
