@@ -20,6 +20,7 @@ import tempfile
 import time
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 from callgate import Host, Registry, ToolCall, ToolSpec, hookimpl, process
 
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}},

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import httpx2
 
 HERE = Path(__file__).resolve().parent
