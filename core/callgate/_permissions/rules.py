@@ -808,8 +808,10 @@ class RuleEngine:
             return name, known.get(name), dict(example.get("arguments") or {})
         if not isinstance(example, str):
             return "an example is a string or a table with tool and arguments"
-        members = [
-            m for m in self._members(rule) if m.permission_subject is not None
+        members = [  # a tool whose subject is one argument (apply_patch's are inside one)
+            m
+            for m in self._members(rule)
+            if m.permission_subject is not None and m.permission_subject.arguments
         ] or self._members(rule)
         if not members:
             return (
@@ -818,7 +820,7 @@ class RuleEngine:
             )
         spec = members[0]
         subject = spec.permission_subject
-        if subject is None:
+        if subject is None or not subject.arguments:
             return spec.name, spec, {}
         return spec.name, spec, {subject.arguments[0]: example}
 

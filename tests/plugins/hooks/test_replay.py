@@ -90,7 +90,7 @@ def test_updated_input_rewrites_the_call_and_is_validated_again(tmp_path: Path,
                                 bash("c2", "echo bad > ran.txt")])
     assert results["c1"]["content"].startswith("two") and not results["c1"]["is_error"]
     refused = results["c2"]
-    assert refused["error"]["kind"] == "invalid_arguments", refused
+    assert refused["error"]["kind"] == "config_error", refused  # the hook's fault (36.4)
     assert "timeout_ms" in refused["content"]  # Claude Code's timeout is callgate's timeout_ms
     assert not (ws / "ran.txt").exists()
 

@@ -65,10 +65,11 @@ def test_a_name_only_in_a_string_is_an_error_that_says_so(py):
 def test_a_name_that_is_code_twice_on_the_line_lists_the_columns(py):
     r = py.call("lsp_definition", file="shapes.py", line=3, symbol="radius")
     assert r.is_error and r.error.kind == "invalid_arguments"
-    assert r.error.signature == "LSP_SYMBOL_AMBIGUOUS"
+    # a tool's own argument problem carries the contract's signature (issue 36.5)
+    assert r.error.signature == py.argument_signature("lsp_definition", "LSP_SYMBOL_AMBIGUOUS")
     assert r.text == ('LSP_SYMBOL_AMBIGUOUS: "radius" is code 2 times on line 3 of shapes.py, '
                       "at columns 14 ('radius = radius'), 23 ('radius'); call again with "
-                      "column set to the one you mean")
+                      f"column set to the one you mean\nsignature: {r.error.signature}")
     assert r.meta.get("columns", r.error and [14, 23]) == [14, 23]
     # the parameter, and the attribute
     r = py.call("lsp_definition", file="shapes.py", line=3, symbol="radius", column=23)
@@ -81,6 +82,7 @@ def test_a_name_that_is_code_twice_on_the_line_lists_the_columns(py):
 
 def test_a_column_that_is_not_the_symbol_is_refused(py):
     r = py.call("lsp_definition", file="shapes.py", line=3, symbol="radius", column=1)
-    assert r.error.signature == "LSP_SYMBOL_NOT_AT_COLUMN"
+    assert r.error.signature == py.argument_signature("lsp_definition",
+                                                      "LSP_SYMBOL_NOT_AT_COLUMN")
     assert r.text == ('LSP_SYMBOL_NOT_AT_COLUMN: "radius" is not at column 1 of line 3 of '
-                      "shapes.py; it is at columns 14, 23")
+                      f"shapes.py; it is at columns 14, 23\nsignature: {r.error.signature}")
