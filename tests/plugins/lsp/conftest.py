@@ -104,8 +104,12 @@ def fresh_diagnostics(s: CallgateSession, file: str, timeout: float = 60.0) -> A
             r = s.call("use_capability", {"action": "call",
                                           "capability_id": "tool:lsp_diagnostics",
                                           "arguments": {"file": file}})
-        if r.meta.get("fresh") or r.is_error or time.monotonic() > deadline:
+        # fresh, and not an answer the server gave while still indexing (a cold server on a
+        # loaded machine, e.g. four test workers at once, says so and may say more later)
+        settled = r.meta.get("fresh") and "still loading or indexing" not in r.text
+        if settled or r.is_error or time.monotonic() > deadline:
             return r
+        time.sleep(0.1)
 
 
 # --- processes -------------------------------------------------------------------------------
