@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextvars
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,11 @@ def test_an_integrators_hooks_answer_the_server_in_the_calls_context(callgate_se
     kinds = [(kind, who) for kind, who, _ in integrator.asked]
     assert kinds == [("elicit", "the caller"), ("sample", "the caller")]
     assert integrator.asked[0][2]["message"] == "Name?"
+    # log notifications are relayed as they come, and may come after the call's answer (the
+    # client handles a notification on its own task): wait for the three, then check them
+    deadline = time.monotonic() + 30
+    while len(integrator.logs) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert [m["level"] for _, m in integrator.logs] == ["info", "warning", "error"]
     assert {server for server, _ in integrator.logs} == {"host"}
 
