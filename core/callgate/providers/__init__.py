@@ -1,27 +1,7 @@
 """Provider renderings of the one canonical schema per tool, and of results (host.md §2, §7).
 
-Adapters only transform: every rendering starts from the canonical schema
-and the registry's flags. Supported providers:
-
-- ``openai-chat``: Chat Completions ``tools`` entries (``{"type": "function",
-  "function": {...}}``); results are a ``tool`` message, plus a ``user``
-  message carrying images (tool messages carry text only).
-- ``openai-chat-strict``: the same entries with ``"strict": true`` in the
-  function and the strict schema (as ``openai-responses``); results as
-  ``openai-chat``. Chat's structured-outputs mode for function calling.
-- ``openai-responses``: Responses API function tools in the strict form
-  (closed objects, every property required, optional ones nullable, only the
-  keywords strict mode accepts). A schema strict mode cannot express without
-  changing its meaning (a free-form object) is sent with ``strict: false``
-  and its canonical schema instead. `accept_arguments` maps the nulls a
-  strict call sends for left-out optional properties back to absence.
-- ``anthropic``: Messages API tools (``input_schema``) and ``tool_result`` blocks.
-- ``gemini``: ``FunctionDeclaration`` with ``parametersJsonSchema`` (the full
-  JSON Schema; nothing dropped), ``functionResponse`` parts.
-- ``mcp``: ``Tool`` with ``title``, ``inputSchema`` and ``annotations`` (``title``,
-  ``idempotentHint``, ``openWorldHint``, ``readOnlyHint``,
-  ``destructiveHint``), ``CallToolResult``.
-
+The base renderings (``openai-chat``, ``openai-chat-strict``, ``openai-responses``,
+``anthropic``, ``gemini``, ``mcp``) are described once, in `callgate.providers.base`.
 The native renderings (`callgate.providers.native`: ``anthropic-native``,
 ``openai-responses-native``, ``openai-chat-freeform``) show the provider's own tool
 shapes in place of the tools they replace; `surface` renders them too, and
