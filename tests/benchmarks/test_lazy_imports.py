@@ -33,7 +33,13 @@ HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PI
          # the spawn door imports asyncio for its asyncio start only
          "asyncio",
          # boot checks [sessions] store's form; the store's records load with the store
-         "callgate._store.records", "callgate._store.recorder")
+         "callgate._store.records", "callgate._store.recorder",
+         # issue 38: the file tools are declared data; their code loads with the first call
+         "callgate_files.tools.read_file", "callgate_files.tools.write_file",
+         "callgate_files.tools.edit_file", "callgate_files.tools.delete_range",
+         "callgate_files.tools.move_file", "callgate_files.tools.notebook_edit",
+         "callgate_files.tools.apply_patch", "callgate_files.tools.insert_lines",
+         "callgate_files._common")
 
 PROBE = """
 import contextlib, io, json, sys

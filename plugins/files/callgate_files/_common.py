@@ -8,18 +8,10 @@ anything (files.md §7).
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 from callgate import ToolContext, ToolError
 from callgate.files import GatedPath, SourceFile, version_of
 from callgate_toolkit.diffs import ChangeDiff, FilePreview, change_diff
-
-PATH = {"type": "string", "minLength": 1, "maxLength": 4096}
-
-
-def path_schema(description: str) -> dict[str, Any]:
-    return {**PATH, "description": description}
 
 
 @attrs.frozen

@@ -11,21 +11,22 @@ from callgate import hookimpl
 from ._native import FACES
 from ._watch import FILE_WATCH, FileWatch
 from .config import CONFIG_KEYS
-from .tools import (
-    apply_patch,
-    delete_range,
-    edit_file,
-    insert_lines,
-    move_file,
-    notebook_edit,
-    read_file,
-    write_file,
+from .tools.specs import (
+    DELETE_RANGE_SPEC,
+    EDIT_SPEC,
+    INSERT_SPEC,
+    MOVE_SPEC,
+    MULTI_SPEC,
+    NOTEBOOK_SPEC,
+    PATCH_SPEC,
+    READ_SPEC,
+    WRITE_SPEC,
 )
 
+# declared data: each tool's module is imported by its first call (callgate.deferred);
 # the native faces ride on read_file: the file family's provider-native shapes
-TOOLS = (attrs.evolve(read_file.SPEC, native=FACES), write_file.SPEC, edit_file.EDIT_SPEC,
-         edit_file.MULTI_SPEC, delete_range.SPEC, move_file.SPEC, notebook_edit.SPEC,
-         apply_patch.SPEC, insert_lines.SPEC)
+TOOLS = (attrs.evolve(READ_SPEC, native=FACES), WRITE_SPEC, EDIT_SPEC, MULTI_SPEC,
+         DELETE_RANGE_SPEC, MOVE_SPEC, NOTEBOOK_SPEC, PATCH_SPEC, INSERT_SPEC)
 
 
 @hookimpl

@@ -12,45 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolError, ToolSpec, Violation
+from callgate import PathRole, ToolContext, ToolError, Violation
 from callgate_toolkit.diffs import FilePreview
 
 from .._changeset import ChangeSet
 from .._patch_plan import Planner, operations_of, path_roles
 from .._v4a import PatchError, UpdateFile, parse_patch
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["patch"],
-    "properties": {
-        "patch": {"type": "string", "minLength": 1,
-                  "description": "The whole patch, from '*** Begin Patch' to '*** End Patch'."},
-    },
-}
-
-DESCRIPTION = (
-    "Add, update, move and delete files with one patch, applied all or nothing: if any "
-    "hunk does not fit, no file changes. The patch:\n"
-    "*** Begin Patch\n"
-    "*** Add File: src/new.py\n"
-    "+every line of the new file, each starting with +\n"
-    "*** Update File: src/app.py\n"
-    "*** Move to: src/main.py   (optional: rename it too)\n"
-    "@@ def handler():   (optional text after @@: a line to find first)\n"
-    " unchanged context line, starting with a space\n"
-    "-line to remove\n"
-    "+line to add\n"
-    "*** Delete File: src/old.py\n"
-    "*** End Patch\n"
-    "Give about 3 lines of context around each change and a new @@ for each place in a "
-    "file; context and removed lines must match the file (whitespace differences are "
-    "tolerated). *** End of File after a hunk pins it to the end of the file. Paths are "
-    "relative to the workspace. Updating, moving or deleting a file needs a current "
-    "observation of it (any read_file window); Add File and Move to never replace an "
-    "existing file. Files keep their encoding and line endings; an updated file ends with "
-    "a newline. Returns the changed files and their diffs."
-)
 
 
 def _operations(arguments: Any) -> tuple[Any, ...]:
@@ -122,14 +89,3 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> str:
 def preview(ctx: ToolContext, args: dict[str, Any]) -> list[FilePreview]:
     """Every file's change as an approver sees it; nothing is written."""
     return Planner(ctx, operations_of(args["patch"])).plan().previews()
-
-
-SPEC = ToolSpec(
-    name="apply_patch", description=DESCRIPTION, schema=SCHEMA,
-    execute=execute, preview=preview, validate=validate, mutated_paths=mutated_paths,
-    permission_subject=PermissionSubject("path", ()),
-    groups=("Edit",), visibility="hidden",
-    examples=({"patch": "*** Begin Patch\n*** Update File: src/app.py\n@@ def total(items):\n"
-                        "-    return sum(items)\n+    return round(sum(items), 2)\n"
-                        "*** Add File: src/notes.txt\n+first line\n*** End Patch\n"},),
-)

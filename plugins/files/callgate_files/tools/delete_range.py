@@ -4,39 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec
+from callgate import ToolContext
 from callgate.text import display_line, split_lines
+from callgate_toolkit.diffs import FilePreview
 
 from .._braces import cut_block, guarded
-from .._common import Planned, fail, path_schema, preview, publish
+from .._common import Planned, fail, publish
+from .._common import preview as _preview
 from .._encoding import DECLARATION_CHARS, check_declaration
 from .._matching import line_hint
-
-ANCHOR = {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"}
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path", "start_anchor", "end_anchor"],
-    "properties": {
-        "path": path_schema("File to delete lines from: relative to the workspace, or "
-                            "absolute."),
-        "start_anchor": {**ANCHOR, "description": "The whole first line of the range, exactly "
-                         "as in the file (indentation included)."},
-        "end_anchor": {**ANCHOR, "description": "The whole last line of the range, exactly as "
-                       "in the file."},
-        "inclusive": {"type": "boolean", "default": True,
-                      "description": "Delete the anchor lines too (false keeps them and deletes "
-                      "only the lines between)."},
-    },
-}
-
-DESCRIPTION = (
-    "Delete a run of whole lines from a file, found by two anchors: the exact text of its "
-    "first and last line, each of which must occur on exactly one line. Returns a unified "
-    "diff of the deletion. Meant for large deletions; for smaller changes use edit_file. "
-    "Needs a current observation of the file (any read_file window)."
-)
 
 
 def _find(lines: list[str], anchor: str, name: str, p: str) -> int:
@@ -94,11 +70,9 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
                    done=f"deleted lines {first}-{last} of {p} ({count} lines)", noop=noop)
 
 
-SPEC = ToolSpec(
-    name="delete_range", description=DESCRIPTION, schema=SCHEMA,
-    execute=lambda ctx, args: publish(ctx, plan(ctx, args)),
-    preview=lambda ctx, args: preview(plan(ctx, args)),
-    mutates_paths=(PathRole("path"),),
-    permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="hidden",
-)
+def execute(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return publish(ctx, plan(ctx, args))
+
+
+def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
+    return _preview(plan(ctx, args))

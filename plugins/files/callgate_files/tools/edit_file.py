@@ -5,77 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation
+from callgate import ToolContext, Violation
 from callgate.text import bom_of
-from callgate_toolkit.diffs import change_diff
+from callgate_toolkit.diffs import FilePreview, change_diff
 
-from .._common import Planned, fail, path_schema, preview, publish
+from .._common import Planned, fail, publish
+from .._common import preview as _preview
 from .._encoding import DECLARATION_CHARS, check_declaration, check_inserted
 from .._matching import MatchFailure, apply_edit
 
-#: what other agents and plain words call these tools (an unknown call by one of
-#: these names is answered "did you mean" the tool)
-EDIT_FILE_KNOWN_AS = (
-    "Edit", "str_replace", "replace", "str_replace_editor", "replace_in_file", "search_replace",
-    "apply_diff", "str_replace_based_edit_tool",
-)
-MULTI_EDIT_KNOWN_AS = ("MultiEdit",)
-
 SNAPSHOT_BYTES = 1 << 20
-
-EDIT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path", "old_string", "new_string"],
-    "properties": {
-        "path": path_schema("File to edit: relative to the workspace, or absolute."),
-        "old_string": {"type": "string", "minLength": 1,
-                       "description": "Text to replace, copied exactly from the file."},
-        "new_string": {"type": "string", "description": "Replacement text (\"\" deletes)."},
-        "replace_all": {"type": "boolean", "default": False,
-                        "description": "Replace every match instead of requiring one."},
-    },
-}
-
-EDIT_DESCRIPTION = (
-    "Replace one exact piece of text in a file with another. old_string must match exactly "
-    "one place (set replace_all to change every match); when it matches several, add "
-    "surrounding lines to make it unique. Copy old_string from read_file output without the "
-    "line-number prefixes, indentation included. Needs a current observation of the file "
-    "(any read_file window); consecutive edits need no re-read. Prefer this to rewriting a "
-    "whole file."
-)
-
-MULTI_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path", "edits"],
-    "properties": {
-        "path": path_schema("File to edit: relative to the workspace, or absolute."),
-        "edits": {
-            "type": "array", "minItems": 1, "maxItems": 100,
-            "description": "Edits applied in order, each to the result of the previous one.",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["old_string", "new_string"],
-                "properties": {
-                    "old_string": {"type": "string", "minLength": 1},
-                    "new_string": {"type": "string"},
-                    "replace_all": {"type": "boolean", "default": False},
-                },
-            },
-        },
-    },
-}
-
-MULTI_DESCRIPTION = (
-    "Apply several edits to one file as a single change: each edit works on the result of "
-    "the one before, all in memory, and the file is written only if every edit succeeds. "
-    "Each edit matches like edit_file. Cheaper and safer than a chain of edit_file calls: a "
-    "failing third edit leaves the file exactly as it was instead of half edited."
-)
-
 
 def validate_edit(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     if args.get("old_string") == args.get("new_string"):
@@ -146,29 +85,17 @@ def plan_multi(ctx: ToolContext, args: dict[str, Any]) -> Planned:
                    + (" (fuzzy match)" if fuzzy else ""), noop=noop)
 
 
-EDIT_SPEC = ToolSpec(
-    name="edit_file", known_as=EDIT_FILE_KNOWN_AS, description=EDIT_DESCRIPTION, schema=EDIT_SCHEMA,
-    execute=lambda ctx, args: publish(ctx, plan_edit(ctx, args)),
-    preview=lambda ctx, args: preview(plan_edit(ctx, args)),
-    validate=validate_edit, mutates_paths=(PathRole("path"),),
-    permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="surface", surface_order=40,
-    examples=({"path": "src/app.py", "old_string": "    return total\n",
-               "new_string": "    return round(total, 2)\n"},
-              {"path": "README.md", "old_string": "colour", "new_string": "color",
-               "replace_all": True}),
-)
+def execute_edit(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return publish(ctx, plan_edit(ctx, args))
 
-MULTI_SPEC = ToolSpec(
-    name="multi_edit", description=MULTI_DESCRIPTION, schema=MULTI_SCHEMA,
-    known_as=MULTI_EDIT_KNOWN_AS,
-    execute=lambda ctx, args: publish(ctx, plan_multi(ctx, args)),
-    preview=lambda ctx, args: preview(plan_multi(ctx, args)),
-    validate=validate_multi, mutates_paths=(PathRole("path"),),
-    permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="hidden",
-    examples=({"path": "src/app.py", "edits": [
-        {"old_string": "import os\n", "new_string": "import os\nimport sys\n"},
-        {"old_string": "print(x)", "new_string": "print(x, file=sys.stderr)",
-         "replace_all": True}]},),
-)
+
+def preview_edit(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
+    return _preview(plan_edit(ctx, args))
+
+
+def execute_multi(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return publish(ctx, plan_multi(ctx, args))
+
+
+def preview_multi(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
+    return _preview(plan_multi(ctx, args))

@@ -10,29 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec
+from callgate import ToolContext
 from callgate.text import split_lines
+from callgate_toolkit.diffs import FilePreview
 
-from .._common import Planned, fail, path_schema, preview, publish
+from .._common import Planned, fail, publish
+from .._common import preview as _preview
 from .._encoding import DECLARATION_CHARS, check_declaration
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path", "line", "text"],
-    "properties": {
-        "path": path_schema("File to insert into: relative to the workspace, or absolute."),
-        "line": {"type": "integer", "minimum": 0, "maximum": 100_000_000,
-                 "description": "Insert after this line (0: at the start of the file)."},
-        "text": {"type": "string", "minLength": 1, "description": "The lines to insert."},
-    },
-}
-
-DESCRIPTION = (
-    "Insert text after a line of a file (line 0: at the start). The file keeps its "
-    "encoding and line endings. Needs a current observation of the file (any read_file "
-    "window). Returns a unified diff."
-)
 
 
 def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
@@ -64,11 +48,9 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
                    noop=f"{p} already has exactly this content; nothing written")
 
 
-SPEC = ToolSpec(
-    name="insert_lines", description=DESCRIPTION, schema=SCHEMA,
-    execute=lambda ctx, args: publish(ctx, plan(ctx, args)),
-    preview=lambda ctx, args: preview(plan(ctx, args)),
-    mutates_paths=(PathRole("path"),),
-    permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="hidden",
-)
+def execute(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return publish(ctx, plan(ctx, args))
+
+
+def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
+    return _preview(plan(ctx, args))

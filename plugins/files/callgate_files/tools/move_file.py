@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolError, ToolSpec
+from callgate import ToolContext, ToolError
 from callgate.files import (
     GatedPath,
     changed_while_applying,
@@ -20,32 +20,7 @@ from callgate.files import (
 from callgate.paths import ResolvedPath
 from callgate_toolkit.diffs import FilePreview
 
-from .._common import fail, path_schema
-
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-MOVE_FILE_KNOWN_AS = ("move", "mv", "rename", "rename_file")
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["source_path", "destination_path"],
-    "properties": {
-        "source_path": path_schema("The file to move."),
-        "destination_path": path_schema("Its new path; missing parent directories are "
-                                        "created. An existing file there is never replaced."),
-    },
-}
-
-#: what the host gate advises when a path is a directory or not a regular file
-REGULAR = "move_file moves regular files; use the shell"
-
-DESCRIPTION = (
-    "Move or rename a file from source_path to destination_path, creating the destination's "
-    "parent directories as needed; an existing destination is never overwritten. Use this "
-    "instead of mv, Move-Item or ren in the shell, so workspace confinement and edit "
-    "permissions apply. Needs a current observation of the source (any read_file window)."
-)
+from .._common import fail
 
 
 def _already_exists(display: str) -> ToolError:
@@ -148,14 +123,3 @@ def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
     assert src.stat is not None
     return FilePreview(kind=kind, path=src.display, destination=dst.display,  # type: ignore[arg-type]
                        base_version=version_of(src.stat))
-
-
-SPEC = ToolSpec(
-    name="move_file", description=DESCRIPTION, schema=SCHEMA, execute=execute, preview=preview,
-    known_as=MOVE_FILE_KNOWN_AS,
-    mutates_paths=(PathRole("source_path", "modify", follow_symlinks=False, recovery=REGULAR),
-                   PathRole("destination_path", "create", follow_symlinks=False,
-                            recovery=REGULAR)),
-    permission_subject=PermissionSubject("path", ("source_path", "destination_path")),
-    groups=("Edit",), visibility="hidden",
-)

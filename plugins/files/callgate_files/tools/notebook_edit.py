@@ -7,44 +7,13 @@ import json
 import secrets
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec, Violation
+from callgate import ToolContext, Violation
 from callgate.text import to_crlf
+from callgate_toolkit.diffs import FilePreview
 
-from .._common import Planned, fail, path_schema, preview, publish
+from .._common import Planned, fail, publish
+from .._common import preview as _preview
 from .._encoding import check_inserted
-
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-NOTEBOOK_EDIT_KNOWN_AS = ("NotebookEdit", "edit_notebook")
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path"],
-    "properties": {
-        "path": path_schema("The .ipynb notebook: relative to the workspace, or absolute."),
-        "edit_mode": {"type": "string", "enum": ["replace", "insert", "delete"],
-                      "default": "replace", "description": "What to do with the cell."},
-        "cell_number": {"type": "integer", "minimum": -1,
-                        "description": "0-based cell index; for insert, the new cell goes "
-                        "after it (-1: at the top)."},
-        "cell_id": {"type": "string", "description": "The cell's id (wins over cell_number)."},
-        "cell_type": {"type": "string", "enum": ["code", "markdown"],
-                      "description": "Type of the new cell (required for insert; retypes on "
-                      "replace)."},
-        "new_source": {"type": "string", "description": "The cell's new source (may be "
-                       "empty)."},
-    },
-}
-
-DESCRIPTION = (
-    "Edit one cell of a Jupyter notebook (.ipynb). Pick the cell by its 0-based cell_number "
-    "or its cell_id. edit_mode \"replace\" (the default) sets the cell's source; \"insert\" "
-    "adds a new cell after cell_number (-1 puts it at the top) and needs cell_type and "
-    "new_source; \"delete\" removes the cell. cell_type is \"code\" or \"markdown\". A code "
-    "cell that is edited loses its outputs. Prefer this to edit_file for notebooks: the "
-    "result is checked to be a valid notebook before it is written."
-)
 
 
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
@@ -204,12 +173,9 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
                    noop=f"{p} already has exactly this content; nothing written")
 
 
-SPEC = ToolSpec(
-    name="notebook_edit", known_as=NOTEBOOK_EDIT_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA,
-    execute=lambda ctx, args: publish(ctx, plan(ctx, args)),
-    preview=lambda ctx, args: preview(plan(ctx, args)),
-    validate=validate, mutates_paths=(PathRole("path"),),
-    permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="hidden",
-)
+def execute(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return publish(ctx, plan(ctx, args))
 
+
+def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
+    return _preview(plan(ctx, args))

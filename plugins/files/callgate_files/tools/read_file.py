@@ -8,7 +8,7 @@ import os
 import stat as stat_mod
 from typing import Any
 
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
+from callgate import ToolContext, ToolError, ToolResult, Violation
 from callgate.files import (
     binary_error,
     io_error,
@@ -37,7 +37,7 @@ from callgate.text import (
     usable_codec,
 )
 
-from .._common import fail, path_schema
+from .._common import fail
 from .._encoding import choice_conflict, read_note
 from .._window import (
     SAMPLE_BYTES,
@@ -49,45 +49,7 @@ from .._window import (
     locate,
     read_window,
 )
-
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-READ_FILE_KNOWN_AS = ("Read", "view", "cat", "open_file", "read_many_files", "view_file")
-
-DEFAULT_LIMIT = 2000
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path"],
-    "properties": {
-        "path": path_schema("File to read: relative to the workspace, or absolute."),
-        "offset": {"type": "integer", "minimum": 0, "default": 0,
-                   "description": "Lines to skip before the window (0 starts at line 1)."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": DEFAULT_LIMIT,
-                  "description": "Most lines to return."},
-        "intent": {"type": "string",
-                   "description": "Legacy navigation hint; accepted and ignored."},
-        "cursor": {"type": "string",
-                   "description": "Legacy navigation hint; accepted and ignored."},
-        "encoding": {"type": "string", "minLength": 1, "maxLength": 64,
-                     "description": "The file's encoding (gb18030, cp1251, shift_jis...), "
-                                    "when a read said it could not tell it or only guessed "
-                                    "it: the file is read in it, and edits of the version "
-                                    "read keep it."},
-    },
-}
-
-DESCRIPTION = (
-    "Read a window of a text file: up to `limit` lines starting after `offset`, each prefixed "
-    "with its 1-based line number. Any successful window records the file's current version, "
-    "which is all a later edit needs: there is no need to read the whole file first. When "
-    "more lines follow, the result ends with the offset to continue from; page on only if "
-    "the rest is useful. When a read says the file's encoding could not be told or was "
-    "only guessed and you know it, read again with `encoding`: that version is then read "
-    "and edited in it. The legacy `intent` and `cursor` fields are accepted as hints and "
-    "change nothing."
-)
+from .specs import DEFAULT_LIMIT
 
 
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
@@ -278,9 +240,3 @@ def _result(body: str, notes: list[str], rp: ResolvedPath, recorded: bool, reade
     text = body + ("\n\n" + "\n".join(notes) if notes else "")
     meta["bytes_read"] = reader.bytes_read
     return ToolResult.ok(text, meta)
-
-
-SPEC = ToolSpec(name="read_file", description=DESCRIPTION, schema=SCHEMA, execute=execute,
-                known_as=READ_FILE_KNOWN_AS,
-                validate=validate, read_only=True, visibility="surface", surface_order=50,
-                permission_subject=PermissionSubject("path", ("path",)))

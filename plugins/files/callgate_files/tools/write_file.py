@@ -5,36 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import PathRole, PermissionSubject, ToolContext, ToolSpec
+from callgate import ToolContext
 from callgate.files import too_large
 from callgate.text import encode_text
+from callgate_toolkit.diffs import FilePreview
 
-from .._common import Planned, path_schema, preview, publish
+from .._common import Planned, publish
+from .._common import preview as _preview
 from .._encoding import create_encoding, write_encoding
-
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-WRITE_FILE_KNOWN_AS = ("Write", "create", "create_file", "write_to_file", "new_file")
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["path", "content"],
-    "properties": {
-        "path": path_schema("File to create or replace: relative to the workspace, or "
-                            "absolute."),
-        "content": {"type": "string", "description": "The complete new content (may be empty)."},
-    },
-}
-
-DESCRIPTION = (
-    "Create a text file, or replace the whole content of one. A new file is created without "
-    "ever overwriting a file someone else created meanwhile. Replacing an existing file "
-    "needs a current observation of it in this session: a read_file window or an earlier "
-    "successful edit. The file keeps its encoding, BOM and CRLF line endings (a file whose "
-    "encoding was only guessed is written as UTF-8). For a change to part of a file, "
-    "edit_file is cheaper and safer."
-)
 
 
 def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
@@ -63,11 +41,9 @@ def plan(ctx: ToolContext, args: dict[str, Any]) -> Planned:
                    show_diff=False)
 
 
-SPEC = ToolSpec(
-    name="write_file", known_as=WRITE_FILE_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA,
-    execute=lambda ctx, args: publish(ctx, plan(ctx, args)),
-    preview=lambda ctx, args: preview(plan(ctx, args)),
-    mutates_paths=(PathRole("path", "create_or_modify"),),
-    permission_subject=PermissionSubject("path", ("path",)),
-    groups=("Edit",), visibility="surface", surface_order=70,
-)
+def execute(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return publish(ctx, plan(ctx, args))
+
+
+def preview(ctx: ToolContext, args: dict[str, Any]) -> FilePreview:
+    return _preview(plan(ctx, args))
