@@ -20,8 +20,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from . import hookspecs
 from ._cli import contract as _contract
 from ._cli import sessions as _sessions_cli
@@ -29,8 +27,6 @@ from ._config.state import HOME_VARIABLE
 from ._host.host import NO_TOOLS, Host
 from ._model.errors import BootError
 from ._model.values import Decision
-from ._session.pair import SessionPair
-from ._store.names import StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -147,6 +143,7 @@ async def _replay_pair(
     planner (plan mode, the planner profile), the approval hands over, the lines after it go
     to the executor; each result says whose it is (``meta.session``)."""
     from ._cli import replay as _replay  # the replay machinery: only here
+    from ._session.pair import SessionPair
 
     split = _replay.approval_index(lines)
     planning = lines if split is None else lines[:split]
@@ -178,7 +175,10 @@ def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    import anyio  # the session machinery: imported by the commands that run calls only
+
     from ._cli import replay as _replay  # the replay machinery: only here
+    from ._store.names import StoreError
 
     try:
         lines = _read_lines(args.transcript)
@@ -370,7 +370,10 @@ def cmd_contract(args: argparse.Namespace) -> int:
 def cmd_call(args: argparse.Namespace) -> int:
     """One call through a fresh session; exit 0 when its result is a success, 1 when it is
     an error (invalid arguments, refused, failed), 2 when it cannot run at all."""
+    import anyio
+
     from ._cli import replay as _replay  # the replay machinery: only here
+    from ._store.names import StoreError
 
     line = json.dumps({"id": "c1", "name": args.name, "arguments": args.arguments})
     workspace = args.workspace or os.getcwd()
@@ -445,6 +448,8 @@ def _demo_state_dir(path: str) -> Iterator[None]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    import anyio
+
     from ._cli import replay as _replay  # the replay machinery: only here
 
     examples = examples_dir()
@@ -525,7 +530,16 @@ def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
         pass
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word that is not an option), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``callgate`` parser. Given the ``argv`` it will parse, a core command leaves the
+    ``callgate.commands`` add-ons unloaded (importing ``serve`` or ``rules`` is no part of
+    ``callgate tools``' cold start, issue 38); help, an add-on's command or an unknown word
+    loads them all, so they are listed and parsed as before."""
     from .providers import PROVIDERS
     from .providers.native import NATIVE_PROVIDERS
 
@@ -687,7 +701,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     _sessions_cli.register(sub)
 
-    for ep in metadata.entry_points(group="callgate.commands"):
+    core_command = argv is not None and _command_word(argv) in sub.choices
+    for ep in () if core_command else metadata.entry_points(group="callgate.commands"):
         try:
             ep.load()(sub)
         except Exception as exc:  # a broken add-on must not break the core commands
@@ -698,7 +713,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING if args.verbose else logging.ERROR, format="callgate: %(message)s"

@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from ._model.values import Decision, ToolCall
 from ._permissions.rules import ACTIONS, Rule, RuleEngine, RuleError, UnitVerdict, compile_spec
-from ._pipeline.explain import STAGES, Explanation, StageVerdict
-from ._pipeline.explain import explain as _explain
 
 if TYPE_CHECKING:
     from ._model.spec import ToolSpec
+    from ._pipeline.explain import STAGES, Explanation, StageVerdict
     from ._pipeline.view import HostView as Host
     from ._pipeline.view import SessionView
     from ._session.session import Session
@@ -111,6 +110,8 @@ async def explain(session: Session, call: ToolCall) -> Explanation:
     validation, the pre-tool-use hooks (asked, as in a real call), permission (every hook
     and rule heard, then the fallback), the host gates (checked, nothing held), and the
     tool, which is never run."""
+    from ._pipeline.explain import explain as _explain
+
     return await _explain(session.state, call)
 
 
@@ -130,6 +131,21 @@ def shell_tool(host: Host) -> ToolSpec | None:
         if "Bash" in spec.groups and subject is not None and subject.kind == "command":
             return spec
     return None
+
+
+#: imported on first use: the explainer runs the pipeline's stages, which a plugin judging
+#: rules at registration (the hooks plugin) does not need (issue 38)
+_LAZY = ("STAGES", "Explanation", "StageVerdict")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._pipeline import explain as _explainer
+
+    value = getattr(_explainer, name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

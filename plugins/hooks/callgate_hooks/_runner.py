@@ -27,8 +27,6 @@ import os
 import re
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -109,6 +107,10 @@ def _command(handler: Handler, payload: dict[str, Any], session: SessionView,
 
 
 def _post(handler: Handler, payload: dict[str, Any], started: float) -> Run:
+    # here: urllib.request pulls http.client, ssl and email in; only HTTP hooks need them
+    import urllib.error
+    import urllib.request
+
     assert handler.url is not None
     allowed = set(handler.allowed_env)
 

@@ -22,15 +22,18 @@ import inspect
 import logging
 import weakref
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from callgate import Host, Registry, SessionKey, ToolCall, ToolResult, ToolSpec, hookimpl
 
-from ._events import SessionHooks
-from ._rules_command import cmd_check, cmd_explain, cmd_lint, usage_error
 from ._setup import HostHooks
 from ._sources import PROTECTED
 from .config import HOOKS_SCHEMA, SETTINGS_SCHEMA
+
+if TYPE_CHECKING:
+    # a session's runner (the handlers, their processes and HTTP requests) is imported when
+    # the first session opens, not while `callgate tools` registers (issue 38)
+    from ._events import SessionHooks
 
 log = logging.getLogger("callgate.hooks")
 #: ``session.extension(EXTENSION)``: this session's hooks and imported rules (`SessionHooks`)
@@ -50,6 +53,12 @@ def _runner(session: Any) -> SessionHooks | None:
     return session.extension(EXTENSION)
 
 
+def _session_hooks(state: HostHooks, session: Any) -> SessionHooks:
+    from ._events import SessionHooks
+
+    return SessionHooks(state, session)
+
+
 def _active(state: HostHooks) -> bool:
     """Whether anything could run or apply on this host (else the plugin adds no hook at
     all, and a call costs what it cost without it)."""
@@ -67,7 +76,7 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
         for pattern in PROTECTED[agent]:
             registry.protect(pattern, f"{agent} settings callgate-hooks reads (hooks and "
                              "permission rules) for the next session")
-    registry.add_session_extension(EXTENSION, lambda session: SessionHooks(state, session))
+    registry.add_session_extension(EXTENSION, lambda session: _session_hooks(state, session))
     for note in state.report():
         log.warning(note)
         host.warnings.append(note)
@@ -165,6 +174,8 @@ class Runtime:
 
 def register(subparsers: Any) -> None:
     """Add ``rules`` to the ``callgate`` command (entry point ``callgate.commands``)."""
+    from ._rules_command import cmd_check, cmd_explain, cmd_lint, usage_error
+
     p = subparsers.add_parser(
         "rules", help="test permission rules: check a command line, explain a call, lint",
         description="Test the permission rules a session would apply (callgate's own, and "
