@@ -30,8 +30,10 @@ the ``(capability_id, reason)`` pairs the model declined.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from ._keys import MCP_SERVERS
 from ._names import connect_permission_name, norm, tool_permission_name
-from ._servers import MCP_SERVERS, McpServers, mcp_installed
 from .plugin import (
     CAPABILITY_DECLINES,
     USE_CAPABILITY,
@@ -40,6 +42,20 @@ from .plugin import (
     callgate_session_end,
     callgate_session_start,
 )
+
+if TYPE_CHECKING:
+    from ._servers import McpServers, mcp_installed
+
+
+def __getattr__(name: str) -> Any:
+    """`McpServers` and `mcp_installed`, imported on first use: registering the plugin
+    imports none of the MCP machinery (issue 38)."""
+    if name not in ("McpServers", "mcp_installed"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import _servers
+
+    return getattr(_servers, name)
+
 
 __all__ = [
     "CAPABILITY_DECLINES",

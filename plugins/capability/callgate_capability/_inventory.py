@@ -19,11 +19,12 @@ from callgate.suggest import meanings_of
 from . import _policy
 from ._cache import McpToolInfo
 from ._ids import TOOL_RESULT_ID, CapabilityId, did_you_mean
+from ._keys import MCP_SERVERS
 from ._names import connect_permission_name, tool_permission_name
-from ._servers import MCP_SERVERS, NOT_INSTALLED, McpServers, mcp_installed
+from ._servers import NOT_INSTALLED, McpServers, mcp_installed
 from ._tool_result import SPEC as TOOL_RESULT_SPEC
+from .tools.specs import PROXY_NAME
 
-PROXY_NAME = "use_capability"
 SERVER_DIRECTORY_LIMIT = 16 * 1024
 DESCRIPTION_CHARS = 200
 SUMMARY_CHARS = 120

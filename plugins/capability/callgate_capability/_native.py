@@ -17,7 +17,7 @@ from typing import Any
 from callgate import ToolResult
 from callgate.providers.native import NativeFace, NativeInputError
 
-from ._inventory import PROXY_NAME
+from .tools.specs import PROXY_NAME
 
 SEARCH = "tool_search"
 DESCRIPTION = ("Search the catalog of tools that are not loaded yet by what you need to do "

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from callgate import Decision, SessionKey, ToolError, ToolResult, process
+from callgate import Decision, ToolError, ToolResult, process
 from callgate.results import ImageBlock, TextBlock
 
 from . import _policy
@@ -75,8 +75,6 @@ def prepare_server(session: Any, config: ServerConfig, env: dict[str, str]
                            "(permission denied)", "(no stderr output)") from None
 
 
-#: ``session.extension(MCP_SERVERS)``: this plugin's per-session object
-MCP_SERVERS: SessionKey[McpServers] = SessionKey("mcp_servers")
 
 
 class McpServers:

@@ -23,8 +23,8 @@ from . import _policy
 from ._cache import McpToolInfo
 from ._ids import TOOL_RESULT_ID, CapabilityId, did_you_mean, parse
 from ._inventory import Inventory, compact, unavailable
+from ._keys import MCP_SERVERS
 from ._names import connect_permission_name, tool_permission_name
-from ._servers import MCP_SERVERS
 from ._tool_result import SPEC as TOOL_RESULT_SPEC
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {},

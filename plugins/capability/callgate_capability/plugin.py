@@ -5,21 +5,31 @@ stopping the servers with the session."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from callgate import Decision, Registry, ToolCall, ToolSpec, hookimpl
 
-from . import _policy, hookspecs
+from . import hookspecs
+from ._keys import MCP_SERVERS
 from ._names import rule_name_check, server_of_permission_name
 from ._native import FACES as NATIVE_SEARCH
-from ._servers import MCP_SERVERS, McpServers, mcp_installed
-from ._targets import plan_of
 from .config import CAPABILITY_SCHEMA, MCP_SERVERS_SCHEMA
-from .tools.use_capability import CAPABILITY_DECLINES
-from .tools.use_capability import SPEC as USE_CAPABILITY
+from .tools.specs import CAPABILITY_DECLINES
+from .tools.specs import SPEC as USE_CAPABILITY
+
+if TYPE_CHECKING:
+    from ._servers import McpServers
 
 log = logging.getLogger("callgate.capability")
+
+
+def _servers(session: Any) -> McpServers:
+    """The session's MCP servers: the MCP machinery is imported when a session opens, not
+    while the plugin registers (issue 38)."""
+    from ._servers import McpServers
+
+    return McpServers(session)
 
 
 @hookimpl
@@ -29,7 +39,7 @@ def callgate_register_tools(registry: Registry) -> None:
     servers = registry.add_config("mcp_servers", MCP_SERVERS_SCHEMA)
     registry.add(attrs.evolve(USE_CAPABILITY, native=NATIVE_SEARCH))
     registry.add_rule_names(rule_name_check(servers))
-    registry.add_session_extension(MCP_SERVERS, McpServers)
+    registry.add_session_extension(MCP_SERVERS, _servers)
     registry.add_session_extension(CAPABILITY_DECLINES, lambda session: [])
 
 
@@ -40,6 +50,8 @@ def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> D
     ``mcp_connect__<s>``, else the connect fallback, and an approval for a server an
     untrusted workspace config added. One prompt covers the call and the start.
     """
+    from ._targets import plan_of  # the targets: imported by the first call that asks
+
     plan = plan_of(tool)
     if plan is None:
         return None
@@ -50,6 +62,8 @@ def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> D
     config = servers.config(server)
     if config is None or servers.live(server) is not None:
         return None
+    from . import _policy
+
     return _policy.connect_decision(session.host, session, config,
                                     caller=call.name if plan.tool is not None else None)
 
@@ -60,6 +74,9 @@ def callgate_session_start(session: Any) -> None:
     tables = session.host.config("mcp_servers") or {}
     if not any(t.get("auto_start") and t.get("enabled", True) for t in tables.values()):
         return
+    from . import _policy
+    from ._servers import mcp_installed
+
     if not mcp_installed():
         log.warning("auto_start MCP servers are configured but the mcp SDK is not installed")
         return
