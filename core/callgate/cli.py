@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.metadata as metadata
 import json
 import logging
 import os
@@ -25,6 +24,7 @@ from ._cli import contract as _contract
 from ._cli import sessions as _sessions_cli
 from ._config.state import HOME_VARIABLE
 from ._host.host import NO_TOOLS, Host
+from ._model import entrypoints as metadata
 from ._model.errors import BootError
 from ._model.values import Decision
 

@@ -11,7 +11,6 @@ fingerprint, so that any schema change is a visible, reviewed diff.
 from __future__ import annotations
 
 import difflib
-import importlib.metadata as metadata
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +36,8 @@ def builtin_families() -> list[str]:
     """The entry points of the built-in tool families: those of the distributions
     ``callgate[all]`` installs. The contract documents these (example and third-party
     plugins are not part of callgate's contract); the core names none of them itself."""
+    import importlib.metadata as metadata  # the contract command only
+
     wanted = set()
     for requirement in metadata.requires("callgate") or []:
         name, _, marker = requirement.partition(";")

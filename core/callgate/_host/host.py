@@ -11,7 +11,6 @@ registry is frozen afterwards; sessions read from it.
 from __future__ import annotations
 
 import difflib
-import importlib.metadata as metadata
 import logging
 import os
 import os as _os  # `boot` has a parameter named os
@@ -29,6 +28,7 @@ from .._files.declared import fallback_problem
 from .._files.policy import SCHEMA as FILES_SCHEMA
 from .._files.policy import TABLE as FILES_TABLE
 from .._files.policy import FilesPolicy
+from .._model import entrypoints as metadata
 from .._model.canonical import canonical_bytes, short_fingerprint
 from .._model.errors import BootError, ConfigError
 from .._model.facts import ExecutionFact, FactLog
@@ -785,10 +785,7 @@ def _plugin_name(obj: Any) -> str:
 
 
 def _dist_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+    return metadata.version(name)
 
 
 __all__ = ["CORE", "Host", "PluginInfo"]

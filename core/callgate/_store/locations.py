@@ -11,13 +11,13 @@ its writer (`_store.recorder.Recorder`).
 
 from __future__ import annotations
 
-import importlib.metadata as metadata
 import os
 import re
 import threading
 from typing import TYPE_CHECKING, Any
 
 from .._config.state import state_dir
+from .._model import entrypoints as metadata
 
 if TYPE_CHECKING:  # the store's machinery loads with the first store opened: boot only
     from .recorder import Recorder  # asks `is_url` of ``[sessions] store`` (issue 38)
