@@ -9,7 +9,6 @@ rather than failing the fetch.
 from __future__ import annotations
 
 import codecs
-from email.message import Message
 from typing import Literal
 
 Kind = Literal["html", "text"]
@@ -35,6 +34,8 @@ def split_content_type(header: str | None) -> tuple[str, str | None]:
     """``(media type lower-cased, charset or None)`` of a ``Content-Type`` header."""
     if not header:
         return "", None
+    from email.message import Message  # here: email is ~15 modules no registration needs
+
     msg = Message()
     msg["content-type"] = header
     media_type = header.split(";", 1)[0].strip().lower()
