@@ -11,10 +11,27 @@
 Entry point (``pyproject.toml``): ``[project.entry-points.callgate] code = "callgate_code"``.
 """
 
-from ._languages import BY_EXTENSION, SUPPORTED, Grammar
-from ._symbols import Parsed, parse
-from ._syntax import Symbol
+from typing import TYPE_CHECKING, Any
+
 from .plugin import callgate_register_tools
+
+if TYPE_CHECKING:
+    from ._languages import BY_EXTENSION, SUPPORTED, Grammar
+    from ._symbols import Parsed, parse
+    from ._syntax import Symbol
+
+#: imported on first use: tree-sitter and the grammars are no part of registering (issue 38)
+_LAZY = {"BY_EXTENSION": "_languages", "SUPPORTED": "_languages", "Grammar": "_languages",
+         "Parsed": "_symbols", "parse": "_symbols", "Symbol": "_syntax"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
 
 __all__ = ["BY_EXTENSION", "SUPPORTED", "Grammar", "Parsed", "Symbol",
            "callgate_register_tools", "parse"]

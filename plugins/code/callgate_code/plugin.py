@@ -7,11 +7,12 @@ from typing import Any
 from callgate import hookimpl
 
 from .config import CONFIG_SCHEMA
-from .tools import code_index, delete_symbol
+from .tools.specs import CODE_INDEX_SPEC, DELETE_SYMBOL_SPEC
 
 
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add_config("code", CONFIG_SCHEMA)
-    registry.add(code_index.SPEC)
-    registry.add(delete_symbol.SPEC)
+    # declared data: each tool's module is imported by its first call (callgate.deferred)
+    registry.add(CODE_INDEX_SPEC)
+    registry.add(DELETE_SYMBOL_SPEC)

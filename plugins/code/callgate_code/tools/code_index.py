@@ -7,7 +7,7 @@ import stat as stat_mod
 import time
 from typing import Any
 
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
+from callgate import ToolContext, ToolError, ToolResult, Violation
 from callgate.paths import ResolvedPath, within
 from callgate_toolkit.walk import IgnoreRules, walk_files
 
@@ -16,58 +16,10 @@ from .._source import read_source
 from .._symbols import parse
 from .._syntax import Symbol
 from ..config import max_file_bytes
+from .specs import DEFAULT_LIMIT, MAX_LIMIT
 
-KINDS = ("func", "method", "class", "struct", "interface", "type", "enum", "trait", "const",
-         "var")
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 200
 MAX_FILES = 5000
 LISTED_ERRORS = 5
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "action": {"enum": ["outline", "search"],
-                   "description": "outline: every symbol of the path; search: symbols whose "
-                                  "name contains query."},
-        "path": {"type": "string", "minLength": 1, "default": ".",
-                 "description": "Source file or directory, relative to the workspace."},
-        "query": {"type": "string", "minLength": 1,
-                  "description": "For search: part of a symbol name (case-insensitive); "
-                                 "Parent.name works too."},
-        "kind": {"enum": list(KINDS), "description": "Only symbols of this kind."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                  "default": DEFAULT_LIMIT, "description": "Most symbols to list."},
-    },
-    "required": ["action"],
-    "additionalProperties": False,
-}
-
-_LEAD = (
-    "Built-in symbol index (tree-sitter) for Python, Go, JavaScript, TypeScript, Rust and "
-    "Java. action=outline lists the functions, methods, classes and types of a file or "
-    "directory with line numbers and signatures; action=search finds definitions whose name "
-    "contains query, exact names first. It is a quick local fallback"
-)
-
-
-def describe(registered: frozenset[str], visible: frozenset[str]) -> str:
-    """code_index's description on this host: it points to lsp_* tools and to read_file/grep
-    only when they are registered."""
-    text = _LEAD
-    if any(name.startswith("lsp_") for name in registered):
-        text += ": the language-server tools (lsp_*) know semantics better"
-    text += ("; a code-graph MCP server, where one is configured, knows callers, impact and "
-             "architecture.")
-    confirm = [name for name in ("read_file", "grep") if name in registered]
-    if confirm:
-        text += f" Confirm what it returns with {' or '.join(confirm)}."
-    return text
-
-
-#: The description on a host with read_file and grep and no lsp_* tool.
-DESCRIPTION = describe(frozenset({"read_file", "grep"}), frozenset())
-
 
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     if args["action"] == "search" and "query" not in args:
@@ -214,9 +166,3 @@ def _answer(args: dict[str, Any], symbols: list[tuple[str, Symbol]],
     lines.extend(notes)
     return ToolResult.ok("\n".join(lines), {"symbols": min(len(symbols), limit),
                                             "truncated": truncated})
-
-
-SPEC = ToolSpec(
-    name="code_index", description=DESCRIPTION, describe=describe, schema=SCHEMA,
-    execute=execute, read_only=True, visibility="hidden", validate=validate,
-    permission_subject=PermissionSubject("path", ("path",)))

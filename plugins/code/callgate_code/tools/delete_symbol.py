@@ -15,7 +15,7 @@ import difflib
 from typing import Any
 
 import attrs
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
+from callgate import ToolContext, ToolError, ToolResult, Violation
 from callgate.files import (
     FileChanged,
     GatedPath,
@@ -35,37 +35,8 @@ from .._syntax import Symbol
 from ..config import max_file_bytes
 
 EXTENSIONS = (".go", ".py", ".pyi")
-KIND_NAMES = ("func", "function", "method", "class", "type", "struct", "interface", "const",
-              "var", "assignment")
 _ALIASES = {"function": "func", "assignment": "var"}
 _GO_TYPES = {"struct", "interface", "type"}
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "minLength": 1,
-                 "description": "The .go, .py or .pyi file, relative to the workspace."},
-        "name": {"type": "string", "minLength": 1,
-                 "description": "The symbol's exact, case-sensitive name (no parent prefix)."},
-        "kind": {"enum": list(KIND_NAMES),
-                 "description": "Narrow to one kind when the name is ambiguous."},
-        "parent": {"type": "string", "minLength": 1,
-                   "description": "The receiver type (Go) or enclosing class (Python) of a "
-                                  "method, when the name is ambiguous."},
-    },
-    "required": ["path", "name"],
-    "additionalProperties": False,
-}
-
-DESCRIPTION = (
-    "Remove one named definition (function, method, class, type, struct, interface, const or "
-    "var) from a Go or Python file, found by parsing it: its doc comment or decorators go "
-    "too, and the file must still parse afterwards. Returns a unified diff; an ambiguous name "
-    "lists the candidates (pass kind and/or parent). Requires a current read of the file "
-    "(any read_file window). For files in other languages, use delete_range with explicit "
-    "anchors."
-)
-
 
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     ext = extension_of(args["path"])
@@ -232,10 +203,3 @@ def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     ctx.files.record(gated.resolved, result.data)
     return ToolResult.ok(f"{result.summary}\n{result.diff}",
                          {"path": gated.display, "bytes": len(result.data)})
-
-
-SPEC = ToolSpec(
-    name="delete_symbol", description=DESCRIPTION, schema=SCHEMA,
-    execute=execute, read_only=False, visibility="hidden",
-    mutates_paths=("path",), validate=validate, preview=preview,
-    permission_subject=PermissionSubject("path", ("path",)), groups=("Edit",))
