@@ -21,9 +21,25 @@ For integrators::
 Entry point (``pyproject.toml``): ``[project.entry-points.callgate] memory = "callgate_memory"``.
 """
 
-from ._fact import Fact
-from ._session import MEMORY, Recall, SessionMemory
+from typing import TYPE_CHECKING, Any
+
+from ._keys import MEMORY
 from .plugin import callgate_register_tools
+
+if TYPE_CHECKING:
+    from ._fact import Fact
+    from ._session import Recall, SessionMemory
+
+#: imported on first use: the store and the index are no part of registering (issue 38)
+_LAZY = {"Fact": "_fact", "Recall": "_session", "SessionMemory": "_session"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
 
 __all__ = [
     "MEMORY",

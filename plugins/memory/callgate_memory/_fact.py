@@ -19,13 +19,10 @@ from typing import Any
 
 import attrs
 
-TYPES = ("user", "feedback", "project", "reference")
-SCOPES = ("project", "global")
-ACTIVATIONS = ("relevant", "pinned")
+from ._vocab import ACTIVATIONS, SLUG_PATTERN, TYPES
+
 DEFAULT_TYPE = "project"
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 SLUG_RULE = re.compile(SLUG_PATTERN)
-ID_PATTERN = r"^m-[0-9a-f]{16}$"
 INDEX_NAME = "MEMORY.md"
 #: The front-matter keys in the order they are written.
 KEYS = ("id", "revision", "created_at", "updated_at", "name", "title", "description", "type",

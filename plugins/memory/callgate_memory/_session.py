@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 import attrs
-from callgate import SessionKey
 
 from ._fact import Fact
 from ._places import store_dirs
@@ -30,8 +29,6 @@ class Recall:
     text: str
 
 
-#: ``session.extension(MEMORY)``: this plugin's per-session object
-MEMORY: SessionKey[SessionMemory] = SessionKey("memory")
 
 
 class SessionMemory:

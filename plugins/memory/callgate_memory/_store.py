@@ -22,9 +22,7 @@ from callgate import ToolError
 from callgate.files import create_file, rename_noreplace, replace_file
 
 from ._fact import (
-    ID_PATTERN,
     INDEX_NAME,
-    SCOPES,
     BadFact,
     Fact,
     Unreadable,
@@ -36,6 +34,7 @@ from ._fact import (
 )
 from ._index import FactIndex, Hit, index_for
 from ._secrets import find_credentials, summary
+from ._vocab import ID_PATTERN, SCOPES
 
 ARCHIVE = ".archive"
 LOCK_NAME = ".lock"
