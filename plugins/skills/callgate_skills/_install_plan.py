@@ -28,6 +28,7 @@ from callgate.paths import READ_FLAGS, ResolvedPath
 from ._install_tree import Entry, Tree, read_file, read_folder, read_zip, source_error
 from ._roots import install_dir
 from ._skill import NAME_RULE, SkillFormatError, parse_front_matter, parse_skill
+from .tools.specs import SERVER_NAME
 
 MCP_FILES = (".mcp.json", "mcp.json", "claude_desktop_config.json")
 CODE_SUFFIXES = (
@@ -46,7 +47,6 @@ CODE_SUFFIXES = (
     ".so",
     ".dll",
 )
-SERVER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 CONFIG_NAME = "callgate.toml"
 
 

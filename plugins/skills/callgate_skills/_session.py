@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from callgate import SessionKey, ToolError
+from callgate import ToolError
 from callgate_toolkit.placeholders import has_placeholders, substitute_arguments
 
 from ._catalog import Catalog, discover
@@ -20,9 +20,6 @@ from ._skill import Skill
 def skill_error(code: str, message: str, kind: str = "tool_error") -> ToolError:
     return ToolError(kind, f"SKILL_{code}: {message}", f"SKILL_{code}")
 
-
-#: ``session.extension(SKILLS)``: this plugin's per-session object
-SKILLS: SessionKey[SessionSkills] = SessionKey("skills")
 
 
 class SessionSkills:

@@ -43,8 +43,10 @@ starts; ``[tasks] fleet_max_parallel`` (default 16) and ``fleet_max_writers`` (d
 Entry point: ``[project.entry-points.callgate] tasks = "callgate_tasks"``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import hookspecs
-from ._book import SUBAGENTS, SubagentBook
+from ._keys import FLEETS, SUBAGENTS
 from ._model import (
     SubagentError,
     SubagentOutcome,
@@ -52,10 +54,26 @@ from ._model import (
     SubagentRequest,
     SubagentRunner,
 )
-from ._run import ChildRunner, Job
 from .plugin import STRICT_DENIED, callgate_register_tools, callgate_session_end
-from .tools.fleet import FLEETS
-from .tools.task import children, depth_profile, nesting_available, runner_for
+
+if TYPE_CHECKING:
+    from ._book import SubagentBook
+    from ._run import ChildRunner, Job
+    from .tools.task import children, depth_profile, nesting_available, runner_for
+
+#: imported on first use: the book, the runner and the tools' code are no part of
+#: registering (issue 38)
+_LAZY = {"SubagentBook": "_book", "ChildRunner": "_run", "Job": "_run",
+         "children": "tools.task", "depth_profile": "tools.task",
+         "nesting_available": "tools.task", "runner_for": "tools.task"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
 
 __all__ = [
     "FLEETS",

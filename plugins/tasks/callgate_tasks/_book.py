@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-from callgate import ChildProfile, SessionKey, ToolError
+from callgate import ChildProfile, ToolError
 from callgate.store import StoreError
 
 from ._model import SubagentOutcome, SubagentRecord
@@ -40,10 +40,6 @@ def utc_now() -> str:
 
 def subagent_error(code: str, message: str, kind: str = "tool_error") -> ToolError:
     return ToolError(kind, f"SUBAGENT_{code}: {message}", f"SUBAGENT_{code}")
-
-
-#: ``session.extension(SUBAGENTS)``: this plugin's per-session object
-SUBAGENTS: SessionKey[SubagentBook] = SessionKey("subagents")
 
 
 class SubagentBook:

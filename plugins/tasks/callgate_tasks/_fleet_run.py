@@ -20,8 +20,8 @@ import anyio.abc
 import attrs
 from callgate import ToolError
 
-from ._book import SUBAGENTS
 from ._fleet_plan import Item
+from ._keys import SUBAGENTS
 from ._model import SubagentOutcome, SubagentRecord, SubagentRequest
 from ._run import CANCELLED, POLL_SECONDS, outcome_of_error, outcome_of_value
 

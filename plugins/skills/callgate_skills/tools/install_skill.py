@@ -14,66 +14,16 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from callgate import SessionKey, ToolContext, ToolError, ToolSpec
+from callgate import SessionKey, ToolContext, ToolError
 from callgate.files import create_file
 
+from .._keys import SKILLS
 from .._roots import PROJECT_INSTALL_DIR, install_dir
-from .._session import SKILLS, skill_error
-from .._skill import MAX_DESCRIPTION, MAX_SKILL_BYTES, NAME_PATTERN, RUN_AS, render_skill_file
+from .._session import skill_error
+from .._skill import MAX_SKILL_BYTES, render_skill_file
 
 #: the commands plugin's names, when it is loaded (a key of the same name)
 COMMAND_NAMES: SessionKey[Callable[[], Any]] = SessionKey("command_names")
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["name", "description", "body"],
-    "properties": {
-        "name": {
-            "type": "string",
-            "pattern": NAME_PATTERN,
-            "description": "The skill's folder name: 1-64 of a-z, 0-9 and -.",
-        },
-        "description": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX_DESCRIPTION,
-            "description": "When to use the skill (shown in the skills index).",
-        },
-        "body": {
-            "type": "string",
-            "minLength": 1,
-            "description": "The instructions, Markdown. $ARGUMENTS, $1..$9 are "
-            "replaced by the caller's arguments.",
-        },
-        "scope": {
-            "type": "string",
-            "enum": ["project", "user"],
-            "description": "project (this workspace's .agents/skills, the default) or "
-            "user (every workspace).",
-        },
-        "run_as": {
-            "type": "string",
-            "enum": list(RUN_AS),
-            "description": "inline (read into this conversation, the default) or "
-            "subagent (run as a child by run_skill).",
-        },
-        "allowed_tools": {
-            "type": "array",
-            "maxItems": 64,
-            "items": {"type": "string", "minLength": 1, "maxLength": 64},
-            "description": "A subagent skill's tools.",
-        },
-        "read_only": {"type": "boolean", "description": "A subagent skill that may only read."},
-    },
-}
-
-DESCRIPTION = (
-    "Save a reusable skill (instructions for a recurring task) as <name>/SKILL.md. Never "
-    "overwrites: a name already used by a skill, a slash command or an MCP prompt is "
-    "refused."
-)
-
 
 def taken_names(session: Any) -> set[str]:
     """Names already answered to: every skill (shadowed too), command and MCP prompt."""
@@ -147,13 +97,3 @@ def run_install_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
             else "run it with run_skill",
         }
     )
-
-
-SPEC = ToolSpec(
-    name="install_skill",
-    runs_at="host",
-    description=DESCRIPTION,
-    schema=SCHEMA,
-    execute=run_install_skill,
-    groups=("skills",),
-)

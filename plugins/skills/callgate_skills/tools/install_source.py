@@ -23,77 +23,15 @@ import shutil
 import stat
 from typing import Any
 
-from callgate import Decision, SessionKey, ToolContext, ToolError, ToolSpec
+from callgate import Decision, SessionKey, ToolContext, ToolError
 from callgate.files import create_file, rename_noreplace, replace_file
 
-from .._install_plan import SERVER_NAME, McpAction, Plan, SkillAction, build_plan, read_config
+from .._install_plan import McpAction, Plan, SkillAction, build_plan, read_config
 from .._install_tree import source_error
 from .install_skill import taken_names
 
 #: the capability plugin's servers, when it is loaded (a key of the same name)
 MCP_SERVERS: SessionKey[Any] = SessionKey("mcp_servers")
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "source": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 4096,
-            "description": "A local folder (a git checkout too), a file (SKILL.md, a "
-            "Markdown skill, .mcp.json or Claude Desktop config) or a "
-            ".zip, inside the workspace's read roots.",
-        },
-        "kind": {
-            "type": "string",
-            "enum": ["auto", "skill", "mcp"],
-            "description": "What to install from it (auto: whatever it holds).",
-        },
-        "scope": {
-            "type": "string",
-            "enum": ["project", "user"],
-            "description": "Skills: project (.agents/skills, the default) or user "
-            "(every workspace). MCP servers go to this workspace's "
-            "callgate.toml.",
-        },
-        "name": {
-            "type": "string",
-            "pattern": SERVER_NAME,
-            "description": "Rename the one skill or server the source holds; required "
-            "with command.",
-        },
-        "command": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 4096,
-            "description": "An MCP server given directly: its command (with args).",
-        },
-        "args": {"type": "array", "maxItems": 256, "items": {"type": "string", "maxLength": 4096}},
-        "env": {
-            "type": "object",
-            "maxProperties": 64,
-            "additionalProperties": {"type": "string", "maxLength": 4096},
-        },
-        "apply": {
-            "type": "boolean",
-            "description": "false (default): answer the plan; true: carry out the "
-            "plan planId names.",
-        },
-        "planId": {
-            "type": "string",
-            "pattern": "^pl_[0-9a-f]{32}$",
-            "description": "The planId of the plan to apply, as the plan gave it.",
-        },
-    },
-}
-
-DESCRIPTION = (
-    "Install skills and MCP servers from a local folder, git checkout, file or .zip (never "
-    "downloads, never runs anything from it). First call without apply: the plan (actions, "
-    "targets, risk, planId); then apply=true with that planId. High-risk actions ask the user."
-)
-
 
 def is_read_only(args: Any) -> bool:
     return not (isinstance(args, dict) and args.get("apply"))
@@ -389,15 +327,3 @@ def run_install_source(ctx: ToolContext, args: dict[str, Any]) -> str:
             "the MCP servers are configured for the next session (callgate.toml is read at boot)"
         )
     return json.dumps(out, ensure_ascii=False)
-
-
-SPEC = ToolSpec(
-    name="install_source",
-    runs_at="host",
-    description=DESCRIPTION,
-    schema=SCHEMA,
-    execute=run_install_source,
-    read_only=is_read_only,
-    destructive=False,
-    groups=("skills",),
-)

@@ -5,34 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from callgate import ToolContext, ToolSpec
+from callgate import ToolContext
 
-from .._session import SKILLS, skill_error
-
-NAME_ARG = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 200,
-    "description": "The skill's name, as in the skills index.",
-}
-ARGUMENTS_ARG = {
-    "type": "string",
-    "maxLength": 20000,
-    "description": "What the skill should work on; fills $ARGUMENTS and $1..$9.",
-}
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["name"],
-    "properties": {"name": NAME_ARG, "arguments": ARGUMENTS_ARG},
-}
-
-DESCRIPTION = (
-    "Read an inline skill: its instructions (arguments filled in) and its folder, whose "
-    "scripts/ and references/ you can read with read_file. A subagent skill is run with "
-    "run_skill instead."
-)
+from .._keys import SKILLS
+from .._session import skill_error
 
 _TAG = re.compile(r"\s*\[[^\]]*\]\s*")
 
@@ -52,13 +28,3 @@ def run_read_skill(ctx: ToolContext, args: dict[str, Any]) -> str:
             "invalid_arguments",
         )
     return skills.render(skill, args.get("arguments", "") or "")
-
-
-SPEC = ToolSpec(
-    name="read_skill",
-    description=DESCRIPTION,
-    schema=SCHEMA,
-    execute=run_read_skill,
-    read_only=True,
-    groups=("skills",),
-)

@@ -24,11 +24,12 @@ from typing import Any
 
 import anyio
 import attrs
-from callgate import ChildProfile, SessionKey, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import ChildProfile, SessionKey, ToolContext, ToolError, ToolResult
 from callgate_toolkit.subagents import STATUSES, SubagentOutcome
 
-from .._session import SKILLS, skill_error
-from .read_skill import ARGUMENTS_ARG, NAME_ARG, skill_name
+from .._keys import SKILLS
+from .._session import skill_error
+from .read_skill import skill_name
 
 log = logging.getLogger("callgate.skills")
 
@@ -36,39 +37,6 @@ log = logging.getLogger("callgate.skills")
 SUBAGENTS: SessionKey[Any] = SessionKey("subagents")
 
 SLACK = 512
-
-RUN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["name"],
-    "properties": {
-        "name": NAME_ARG,
-        "arguments": ARGUMENTS_ARG,
-        "continue_from": {
-            "type": "string",
-            "pattern": "^sa_[0-9a-f]{1,64}$",
-            "description": "Retry a subagent skill run that ended partial or "
-            "retryable (its Subagent reference).",
-        },
-    },
-}
-READ_ONLY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["name"],
-    "properties": {"name": NAME_ARG, "arguments": ARGUMENTS_ARG},
-}
-
-RUN_DESCRIPTION = (
-    "Use a skill: an inline skill's instructions are returned for you to follow; a subagent "
-    "skill runs as a child with the skill's tools (arguments are its whole task) and its "
-    "answer comes back."
-)
-READ_ONLY_DESCRIPTION = (
-    "Use a skill without changing anything: inline skills are returned to follow; subagent "
-    "skills run in a strict read-only child. Allowed in plan mode."
-)
-
 
 @attrs.frozen(kw_only=True)
 class SkillRequest:
@@ -337,22 +305,3 @@ async def run_read_only_skill(ctx: ToolContext, args: dict[str, Any]) -> Any:
     if not skill.is_subagent:
         return ctx.session.extension(SKILLS).render(skill, arguments)
     return await run_subagent(ctx, skill, arguments, read_only=True, tool="read_only_skill")
-
-
-RUN_SPEC = ToolSpec(
-    name="run_skill",
-    runs_at="host",
-    description=RUN_DESCRIPTION,
-    schema=RUN_SCHEMA,
-    execute=run_run_skill,
-    groups=("skills",),
-)
-READ_ONLY_SPEC = ToolSpec(
-    name="read_only_skill",
-    runs_at="host",
-    description=READ_ONLY_DESCRIPTION,
-    schema=READ_ONLY_SCHEMA,
-    execute=run_read_only_skill,
-    read_only=True,
-    groups=("skills",),
-)

@@ -22,26 +22,19 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from callgate import ChildProfile, ToolContext, ToolResult, ToolSpec, Violation
+from callgate import ChildProfile, ToolContext, ToolResult, Violation
 
 from .. import _text
-from .._book import SUBAGENTS
 from .._changes import change_set
+from .._keys import SUBAGENTS
 from .._run import Job
+from .specs import PROFILES
 from .task import (
-    DESCRIPTION_FIELD,
-    PROMPT_FIELD,
-    REF,
     _children,
     _meta,
     _runner,
     depth_profile,
-    nesting_available,
 )
-
-EXPLORE_TOOLS = ("read_file", "ls", "glob", "grep", "code_index")
-RESEARCH_TOOLS = (*EXPLORE_TOOLS, "web_fetch")
-REVIEW_TOOLS = (*EXPLORE_TOOLS, "bash", "use_capability")
 
 PROMPTS = {
     "explore": (
@@ -70,78 +63,7 @@ PROMPTS = {
     ),
 }
 
-PROFILES = {
-    "explore": ChildProfile(name="explore", tools=EXPLORE_TOOLS, read_only=True),
-    "research": ChildProfile(name="research", tools=RESEARCH_TOOLS, read_only=True),
-    "review": ChildProfile(name="review", tools=REVIEW_TOOLS, read_only=True),
-    "security_review": ChildProfile(name="security_review", tools=REVIEW_TOOLS, read_only=True),
-}
 READS_CHANGES = frozenset({"review", "security_review"})
-
-PROFILE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["task"],
-    "properties": {
-        "task": {
-            **PROMPT_FIELD,
-            "description": "What the subagent should find out: the "
-            "complete task (it sees nothing else of this "
-            "conversation).",
-        },
-        "continue_from": {
-            **REF,
-            "description": "Continue a retryable partial, failed or "
-            "cancelled run of this tool under the same "
-            "reference.",
-        },
-    },
-}
-
-READ_ONLY_TASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["prompt"],
-    "properties": {
-        "prompt": PROMPT_FIELD,
-        "description": DESCRIPTION_FIELD,
-        "tools": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 64,
-            "uniqueItems": True,
-            "items": {"type": "string", "minLength": 1, "maxLength": 64},
-            "description": "The read-only tools the subagent may use (names); default: "
-            "every read-only tool of this session.",
-        },
-        "max_steps": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 200,
-            "description": "At most this many model turns for the subagent.",
-        },
-    },
-}
-
-DESCRIPTIONS = {
-    "explore": "Hand a question about this codebase to a read-only exploration subagent "
-    "(read_file, ls, glob, grep, code_index) and get its answer with file:line "
-    "citations.",
-    "research": "Hand a question to a read-only research subagent that may also fetch web "
-    "pages (web_fetch), and get its answer with URLs and file:line citations.",
-    "review": "Have a strictly read-only subagent review the workspace's uncommitted changes "
-    "(git status and git diff are handed to it) and report a verdict and findings.",
-    "security_review": "Have a strictly read-only subagent review the workspace's "
-    "uncommitted changes for security problems only and report threats "
-    "by severity and a verdict.",
-}
-READ_ONLY_TASK_DESCRIPTION = (
-    "Run one self-contained job in a strictly read-only subagent and wait for its answer: it "
-    "can read and search but never change files, run writing commands or ask the user. "
-    "Name the read-only tools it may use in tools (default: all of them). The result names "
-    "a Subagent reference and the outcome."
-)
-
 
 def _result(record: Any, max_chars: int) -> ToolResult:
     text = _text.one_child(record, max_chars)
@@ -153,8 +75,8 @@ def _result(record: Any, max_chars: int) -> ToolResult:
     return ToolResult.ok(text, meta)
 
 
-def profile_tool(name: str) -> ToolSpec:
-    """The tool that runs built-in profile ``name``."""
+def profile_runner(name: str) -> Any:
+    """The code of the tool that runs built-in profile ``name`` (its spec: `specs`)."""
     profile = PROFILES[name]
 
     async def run(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
@@ -182,16 +104,15 @@ def profile_tool(name: str) -> ToolSpec:
         )
         return _result(book.finish(record, outcome), ctx.session.max_chars)
 
-    return ToolSpec(
-        runs_at="host",
-        name=name,
-        description=DESCRIPTIONS[name],
-        schema=PROFILE_SCHEMA,
-        execute=run,
-        available=nesting_available,
-        groups=("tasks",),
-        requires_hooks=("callgate_subagent_runner",),
-    )
+    run.__name__ = f"run_{name}"
+    return run
+
+
+#: each profile tool's code, named by its spec (`callgate.deferred`)
+run_explore = profile_runner("explore")
+run_research = profile_runner("research")
+run_review = profile_runner("review")
+run_security_review = profile_runner("security_review")
 
 
 def _read_only_tools(ctx: ToolContext, names: list[str]) -> list[Violation]:
@@ -231,20 +152,3 @@ async def run_read_only_task(ctx: ToolContext, args: dict[str, Any]) -> ToolResu
         [Job(record, args["prompt"], None, profile, args.get("max_steps"))]
     )
     return _result(book.finish(record, outcome), ctx.session.max_chars)
-
-
-TOOLS = (
-    ToolSpec(
-        runs_at="host",
-        name="read_only_task",
-        description=READ_ONLY_TASK_DESCRIPTION,
-        schema=READ_ONLY_TASK_SCHEMA,
-        execute=run_read_only_task,
-        read_only=True,
-        validate=_validate_read_only_task,
-        available=nesting_available,
-        groups=("tasks",),
-        requires_hooks=("callgate_subagent_runner",),
-    ),
-    *(profile_tool(name) for name in PROFILES),
-)

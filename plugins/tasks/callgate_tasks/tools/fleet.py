@@ -24,137 +24,24 @@ from typing import Any
 
 import anyio
 import attrs
-from callgate import ChildProfile, SessionKey, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import ChildProfile, ToolContext, ToolError, ToolResult
 
 from .. import _fleet_plan, _fleet_text
 from .._changes import change_set
 from .._fleet_plan import Item
 from .._fleet_run import FleetRun, Slot
-from .builtin import PROFILES, PROMPTS, READS_CHANGES
+from .._keys import FLEETS
+from .builtin import PROMPTS, READS_CHANGES
+from .specs import PROFILES
 from .task import (
-    DESCRIPTION_FIELD,
-    NEEDS,
-    PROMPT_FIELD,
     _runner,
-    available,
     depth_profile,
-    nesting_available,
 )
 
 log = logging.getLogger("callgate.tasks")
 
-ID = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"}
-JOB_ID = {"type": "string", "pattern": "^fleet-[1-9][0-9]{0,8}$"}
 CLOSE_TIMEOUT_S = 10.0
 WAIT_SLICE_S = 0.05
-
-ITEM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["prompt"],
-    "properties": {
-        "prompt": PROMPT_FIELD,
-        "description": DESCRIPTION_FIELD,
-        "id": {**ID, "description": "A name for this task (default task-<n>), for depends_on."},
-        "depends_on": {
-            "type": "array",
-            "items": ID,
-            "maxItems": 64,
-            "uniqueItems": True,
-            "description": "Ids of tasks that must complete before this one "
-            "starts; if one of them does not complete, this one "
-            "is skipped.",
-        },
-        "read_only": {
-            "type": "boolean",
-            "default": False,
-            "description": "A reader: changes nothing and claims no paths.",
-        },
-        "write_paths": {
-            "type": "array",
-            "maxItems": 64,
-            "uniqueItems": True,
-            "items": {"type": "string", "minLength": 1, "maxLength": 4096},
-            "description": "Files or directories this writer may change; two "
-            "writers that may run at once must not overlap. A "
-            "writer without write_paths claims the whole "
-            "workspace.",
-        },
-        "profile": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 64,
-            "enum": sorted(PROFILES),
-            "description": "Run this task as a built-in strict read-only profile (its tools and "
-            "instructions; review profiles also get the workspace's change set).",
-        },
-        "max_steps": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 1000,
-            "description": "At most this many model turns for the child (the runner's limit "
-            "otherwise).",
-        },
-        "tools": {
-            "type": "array",
-            "maxItems": 128,
-            "uniqueItems": True,
-            "items": {"type": "string", "minLength": 1, "maxLength": 128},
-            "description": "The tools (names or globs) the child may use.",
-        },
-    },
-}
-
-FLEET_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["tasks"],
-    "properties": {
-        "tasks": {"type": "array", "minItems": 2, "maxItems": 64, "items": ITEM_SCHEMA},
-        "run_in_background": {
-            "type": "boolean",
-            "default": False,
-            "description": "Return a fleet job id at once; read the result with fleet_output.",
-        },
-        "fail_fast": {
-            "type": "boolean",
-            "default": False,
-            "description": "Stop everything (cancel running children, skip the "
-            "rest) at the first failure.",
-        },
-    },
-}
-
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["job_id"],
-    "properties": {
-        "job_id": {**JOB_ID, "description": "The id a background fleet call returned."},
-        "wait": {
-            "type": "boolean",
-            "default": False,
-            "description": "Wait (up to timeout_ms) for the fleet to finish.",
-        },
-        "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 30000},
-    },
-}
-
-FLEET_DESCRIPTION = (
-    "Run 2 to 64 subagent tasks as one plan: each task has a prompt and may name an id, "
-    "depends_on (ids that must complete first), read_only, or the write_paths it may change. "
-    "Before anything starts the fleet is refused if ids repeat, a dependency is unknown or "
-    "circular, or two writers that could run at the same time claim overlapping paths (a "
-    "writer without write_paths claims the whole workspace). A failed task skips only the "
-    "tasks that depend on it (fail_fast stops everything instead). The result lists every "
-    "task's Subagent reference, outcome and a preview of its answer; read a full answer with "
-    "read_subagent_result. run_in_background returns a job id for fleet_output."
-)
-OUTPUT_DESCRIPTION = (
-    "Read a background fleet's progress or, once it has finished, its combined result (the "
-    "same text a foreground fleet returns). wait=true waits up to timeout_ms for it to end."
-)
-
 
 # --- children --------------------------------------------------------------------------------
 
@@ -206,10 +93,6 @@ class FleetJob:
     run: FleetRun | None = None
     result: ToolResult | None = None
     thread: threading.Thread | None = None
-
-
-#: ``session.extension(FLEETS)``: this plugin's per-session object
-FLEETS: SessionKey[FleetBook] = SessionKey("fleets")
 
 
 class FleetBook:
@@ -370,29 +253,3 @@ def run_output(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     assert job.result is not None
     result = job.result
     return attrs.evolve(result, meta={**result.meta, "job_id": job.id, "status": "finished"})
-
-
-FLEET_TOOLS = (
-    ToolSpec(
-        runs_at="host",
-        name="fleet",
-        description=FLEET_DESCRIPTION,
-        schema=FLEET_SCHEMA,
-        execute=run_fleet,
-        validate=validate,
-        available=nesting_available,
-        groups=("tasks",),
-        requires_hooks=NEEDS,
-    ),
-    ToolSpec(
-        runs_at="host",
-        name="fleet_output",
-        description=OUTPUT_DESCRIPTION,
-        schema=OUTPUT_SCHEMA,
-        execute=run_output,
-        read_only=True,
-        available=available,
-        groups=("tasks",),
-        requires_hooks=NEEDS,
-    ),
-)

@@ -11,87 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from callgate import ChildProfile, ToolContext, ToolError, ToolResult, ToolSpec
+from callgate import ChildProfile, ToolContext, ToolError, ToolResult
 
 from .. import _text
-from .._book import SUBAGENTS, subagent_error
+from .._book import subagent_error
+from .._keys import SUBAGENTS
 from .._model import SubagentRecord
 from .._run import ChildRunner, Job
-
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-TASK_KNOWN_AS = (
-    "Task", "agent", "subagent", "dispatch_agent", "spawn_agent", "run_agent", "delegate",
-)
-
-REF = {"type": "string", "pattern": "^sa_[0-9a-f]{16}$"}
-DESCRIPTION_FIELD = {"type": "string", "minLength": 1, "maxLength": 120,
-                     "description": "A few words naming the child's job (shown in results)."}
-PROMPT_FIELD = {"type": "string", "minLength": 1, "maxLength": 100000,
-                "description": "The complete instructions: the child sees nothing else of "
-                               "this conversation."}
-
-TASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["description", "prompt"],
-    "properties": {
-        "description": DESCRIPTION_FIELD,
-        "prompt": PROMPT_FIELD,
-        "continue_from": {**REF, "description": "Continue a retryable partial, failed or "
-                                                "cancelled child under the same reference."},
-    },
-}
-
-PARALLEL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["tasks"],
-    "properties": {
-        "tasks": {
-            "type": "array", "minItems": 1, "maxItems": 8,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["description", "prompt"],
-                "properties": {"description": DESCRIPTION_FIELD, "prompt": PROMPT_FIELD},
-            },
-        },
-    },
-}
-
-READ_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["ref"],
-    "properties": {
-        "ref": {**REF, "description": "The Subagent reference a task result printed."},
-        "offset_bytes": {"type": "integer", "minimum": 0, "default": 0,
-                         "description": "Where to start, in UTF-8 bytes (the offset the "
-                                        "previous page named)."},
-        "limit_bytes": {"type": "integer", "minimum": 1, "maximum": 24576, "default": 12288,
-                        "description": "At most this many bytes in the page."},
-    },
-}
-
-TASK_DESCRIPTION = (
-    "Hand one self-contained job to a subagent that works in its own session on the same "
-    "workspace, and wait for its answer. The result names a stable Subagent reference, the "
-    "outcome (completed, partial, failed or cancelled, and whether it is retryable) and the "
-    "answer, previewed when long. Pass continue_from with a retryable reference to continue "
-    "that child instead of starting over."
-)
-PARALLEL_DESCRIPTION = (
-    "Run 1 to 8 independent subagent jobs at the same time and wait for all of them. One "
-    "child failing never stops the others. The combined result stays within the output "
-    "limit: each child gets its reference, outcome and a fair preview of its answer; read "
-    "a full answer with read_subagent_result."
-)
-READ_DESCRIPTION = (
-    "Read one subagent's full answer page by page, by UTF-8 byte offset, using the Subagent "
-    "reference a task or parallel_tasks result printed. Each page says where the next one "
-    "starts."
-)
 
 
 def runner_for(session: Any) -> Any:
@@ -202,19 +128,3 @@ def run_read(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise subagent_error("LIMIT_TOO_SMALL", f"limit_bytes {limit} is too small for the "
                              f"character at byte {start}; raise limit_bytes")
     return _text.page(record, start, end, data)
-
-
-#: the integrator hook every task tool needs (without it they are in no session)
-NEEDS = ("callgate_subagent_runner",)
-
-TOOLS = (
-    ToolSpec(name="task", description=TASK_DESCRIPTION, schema=TASK_SCHEMA, execute=run_task,
-             known_as=TASK_KNOWN_AS,
-             available=available, groups=("tasks",), requires_hooks=NEEDS, runs_at="host"),
-    ToolSpec(name="parallel_tasks", description=PARALLEL_DESCRIPTION, schema=PARALLEL_SCHEMA,
-             execute=run_parallel, available=available, groups=("tasks",), requires_hooks=NEEDS,
-             runs_at="host"),
-    ToolSpec(name="read_subagent_result", description=READ_DESCRIPTION, schema=READ_SCHEMA,
-             execute=run_read, read_only=True, available=available, groups=("tasks",),
-             requires_hooks=NEEDS, runs_at="host"),
-)
