@@ -12,12 +12,9 @@ import contextlib
 import json
 import logging
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import hookspecs
 from ._cli import contract as _contract
@@ -27,6 +24,9 @@ from ._host.host import NO_TOOLS, Host
 from ._model import entrypoints as metadata
 from ._model.errors import BootError
 from ._model.values import Decision
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -335,6 +335,8 @@ def cmd_contract(args: argparse.Namespace) -> int:
         text = _contract_text(installed=not (args.write or args.check))
     except BootError as exc:
         return _fail(str(exc))
+    from pathlib import Path
+
     path = Path(args.path)
     if args.write:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -418,6 +420,8 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 def examples_dir() -> Path | None:
     """The repository's ``examples/`` (the demo's tour and workspace), if present."""
+    from pathlib import Path  # here: pathlib, shutil and tempfile serve the demo only
+
     here = Path(__file__).resolve()
     for candidate in (here.parents[2] / "examples", Path.cwd() / "examples"):
         if (candidate / "tour.jsonl").is_file():
@@ -448,6 +452,9 @@ def _demo_state_dir(path: str) -> Iterator[None]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
     import anyio
 
     from ._cli import replay as _replay  # the replay machinery: only here

@@ -104,3 +104,33 @@ def test_a_reference_must_name_module_and_attribute() -> None:
     for bad in ("deferred_case_a", "deferred_case_a:", ":execute", "mod:not an identifier"):
         with pytest.raises(ValueError, match=r"package\.module:attribute"):
             deferred(bad)
+
+
+BOUND = '''
+import asyncio
+
+def run(program, ctx, args, *, suffix=""):
+    return f"{program} ran {args['text']}{suffix}"
+
+async def run_async(program, ctx, args):
+    await asyncio.sleep(0)
+    return f"{program} awaited {args['text']}"
+'''
+
+
+def test_bound_arguments_come_first_and_the_module_still_loads_on_the_first_call(
+        code_dir: Path, callgate_session: Any) -> None:
+    # a factory-built tool (a shell tool for the program found at boot) names its code and
+    # binds its data: the code module is still imported by the first call only
+    (code_dir / "deferred_case_bound.py").write_text(BOUND)
+    plugin = _plugin(
+        ToolSpec(name="first", description="first runs.", schema=SCHEMA, read_only=True,
+                 execute=deferred("deferred_case_bound:run", "/bin/one", suffix="!")),
+        ToolSpec(name="second", description="second runs.", schema=SCHEMA, read_only=True,
+                 execute=deferred("deferred_case_bound:run_async", "/bin/two")))
+    assert repr(deferred("deferred_case_bound:run", "/bin/one", suffix="!")) == (
+        "deferred('deferred_case_bound:run', '/bin/one', suffix='!')")
+    s = callgate_session([plugin])
+    assert "deferred_case_bound" not in sys.modules
+    assert s.call("first", {"text": "a"}).text == "/bin/one ran a!"
+    assert s.call("second", {"text": "b"}).text == "/bin/two awaited b"  # awaited

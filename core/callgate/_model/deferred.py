@@ -6,6 +6,10 @@ the code that runs them instead of importing it::
     SPEC = ToolSpec(name="word_count", description=..., schema=SCHEMA,
                     execute=deferred("callgate_word_count.tools.count:execute"))
 
+A tool a factory builds (a shell tool for the program found at boot) binds its data:
+``deferred("callgate_shell.tools.command:run_shell", "bash", executable)`` calls
+``run_shell("bash", executable, ctx, args)``.
+
 Registering then imports none of the tool's machinery: ``callgate tools``, a hook runner or
 ``callgate contract`` start without it (issue 38), and the module is imported by the first
 call (or preview, or validation) that needs it. The registry checks at boot that the module
@@ -15,6 +19,7 @@ but fails to import fails the first call, with the plugin and the error named.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import threading
@@ -36,7 +41,7 @@ class Deferred:
     ``__module__`` is the named module, so what inspects a tool's code (the plugin layout
     test, `callgate plugins`) sees where it lives without importing it."""
 
-    def __init__(self, ref: str) -> None:
+    def __init__(self, ref: str, *args: Any, **kwargs: Any) -> None:
         module, sep, attribute = ref.partition(":")
         if not sep or not module or not attribute or not attribute.isidentifier():
             raise ValueError(f"deferred({ref!r}): name the code as 'package.module:attribute'")
@@ -45,6 +50,8 @@ class Deferred:
         self.attribute = attribute
         self.__module__ = module
         self.__qualname__ = self.__name__ = attribute
+        self.args = args
+        self.kwargs = kwargs
         self._target: Callable[..., Any] | None = None
 
     def exists(self) -> bool:
@@ -69,6 +76,8 @@ class Deferred:
                     ) from exc
                 if not callable(found):
                     raise DeferredImportError(f"{self.ref} is not callable")
+                if self.args or self.kwargs:
+                    found = functools.partial(found, *self.args, **self.kwargs)
                 self._target = found
             return self._target
 
@@ -76,12 +85,14 @@ class Deferred:
         return self.resolve()(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"deferred({self.ref!r})"
+        bound = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"deferred({', '.join([repr(self.ref), *bound])})"
 
 
-def deferred(ref: str) -> Deferred:
-    """The callable ``"package.module:attribute"``, imported on its first call (module doc)."""
-    return Deferred(ref)
+def deferred(ref: str, *args: Any, **kwargs: Any) -> Deferred:
+    """The callable ``"package.module:attribute"``, imported on its first call (module doc);
+    ``args`` and ``kwargs``, if any, are bound before the caller's (`functools.partial`)."""
+    return Deferred(ref, *args, **kwargs)
 
 
 def resolved(function: Callable[..., Any], tool: str, plugin: str | None) -> Callable[..., Any]:

@@ -12,13 +12,28 @@ those).
 Entry point: ``[project.entry-points.callgate] commands = "callgate_commands"``.
 """
 
-from ._sources import Command, command_dirs, discover
+from typing import TYPE_CHECKING, Any
+
 from .plugin import (
     COMMAND_NAMES,
     SLASH_COMMAND,
     callgate_check_permission,
     callgate_register_tools,
 )
+
+if TYPE_CHECKING:
+    from ._sources import Command, command_dirs, discover
+
+
+def __getattr__(name: str) -> Any:
+    """`Command`, `command_dirs` and `discover`, imported on first use: the discovery is no
+    part of registering (issue 38)."""
+    if name not in ("Command", "command_dirs", "discover"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import _sources
+
+    return getattr(_sources, name)
+
 
 __all__ = [
     "COMMAND_NAMES",

@@ -8,21 +8,24 @@ from typing import Any
 
 from callgate import Decision, SessionKey, ToolCall, ToolSpec, hookimpl
 
-from . import _mcp_prompts
-from .tools import slash_command
-from .tools.slash_command import SLASH_COMMAND
+from .tools.specs import SLASH_COMMAND
 
 #: ``session.extension(COMMAND_NAMES)()``: every name slash_command answers to (install_skill
 #: refuses to shadow one)
 COMMAND_NAMES: SessionKey[Callable[[], list[str]]] = SessionKey("command_names")
 
 
+def _names(session: Any) -> Any:
+    from .tools import slash_command  # the discovery: imported by the first that asks
+
+    return slash_command.names(session)
+
+
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add(SLASH_COMMAND)
     registry.deny_in_read_only_children(SLASH_COMMAND.name)  # a strict child asks nothing
-    registry.add_session_extension(COMMAND_NAMES,
-                                   lambda session: lambda: slash_command.names(session))
+    registry.add_session_extension(COMMAND_NAMES, lambda session: lambda: _names(session))
 
 
 @hookimpl
@@ -31,6 +34,9 @@ def callgate_check_permission(call: ToolCall, tool: ToolSpec, session: Any) -> D
     a connect of that server needs (the capability plugin's connect check)."""
     if tool.name != SLASH_COMMAND.name or tool.execute is not SLASH_COMMAND.execute:
         return None
+    from . import _mcp_prompts
+    from .tools import slash_command
+
     name = slash_command.command_of(call.arguments)
     if not name.startswith("mcp:"):
         return None

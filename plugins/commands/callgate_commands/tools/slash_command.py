@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import SessionKey, ToolContext, ToolError, ToolSpec
+from callgate import SessionKey, ToolContext, ToolError
 from callgate_toolkit.placeholders import (
     has_placeholders,
     split_arguments,
@@ -22,34 +22,6 @@ from .._sources import Command, discover
 
 #: the skills plugin's catalog, when it is loaded (a key of the same name)
 SKILLS: SessionKey[Any] = SessionKey("skills")
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "command": {
-            "type": "string",
-            "maxLength": 300,
-            "description": "The command's name (a leading / is fine), e.g. review-pr "
-            "or frontend:lint or mcp:<server>:<prompt>. Empty or list: "
-            "the list of commands.",
-        },
-        "arguments": {
-            "type": "string",
-            "maxLength": 20000,
-            "description": "The text after the command; fills $ARGUMENTS and "
-            "$1..$9 (or the MCP prompt's arguments, in order, or as "
-            "key=value).",
-        },
-    },
-}
-
-DESCRIPTION = (
-    "Slash commands: with no command (or list), the commands, skills and MCP prompts there "
-    "are, with their arguments; with a command, its expanded prompt, which you then follow. "
-    "Only expanding an MCP prompt (mcp:<server>:<prompt>) starts anything: that server."
-)
-
 
 def command_of(args: Any) -> str:
     raw = args.get("command", "") if isinstance(args, dict) else ""
@@ -244,14 +216,3 @@ def run_slash_command(ctx: ToolContext, args: dict[str, Any]) -> str:
         "with their arguments)",
         "COMMAND_NOT_FOUND",
     )
-
-
-SLASH_COMMAND = ToolSpec(
-    name="slash_command",
-    description=DESCRIPTION,
-    schema=SCHEMA,
-    execute=run_slash_command,
-    read_only=is_read_only,
-    destructive=False,
-    groups=("commands",),
-)
