@@ -20,18 +20,29 @@ A policy aid, not a boundary: a program can run anything it likes; the sandbox i
 boundary.
 """
 
+from typing import TYPE_CHECKING
 from typing import Any as _Any
 
-from ._analyze import (
-    Command,
-    CommandLine,
-    Redirection,
-    analyze_command,
-    normalize,
-    suggested_prefix,
-)
-from ._git import GitLine, parse_git
 from ._subject import COMMAND
+
+if TYPE_CHECKING:
+    from ._analyze import (
+        Command,
+        CommandLine,
+        Redirection,
+        analyze_command,
+        normalize,
+        suggested_prefix,
+    )
+    from ._git import GitLine, parse_git
+    from ._readonly import readonly_command
+
+#: imported on first use: the analysis and its tables are no part of registering the
+#: ``command`` subject kind, which is what a shell plugin does at boot (issue 38)
+_LAZY = {"Command": "_analyze", "CommandLine": "_analyze", "Redirection": "_analyze",
+         "analyze_command": "_analyze", "normalize": "_analyze",
+         "suggested_prefix": "_analyze", "GitLine": "_git", "parse_git": "_git",
+         "readonly_command": "_readonly"}
 
 __all__ = [
     "COMMAND",
@@ -48,8 +59,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> _Any:
-    if name == "readonly_command":  # its allow-list tables load on first use
-        from ._readonly import readonly_command
+    if name not in _LAZY:
+        raise AttributeError(f"module 'callgate_commandline' has no attribute {name!r}")
+    import importlib
 
-        return readonly_command
-    raise AttributeError(f"module 'callgate_commandline' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)

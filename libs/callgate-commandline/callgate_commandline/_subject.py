@@ -14,17 +14,24 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from typing import Any
 
 from callgate.permissions import SubjectKind, SubjectPart
 
-from ._analyze import analyze_command, normalize, suggested_prefix
+
+def _analyzer() -> Any:
+    """The command-line analysis (`_analyze`), imported when a rule or a call first needs it:
+    registering the ``command`` subject kind imports neither it nor its tables (issue 38)."""
+    from . import _analyze
+
+    return _analyze
 
 
 @functools.lru_cache(maxsize=4096)
 def parts(text: str, dialect: str) -> tuple[SubjectPart, ...]:
     """The commands the line would run, then the files it writes by redirection (cached,
     like the analysis: a model re-runs the same lines)."""
-    line = analyze_command(text, dialect)
+    line = _analyzer().analyze_command(text, dialect)
     found = [SubjectPart(c.text, c.forms or (c.text,), c.allow_forms or (c.text,),
                          c.undecidable, c.open_tail) for c in line.commands]
     for redirection in line.writes:
@@ -43,7 +50,7 @@ def _star_regex(pattern: str) -> str:
 
 def matcher(spec: str) -> Callable[[str], bool]:
     """The predicate of a command spec; `ValueError` says what is malformed."""
-    text = normalize(spec)
+    text = _analyzer().normalize(spec)
     if ":*" in text[:-2]:
         raise ValueError(":* is only allowed at the end of a command spec")
     if text.endswith(":*"):
@@ -60,7 +67,7 @@ def matcher(spec: str) -> Callable[[str], bool]:
 def could_grow_into(spec: str, form: str) -> bool:
     """Whether words appended to the command ``form`` could make it match the command
     spec ``spec`` (for a command whose tail is filled in at run time)."""
-    text = normalize(spec)
+    text = _analyzer().normalize(spec)
     if text.endswith(":*"):
         text = text[:-2].rstrip()
     head, star, _rest = text.partition("*")
@@ -72,7 +79,7 @@ def could_grow_into(spec: str, form: str) -> bool:
 
 def suggest(label: str) -> str:
     """The spec of the allow rule a "no approver" refusal suggests for a command."""
-    return f"{suggested_prefix(label)}:*"
+    return f"{_analyzer().suggested_prefix(label)}:*"
 
 
 def claims(spec: str) -> bool:

@@ -18,7 +18,9 @@ with the session. The entry point is this module (``shell = "callgate_shell"``);
 integrators read a session's jobs with ``session.extension(JOBS).jobs()``.
 """
 
-from ._jobs import JOBS, Job, JobTable
+from typing import TYPE_CHECKING, Any
+
+from ._keys import JOBS
 from .config import CONFIG_SCHEMA, ShellChoice, select_shell
 from .plugin import (
     callgate_program_environment,
@@ -26,6 +28,20 @@ from .plugin import (
     callgate_session_end,
     callgate_shape_result,
 )
+
+if TYPE_CHECKING:
+    from ._jobs import Job, JobTable
+
+
+def __getattr__(name: str) -> Any:
+    """`Job` and `JobTable`, imported on first use: the job machinery is no part of
+    registering (issue 38)."""
+    if name not in ("Job", "JobTable"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import _jobs
+
+    return getattr(_jobs, name)
+
 
 __all__ = [
     "CONFIG_SCHEMA",

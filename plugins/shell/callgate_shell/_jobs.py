@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from callgate import SessionKey, process
+from callgate import process
 
 from ._capture import ByteTail, decode, dropped_marker, incomplete_utf8_suffix
 from ._process import DRAIN_S, ProcessGroup, RunOutcome, start_group
@@ -342,8 +342,6 @@ def _pread(path: str, offset: int, length: int) -> bytes:
         return fh.read(length)
 
 
-#: ``session.extension(JOBS)``: the session's background jobs
-JOBS: SessionKey[JobTable] = SessionKey("jobs")
 
 
 class JobTable:

@@ -3,22 +3,33 @@ tools at boot, and end a session's jobs when it closes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from callgate import Host, Registry, hookimpl, process
+from callgate import Host, Registry, hookimpl
 from callgate_commandline import COMMAND
 
-from ._env import command_environment
-from ._jobs import JOBS, JobTable
+from ._keys import JOBS
 from ._native import FACES
 from .config import CONFIG_SCHEMA, ShellNotFound, real_os, select_shell
 from .tools.bash import bash_tool
 from .tools.job_tools import job_tools
 from .tools.pwsh import pwsh_tool
 
+if TYPE_CHECKING:
+    from callgate import process
+
+    from ._jobs import JobTable
+
 CONFIG_TABLE = "shell"
 SHELLS = ("bash", "pwsh")
+
+
+def _job_table(session: Any) -> JobTable:
+    """The session's job table: the job machinery is imported when a session opens."""
+    from ._jobs import JobTable
+
+    return JobTable(session)
 
 
 @hookimpl
@@ -28,7 +39,7 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
     config = registry.add_config(CONFIG_TABLE, CONFIG_SCHEMA)
     # Bash(...) rules and the read-only verdict of strict children judge command lines
     registry.add_subject_kind(COMMAND)
-    registry.add_session_extension(JOBS, JobTable)
+    registry.add_session_extension(JOBS, _job_table)
     try:
         choice = select_shell(host.os, real_os(), config)
     except ShellNotFound as exc:
@@ -49,6 +60,8 @@ def callgate_register_tools(registry: Registry, host: Host) -> None:
 def callgate_program_environment(host: Host) -> process.Environment:
     """The environment shell commands and jobs get under this host's ``[shell]`` config
     (what a remote workspace's worker must be handed to give its commands the same)."""
+    from ._env import command_environment
+
     return command_environment(host.config("shell"))
 
 
@@ -56,13 +69,19 @@ def callgate_program_environment(host: Host) -> process.Environment:
 def callgate_session_end(session: Any) -> None:
     """End every background job of the session (≤ 10 s) and remove its logs."""
     table = session.find_extension(JOBS)
-    if isinstance(table, JobTable):
-        table.close()
+    if table is not None:
+        from ._jobs import JobTable
+
+        if isinstance(table, JobTable):
+            table.close()
 
 
 @hookimpl
 def callgate_shape_result(call: Any, tool: Any, result: Any, session: Any) -> None:
     """Count results, so a finished-job notice waits until its start result was delivered."""
     table = session.find_extension(JOBS)
-    if isinstance(table, JobTable):
-        table.result_shaped(call.id)
+    if table is not None:
+        from ._jobs import JobTable
+
+        if isinstance(table, JobTable):
+            table.result_shaped(call.id)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from callgate import PermissionSubject, ToolSpec
+from callgate import PermissionSubject, ToolSpec, deferred
 
 from .._describe import file_tools_advice, symbols_advice
-from .command import Shell, blank_command, command_schema, make_execute
+from .schema import command_schema
 
 #: what other agents and plain words call this tool (an unknown call by one of
 #: these names is answered "did you mean" this tool)
@@ -46,19 +46,18 @@ def bash_argv(executable: str, command: str) -> list[str]:
 
 
 def bash_tool(executable: str, platforms: Iterable[str] = ("posix",)) -> ToolSpec:
-    """The ``bash`` tool, running ``executable`` (looked up at boot)."""
-    shell = Shell("bash", executable, lambda command: bash_argv(executable, command),
-                  reaping_exemption=True)
+    """The ``bash`` tool, running ``executable`` (looked up at boot). Declared data: its code
+    (`command.run_shell`) is imported by the first call."""
     return ToolSpec(
         name="bash", known_as=BASH_KNOWN_AS,
         description=DESCRIPTION,
         describe=describe,
         schema=command_schema(description_required=False),
-        execute=make_execute(shell),
+        execute=deferred("callgate_shell.tools.command:run_shell", "bash", executable),
         read_only=False,
         visibility="surface",
         surface_order=10,
-        validate=blank_command,
+        validate=deferred("callgate_shell.tools.command:blank_command"),
         permission_subject=PermissionSubject("command", ("command",)),
         groups=("Bash",),
         platforms=frozenset(platforms),

@@ -7,6 +7,7 @@ A `Shell` says how one shell turns a command into argv; everything else is commo
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import time
@@ -20,13 +21,13 @@ from callgate.results import ErrorInfo, TextBlock
 from .._capture import Capture
 from .._env import command_environment
 from .._exemption import keeps_background_processes
-from .._jobs import JOBS, PIPE_NOTE, Job, JobTable, job_label, os_error_text
+from .._jobs import PIPE_NOTE, Job, JobTable, job_label, os_error_text
+from .._keys import JOBS
 from .._process import start_group
+from .schema import DEFAULT_TIMEOUT_MS
 
 log = logging.getLogger("callgate.shell")
 
-DEFAULT_TIMEOUT_MS = 120_000
-MAX_TIMEOUT_MS = 600_000
 CANCEL_POLL_S = 0.1
 #: how often a running command reports its progress (`ProgressTicker`)
 PROGRESS_EVERY_S = 1.0
@@ -40,33 +41,6 @@ class Shell:
     executable: str
     argv: Callable[[str], list[str]]
     reaping_exemption: bool = False
-
-
-def command_schema(*, description_required: bool) -> dict[str, Any]:
-    description: dict[str, Any] = {
-        "type": "string", "maxLength": 200,
-        "description": "A few words saying what the command does; a background job is "
-                       "listed under it.",
-    }
-    if description_required:
-        description["minLength"] = 1
-    return {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "minLength": 1, "description": "The command to run."},
-            "description": description,
-            "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS,
-                           "default": DEFAULT_TIMEOUT_MS,
-                           "description": "Foreground time limit in milliseconds (default "
-                                          "120000, at most 600000); the whole process tree is "
-                                          "ended when it passes. Ignored in the background."},
-            "run_in_background": {"type": "boolean", "default": False,
-                                  "description": "Start a background job and return its id "
-                                                 "at once."},
-        },
-        "required": ["command", "description"] if description_required else ["command"],
-        "additionalProperties": False,
-    }
 
 
 def blank_command(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
@@ -233,11 +207,23 @@ def start_background(ctx: ToolContext, shell: Shell, args: dict[str, Any]) -> To
         f'job_kill(job_id="{job.id}"). job_output() with no job_id lists all jobs.', meta)
 
 
-def make_execute(shell: Shell) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
-    def execute(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
-        if args.get("run_in_background"):
-            return start_background(ctx, shell, args)
-        return run_foreground(ctx, shell, args)
+@functools.lru_cache(maxsize=8)
+def shell_of(kind: str, executable: str) -> Shell:
+    """The `Shell` a ``bash`` or ``pwsh`` tool runs ``executable`` as."""
+    if kind == "bash":
+        from .bash import bash_argv
 
-    execute.__name__ = f"run_{shell.name}"
-    return execute
+        return Shell("bash", executable, lambda command: bash_argv(executable, command),
+                     reaping_exemption=True)
+    from .pwsh import pwsh_argv
+
+    return Shell("pwsh", executable, lambda command: pwsh_argv(executable, command))
+
+
+def run_shell(kind: str, executable: str, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    """A shell tool's code (its spec binds ``kind`` and the program found at boot: see
+    `callgate.deferred`): a foreground command, or a background job started."""
+    shell = shell_of(kind, executable)
+    if args.get("run_in_background"):
+        return start_background(ctx, shell, args)
+    return run_foreground(ctx, shell, args)

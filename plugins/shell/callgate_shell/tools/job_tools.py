@@ -6,11 +6,14 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from callgate import ToolContext, ToolError, ToolResult, ToolSpec, Violation
 
-from .._jobs import JOBS, Job, JobTable
+from .._keys import JOBS
+
+if TYPE_CHECKING:  # the jobs' machinery: imported by the session's first job
+    from .._jobs import Job, JobTable
 
 #: what other agents and plain words call these tools (an unknown call by one of
 #: these names is answered "did you mean" the tool)

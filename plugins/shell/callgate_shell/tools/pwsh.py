@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from callgate import PermissionSubject, ToolContext, ToolSpec, Violation
+from callgate import PermissionSubject, ToolContext, ToolSpec, Violation, deferred
 
 from .._describe import file_tools_advice
 from ..pwsh_dialect import (
@@ -15,7 +15,10 @@ from ..pwsh_dialect import (
     find_chain_operator,
     is_windows_powershell,
 )
-from .command import Shell, blank_command, command_schema, make_execute
+from .schema import command_schema
+
+#: the runner's check (imported by the first validation, not while the plugin registers)
+_BLANK = deferred("callgate_shell.tools.command:blank_command")
 
 #: what other agents and plain words call this tool (an unknown call by one of
 #: these names is answered "did you mean" this tool)
@@ -52,11 +55,10 @@ def pwsh_argv(executable: str, command: str) -> list[str]:
 
 def pwsh_tool(executable: str, platforms: Iterable[str] = ("windows",)) -> ToolSpec:
     """The ``pwsh`` tool, running ``executable``; a ``powershell(.exe)`` gets the 5.1 check."""
-    shell = Shell("pwsh", executable, lambda command: pwsh_argv(executable, command))
     legacy = is_windows_powershell(executable)
 
     def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
-        found = blank_command(ctx, args)
+        found = _BLANK(ctx, args)
         if not found and legacy and find_chain_operator(args["command"]):
             found.append(Violation("/command", "powershell_5_1",
                                    f"syntax that Windows PowerShell 5.1 parses: {CHAIN_MESSAGE}"))
@@ -67,7 +69,7 @@ def pwsh_tool(executable: str, platforms: Iterable[str] = ("windows",)) -> ToolS
         description=DESCRIPTION,
         describe=describe,
         schema=command_schema(description_required=True),
-        execute=make_execute(shell),
+        execute=deferred("callgate_shell.tools.command:run_shell", "pwsh", executable),
         read_only=False,
         visibility="surface",
         surface_order=10,
