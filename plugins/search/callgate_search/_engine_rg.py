@@ -29,7 +29,6 @@ import base64
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -42,6 +41,7 @@ from callgate.paths import PRUNE
 
 from ._engine_python import open_file
 from ._grep_model import FileHits, GrepRequest
+from ._rg import find_rg  # noqa: F401  (where it was: callers import it from here too)
 
 BASE_FLAGS = ("--json", "--sort", "path", "--no-config", "--no-ignore-global",
               "--no-ignore-parent", "--no-ignore-dot", "--no-ignore-exclude", "--no-require-git",
@@ -52,16 +52,6 @@ BASE_FLAGS = ("--json", "--sort", "path", "--no-config", "--no-ignore-global",
 
 class InvalidPattern(Exception):
     """rg refused the pattern; the message is rg's own first line of substance."""
-
-
-def find_rg() -> str | None:
-    """The ``rg`` binary next to the running interpreter, else on ``PATH`` (never in a
-    relative ``PATH`` entry)."""
-    name = "rg.exe" if os.name == "nt" else "rg"
-    beside = os.path.join(os.path.dirname(sys.executable), name)
-    if os.path.isfile(beside) and os.access(beside, os.X_OK):
-        return beside
-    return process.which("rg")
 
 
 def command(rg: str, req: GrepRequest) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from callgate import Registry, hookimpl
 
-from ._engine_rg import find_rg
+from ._rg import find_rg
 from .config import CONFIG_SCHEMA
-from .tools import glob, grep, ls
+from .tools.specs import GLOB_SPEC, LS_SPEC, grep_spec
 
 
 @hookimpl
@@ -19,9 +19,10 @@ def callgate_register_tools(registry: Registry) -> None:
             'grep_engine = "rg" but no rg binary was found next to the Python interpreter or '
             'on PATH; install the PyPI package "ripgrep" or use "auto"',
             ("search", "grep_engine"))
-    registry.add(grep.spec(rg))
-    registry.add(glob.SPEC)
-    registry.add(ls.SPEC)
+    # declared data: each tool's module is imported by its first call (callgate.deferred)
+    registry.add(grep_spec(rg))
+    registry.add(GLOB_SPEC)
+    registry.add(LS_SPEC)
 
 
 __all__ = ["callgate_register_tools"]

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
+from callgate import ToolContext, ToolError, ToolResult, Violation
 from callgate.paths import GLOB_META as META
 from callgate.paths import GlobError, compile_glob
 from callgate_toolkit.walk import join_rel, walk_files
@@ -14,50 +14,7 @@ from callgate_toolkit.walk import join_rel, walk_files
 from .._file_filter import negation_problem
 from .._locate import deadline, locate, not_a_directory, timed_out_line
 
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-GLOB_KNOWN_AS = ("Glob", "find", "find_files", "file_search", "glob_files")
-
 MAX_FILES = 1000
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {"type": "string", "minLength": 1,
-                    "description": "Glob such as *.go, src/**/*.ts or *.{py,pyi}. Without '/' "
-                                   "it matches file names at any depth; with '/' the whole "
-                                   "path below path."},
-        "path": {"type": "string", "minLength": 1, "default": ".",
-                 "description": "Directory to search from, relative to the workspace."},
-    },
-    "required": ["pattern"],
-    "additionalProperties": False,
-}
-
-DESCRIPTION = (
-    "Find workspace files by glob pattern, e.g. \"*.go\", \"cmd/*/main.go\" or "
-    "\"**/*_test.py\". * and ? stay within one path segment, [...] is a character class, "
-    "{a,b} alternates and ** spans any number of directories; matching is case-sensitive. "
-    "Without '/' a pattern matches file names at any depth; a leading ! is refused (write "
-    "the pattern of the files wanted). Prints files only (hidden and "
-    "gitignored ones too; .git, node_modules and similar folders only when the pattern starts "
-    "with them), one workspace-relative path per line in path order, up to 1000. Send globs "
-    "that do not depend on each other in one round."
-)
-
-
-#: ``structuredContent`` (MCP): the matching paths as data.
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "files": {"type": "array", "items": {"type": "string"},
-                  "description": "Matching files, workspace-relative, in path order."},
-        "truncated": {"type": "boolean"},
-        "timed_out": {"type": "boolean"},
-    },
-    "required": ["files", "truncated", "timed_out"],
-}
-
 
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     """Unbalanced brackets and ``..`` segments are refused before anything is read."""
@@ -145,9 +102,3 @@ def _relative_pattern(ctx: ToolContext, pattern: str, base: str) -> str:
                         f"{ctx.workspace.display(base)}; use a pattern relative to path",
                         "SEARCH_PATTERN_OUTSIDE_BASE")
     return rest if rel == "." else rel.replace(os.sep, "/") + "/" + rest
-
-
-SPEC = ToolSpec(
-    name="glob", known_as=GLOB_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA, execute=execute,
-    output_schema=OUTPUT_SCHEMA, read_only=True, visibility="hidden", validate=validate,
-    permission_subject=PermissionSubject("pattern", ("pattern",)))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
 import attrs
-from callgate import PermissionSubject, ToolContext, ToolError, ToolResult, ToolSpec, Violation
+from callgate import ToolContext, ToolError, ToolResult, Violation
 from callgate.paths import READ_FLAGS, GlobError, ResolvedPath
 from callgate_toolkit.walk import IgnoreRules
 
@@ -15,71 +16,9 @@ from .._file_filter import compile_filter
 from .._grep_model import GrepRequest, render
 from .._locate import deadline, locate, timed_out_line
 from .._patterns import pattern_problem
+from .specs import MAX_MATCHES
 
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-GREP_KNOWN_AS = (
-    "Grep", "search", "search_files", "find_in_files", "rg", "ripgrep", "codebase_search",
-    "grep_search", "search_file_content",
-)
-
-MAX_MATCHES = 200
-MAX_CONTEXT = 10
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pattern": {"type": "string", "minLength": 1,
-                    "description": "Regular expression in Python re syntax, matched against "
-                                   "each line. No look-around, backreferences or newlines."},
-        "path": {"type": "string", "minLength": 1, "default": ".",
-                 "description": "File or directory to search, relative to the workspace."},
-        "glob": {"type": "string", "minLength": 1,
-                 "description": "Only search files matching this glob: without '/' it matches "
-                                "file names at any depth (*.py, *.{ts,tsx}); with '/' the "
-                                "workspace-relative path (src/**/*.ts). A leading ! leaves "
-                                "the matching files out instead (!*.min.js)."},
-        "case_insensitive": {"type": "boolean", "default": False,
-                             "description": "Match letters regardless of case."},
-        "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0,
-                    "description": "Lines of context to show before and after each match."},
-        "max_matches": {"type": "integer", "minimum": 1, "maximum": MAX_MATCHES,
-                        "default": MAX_MATCHES,
-                        "description": "Stop after this many matching lines."},
-    },
-    "required": ["pattern"],
-    "additionalProperties": False,
-}
-
-#: ``structuredContent`` (MCP): the matching lines as data.
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "matches": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"path": {"type": "string"},
-                           "line": {"type": "integer", "minimum": 1},
-                           "text": {"type": "string",
-                                    "description": "The line as printed (a long one cut)."}},
-            "required": ["path", "line", "text"]}},
-        "truncated": {"type": "boolean"},
-        "timed_out": {"type": "boolean"},
-    },
-    "required": ["matches", "truncated", "timed_out"],
-}
 _NONE: dict[str, Any] = {"matches": [], "truncated": False, "timed_out": False}
-
-DESCRIPTION = (
-    "Search file contents for a regular expression (Python re syntax, matched line by line) "
-    "in one file or recursively under a workspace directory. While walking, hidden files "
-    "(unless a .gitignore ! rule re-includes them), .gitignore'd files, binary files and "
-    "dependency folders such as node_modules are left out; naming a file or folder in path "
-    "searches it anyway. Each matching line prints as "
-    "path:line:text in path order, up to 200; glob narrows the files, case_insensitive and "
-    "context widen the match. Searches that do not depend on each other's results belong "
-    "together in one round."
-)
-
 
 def validate(ctx: ToolContext, args: dict[str, Any]) -> list[Violation]:
     """Refuse, before anything is read, patterns and globs grep cannot run."""
@@ -189,12 +128,11 @@ def _is_readable(path: ResolvedPath) -> bool:
     return True
 
 
-def spec(rg: str | None) -> ToolSpec:
-    """``grep``, run by ``rg`` when one was found at boot, else by the Python engine."""
-    return ToolSpec(
-        name="grep", description=DESCRIPTION, schema=SCHEMA, execute=Grep(rg).execute,
-        known_as=GREP_KNOWN_AS,
-        output_schema=OUTPUT_SCHEMA, read_only=True, visibility="hidden", validate=validate,
-        permission_subject=PermissionSubject("pattern", ("pattern",)),
-        examples=({"pattern": r"def \w+_handler\(", "glob": "*.py", "context": 2},
-                  {"pattern": "todo", "path": "src", "case_insensitive": True}))
+@functools.lru_cache(maxsize=4)
+def _grep(rg: str | None) -> Grep:
+    return Grep(rg)
+
+
+def run(rg: str | None, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    """grep's code (its spec binds the ``rg`` found at boot, or ``None``)."""
+    return _grep(rg).execute(ctx, args)

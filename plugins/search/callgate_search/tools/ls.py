@@ -8,64 +8,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from callgate import PermissionSubject, ToolContext, ToolResult, ToolSpec
+from callgate import ToolContext, ToolResult
 from callgate.paths import PRUNE, HeldDir
 from callgate_toolkit.walk import join_rel
 
 from .._locate import deadline, locate, not_a_directory, timed_out_line
+from .specs import MAX_ENTRIES
 
-#: what other agents and plain words call this tool (an unknown call by one of
-#: these names is answered "did you mean" this tool)
-LS_KNOWN_AS = ("LS", "list", "list_dir", "list_directory", "list_files", "dir")
-
-MAX_ENTRIES = 5000
 MAX_DEPTH = 50
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "minLength": 1, "default": ".",
-                 "description": "Directory to list, relative to the workspace."},
-        "recursive": {"type": "boolean", "default": False,
-                      "description": "List every nested entry depth first, with "
-                                     "workspace-relative paths."},
-    },
-    "additionalProperties": False,
-}
-
-_ENTRY = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string",
-                 "description": "As listed: the name (flat) or the workspace-relative path "
-                                "(recursive)."},
-        "type": {"enum": ["file", "directory", "symlink", "other"]},
-        "size": {"type": "integer", "minimum": 0, "description": "A file's size in bytes."},
-        "target": {"type": "string", "description": "A symlink's target (not followed)."},
-    },
-    "required": ["path", "type"],
-}
-
-#: ``structuredContent`` (MCP): the entries as data, beside the text the model reads.
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "entries": {"type": "array", "items": _ENTRY},
-        "truncated": {"type": "boolean",
-                      "description": f"More than {MAX_ENTRIES} entries: the rest not listed."},
-        "timed_out": {"type": "boolean"},
-    },
-    "required": ["entries", "truncated", "timed_out"],
-}
-
-DESCRIPTION = (
-    "List a workspace directory sorted by name: directories end with '/', files are followed "
-    "by a tab and their size in bytes, symlinks show their target (not followed). "
-    "recursive=true walks nested folders depth-first and prints workspace-relative paths, "
-    "showing but not entering .git, node_modules and similar folders; up to 5000 entries. "
-    "Listings that do not depend on each other belong together in one round."
-)
-
 
 class Listed(NamedTuple):
     """One entry as listed: its name, its ``lstat`` (``None`` if that failed) and, for a
@@ -208,9 +158,3 @@ def _tree(top: HeldDir, rel: str, until: float, ctx: ToolContext,
         for _, _, _, held in stack:
             if held is not top:
                 held.close()
-
-
-SPEC = ToolSpec(
-    name="ls", known_as=LS_KNOWN_AS, description=DESCRIPTION, schema=SCHEMA, execute=execute,
-    output_schema=OUTPUT_SCHEMA, read_only=True, visibility="hidden",
-    permission_subject=PermissionSubject("path", ("path",)))
