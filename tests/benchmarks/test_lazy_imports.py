@@ -70,6 +70,47 @@ def test_the_probe_sees_an_eager_import(tmp_path: Any) -> None:
     assert found["loaded"] == ["regex"]
 
 
+#: Modules a cold ``callgate tools`` leaves in ``sys.modules`` beyond the interpreter's own
+#: (``python -c pass``), every installed plugin loaded: 533 in this suite's environment
+#: before issue 38's registration work (its private user config spares platformdirs), 376
+#: after it. A load-independent figure: a regression that imports a tool's machinery, a
+#: library or the session layer while plugins register raises it.
+COLD_MODULES_MAX = 380
+
+COLD = """
+import contextlib, io, sys
+from callgate.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["tools"])
+print(code, *sorted(sys.modules))
+"""
+
+
+def _loaded(tmp_path: Any, code: str) -> tuple[str, set[str]]:
+    """What ``python -c CODE`` printed first, and the module names it printed after."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, *names = done.stdout.split()
+    return first, set(names)
+
+
+def test_a_cold_callgate_tools_imports_at_most_so_many_modules(tmp_path: Any) -> None:
+    code, after = _loaded(tmp_path, COLD)
+    _, interpreter = _loaded(tmp_path, "import sys; print('-', *sorted(sys.modules))")
+    beyond = after - interpreter
+    assert code == "0"
+    assert {"callgate_files.plugin", "callgate_shell.plugin"} <= beyond  # the plugins loaded
+    assert len(beyond) <= COLD_MODULES_MAX, (len(beyond), sorted(beyond))
+
+
+def test_the_module_count_sees_an_eager_import(tmp_path: Any) -> None:
+    # the session layer imported first (what registration must not do) is counted
+    _, plain = _loaded(tmp_path, COLD)
+    _, eager = _loaded(tmp_path, "import callgate.host\ncallgate.host.Session\n" + COLD)
+    assert len(eager) > len(plain) + 10
+
+
 #: A config table that is a map keyed by a name pattern (like [mcp_servers]).
 NAMED_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -8,7 +8,6 @@ workspace's editable install, has no copy: there the package reads the repositor
 
 from __future__ import annotations
 
-import importlib.resources
 from pathlib import Path
 
 PACKAGED = "host_docs"
@@ -18,6 +17,8 @@ MARKER = "config.md"
 
 def host_docs_dir() -> Path | None:
     """The directory of callgate's own docs, or ``None`` when neither copy is there."""
+    import importlib.resources  # here: importing it is 6 modules registration does not need
+
     packaged = Path(str(importlib.resources.files(__package__ or "callgate_docs"))) / PACKAGED
     if (packaged / MARKER).is_file():
         return packaged

@@ -7,7 +7,7 @@ from typing import Any
 from callgate import hookimpl
 
 from .config import CONFIG_SCHEMA
-from .tools.docs import TOOLS
+from .tools.specs import TOOLS
 
 
 @hookimpl

@@ -4,47 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from callgate import ToolContext, ToolError, ToolSpec
+from callgate import ToolContext, ToolError
 
 from .._catalogue import Catalogue, build_catalogue, resolve_doc
 from .._host_docs import host_docs_dir
 from .._index import DocIndex, Hit, index_for
 from .._sections import Section
-
-DEFAULT_LIMIT = 5
-MAX_LIMIT = 10
-
-DOCS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["operation"],
-    "properties": {
-        "operation": {"type": "string", "enum": ["search", "read", "list"],
-                      "description": "search (ranked, needs query), read (a section by "
-                                     "section_id, or a document's sections by path) or list "
-                                     "(every document)."},
-        "query": {"type": "string", "maxLength": 4096,
-                  "description": "search: what you want to know, in a few words."},
-        "section_id": {"type": "string", "maxLength": 600,
-                       "description": "read: a section id from search or read, e.g. "
-                                      "callgate:permissions.md#modes."},
-        "path": {"type": "string", "maxLength": 500,
-                 "description": "read: a document from docs list (callgate:<file>.md for "
-                                "callgate's own docs, else its workspace path) to see its "
-                                "sections."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                  "description": f"search: at most this many sections (default "
-                                 f"{DEFAULT_LIMIT})."},
-    },
-}
-
-DOCS_DESCRIPTION = (
-    "Search and read documentation split into heading sections: callgate's own docs (how this "
-    "tool host is configured: permissions, surfaces, config keys, tools, hooks) and the "
-    "project's docs listed in [docs] paths. search ranks sections for a query; read returns "
-    "one section with its source file and line range (or, with path alone, that document's "
-    "section ids); list shows every document."
-)
+from .specs import DEFAULT_LIMIT
 
 
 def _catalogue(ctx: ToolContext) -> tuple[Catalogue, DocIndex]:
@@ -142,9 +108,3 @@ def render_catalogue(catalogue: Catalogue, index: DocIndex) -> str:
         lines.append("skipped:")
         lines += [f"- {reason}" for reason in catalogue.skipped]
     return "\n".join(lines)
-
-
-TOOLS = (
-    ToolSpec(name="docs", description=DOCS_DESCRIPTION, schema=DOCS_SCHEMA, execute=run_docs,
-             read_only=True, groups=("docs",)),
-)
