@@ -21,9 +21,26 @@ The integrator declares each turn and drives the rounds::
 Entry point (``pyproject.toml``): ``[project.entry-points.callgate] goals = "callgate_goals"``.
 """
 
-from ._book import GOALS, GoalBook, GoalRound, Outcome
-from ._goal import Goal
+from typing import TYPE_CHECKING, Any
+
+from ._keys import GOALS
 from .plugin import callgate_register_tools, callgate_shape_result, callgate_turn_start
+
+if TYPE_CHECKING:
+    from ._book import GoalBook, GoalRound, Outcome
+    from ._goal import Goal
+
+#: imported on first use: the book and its store are no part of registering (issue 38)
+_LAZY = {"GoalBook": "_book", "GoalRound": "_book", "Outcome": "_book", "Goal": "_goal"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
 
 __all__ = [
     "GOALS",

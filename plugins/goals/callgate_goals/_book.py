@@ -23,7 +23,6 @@ import threading
 from typing import Any
 
 import attrs
-from callgate import SessionKey
 from callgate.store import StoreError
 
 from ._errors import goal_error
@@ -59,10 +58,6 @@ class Outcome:
 
     goal: Goal | None
     instruction: str | None = None
-
-
-#: ``session.extension(GOALS)``: this plugin's per-session object
-GOALS: SessionKey[GoalBook] = SessionKey("goals")
 
 
 class GoalBook:

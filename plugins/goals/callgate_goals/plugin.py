@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from callgate import ToolResult, hookimpl
 
-from ._book import GOALS, GoalBook
 from ._hints import with_retired_protocol_hints
+from ._keys import GOALS
 from .config import CONFIG_SCHEMA
-from .tools.goals import TOOLS
+from .tools.specs import TOOLS
+
+if TYPE_CHECKING:
+    from ._book import GoalBook
+
+
+def _goal_book(session: Any) -> GoalBook:
+    """The session's goal book: it and its store are imported when a session opens."""
+    from ._book import GoalBook
+
+    return GoalBook(session)
 
 
 @hookimpl
 def callgate_register_tools(registry: Any) -> None:
     registry.add_config("goals", CONFIG_SCHEMA)
-    registry.add_session_extension(GOALS, GoalBook)
+    registry.add_session_extension(GOALS, _goal_book)
     for spec in TOOLS:
         registry.add(spec)
 
