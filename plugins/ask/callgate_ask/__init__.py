@@ -21,6 +21,6 @@ Entry point: ``[project.entry-points.callgate] ask = "callgate_ask"``.
 
 from . import hookspecs
 from .plugin import callgate_register_tools
-from .tools.ask import ASK_SCHEMA
+from .tools.specs import ASK_SCHEMA
 
 __all__ = ["ASK_SCHEMA", "callgate_register_tools", "hookspecs"]

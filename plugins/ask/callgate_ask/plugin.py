@@ -8,7 +8,7 @@ from callgate import hookimpl
 
 from . import hookspecs
 from .config import CONFIG_SCHEMA
-from .tools.ask import ASK
+from .tools.specs import ASK
 
 
 @hookimpl

@@ -6,7 +6,7 @@ from typing import Any
 
 from callgate import hookimpl
 
-from .tools.sessions import TOOLS
+from .tools.specs import TOOLS
 
 
 @hookimpl
