@@ -16,10 +16,24 @@ a describer the tool is not available in that session::
             return Describer()
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import hookspecs
 from .config import CONFIG_SCHEMA
 from .plugin import callgate_register_tools
-from .tools.view_image import MAX_BYTES, MAX_PIXELS, SCHEMA, load
+from .tools.specs import MAX_BYTES, MAX_PIXELS, SCHEMA
+
+if TYPE_CHECKING:
+    from .tools.view_image import load
+
+
+def __getattr__(name: str) -> Any:
+    """`load`, imported on first use: the probe is no part of registering (issue 38)."""
+    if name != "load":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .tools.view_image import load
+
+    return load
 
 __all__ = [
     "CONFIG_SCHEMA",

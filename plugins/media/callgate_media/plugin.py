@@ -7,11 +7,11 @@ from callgate import Registry, hookimpl
 
 from . import hookspecs
 from .config import CONFIG_SCHEMA
-from .tools import view_image
+from .tools.specs import spec
 
 
 @hookimpl
 def callgate_register_tools(registry: Registry) -> None:
     registry.add_hookspecs(hookspecs)
     config = registry.add_config("media", CONFIG_SCHEMA)
-    registry.add(view_image.spec(config["vision"]))
+    registry.add(spec(config["vision"]))

@@ -16,62 +16,18 @@ from typing import Any
 import anyio
 import attrs
 from callgate import (
-    PermissionSubject,
     ToolContext,
     ToolError,
     ToolResult,
-    ToolSpec,
 )
 from callgate.paths import READ_FLAGS, ResolvedPath, Workspace
 from callgate.results import ImageBlock, TextBlock
 
 from .._probe import Corrupt, HeaderMismatch, TooManyPixels, probe
 from .._sniff import ImageType, detect_other, extension_note, sniff
+from .specs import MAX_BYTES, MAX_PIXELS
 
-#: Fixed by the contract (not configurable).
-MAX_BYTES = 3 * 1024 * 1024
-MAX_PIXELS = 40_000_000
 _SNIFF_BYTES = 4096
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 4096,
-            "description": "Image file path, relative to the workspace root (or absolute "
-                           "inside it).",
-        },
-    },
-    "required": ["path"],
-    "additionalProperties": False,
-}
-
-DESCRIPTION = (
-    "Look at a local PNG, JPEG, GIF or WebP image: the result shows the image itself (or, "
-    "for a model without vision, a description from the configured image-understanding "
-    "model) after a line with its type, size in pixels and bytes. Use it for screenshots, "
-    "diagrams and other image files instead of read_file. The type is read from the file's "
-    "content, not its extension. Limits: 3 MiB per file and 40 million pixels."
-)
-
-def spec(vision: bool) -> ToolSpec:
-    """The tool; without ``[media] vision`` it exists only where the integrator can
-    describe images (``callgate_image_describer``)."""
-    return ToolSpec(
-        name="view_image",
-        description=DESCRIPTION,
-        schema=SCHEMA,
-        execute=execute,
-        read_only=True,
-        visibility="surface",
-        surface_order=60,
-        available=available,
-        requires_hooks=() if vision else ("callgate_image_describer",),
-        permission_subject=PermissionSubject("path", ("path",)),
-    )
-
 
 # --- availability ---------------------------------------------------------------------
 
