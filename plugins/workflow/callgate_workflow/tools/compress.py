@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-import anyio
 from callgate import ToolContext, ToolError, ToolSpec, Violation
 
 from .._conversation import CompressionRecord
@@ -107,6 +106,8 @@ def select(messages: list[Any], anchor: str, direction: str,
 
 
 async def run(ctx: ToolContext, args: dict[str, Any]) -> str:
+    import anyio  # here: importing anyio reads its own source (~10% of a cold start)
+
     conversation, summarizer = _providers(ctx.session)
     if conversation is None or summarizer is None:
         raise ToolError("unavailable", "compress: the integrator no longer provides a "
