@@ -7,7 +7,8 @@ the ``callgate.stores`` entry-point group for its URL scheme
 (``postgresql = "my_pkg.store:open_store"`` serves ``[sessions] store =
 "postgresql://..."``); it must pass the contract tests in ``tests/core/store``.
 
-Writing is the host's: it queues ops (`RunStarted` ... `ResultsTrimmed`) and a
+Writing is the host's: it queues ops (`RunStarted` ... `ResultsTrimmed`, and
+`FactRecorded` for each executed writer's or destructive call's execution fact) and a
 writer thread hands them to `SessionStore.write` a group at a time. Reading is
 for everyone: the session tools, ``callgate sessions``, a web page::
 
@@ -79,6 +80,8 @@ if TYPE_CHECKING:
         CallRecord,
         CallStarted,
         Entry,
+        FactRecord,
+        FactRecorded,
         JobCursor,
         JobPut,
         JobRecord,
@@ -111,6 +114,8 @@ _LAZY = {
             "CallRecord",
             "CallStarted",
             "Entry",
+            "FactRecord",
+            "FactRecorded",
             "JobCursor",
             "JobPut",
             "JobRecord",
@@ -268,6 +273,11 @@ class SessionStore(Protocol):
 
     def job_log(self, session: str, job_id: str) -> bytes | None: ...
 
+    def facts(self, session: str) -> list[FactRecord]:
+        """The execution facts of the writer and destructive calls ``session`` ran, oldest
+        first (a call the gate refused never ran and has none)."""
+        ...
+
     # --- search and upkeep ----------------------------------------------------------------
 
     def search(
@@ -315,6 +325,8 @@ __all__ = [
     "CallRecord",
     "CallStarted",
     "Entry",
+    "FactRecord",
+    "FactRecorded",
     "JobCursor",
     "JobPut",
     "JobRecord",

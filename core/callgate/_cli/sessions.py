@@ -157,10 +157,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     store, _ = _store(args)
     info = _found(store, args.id)
     entries = store.entries(info.id)
+    facts = store.facts(info.id)
     if args.json:
         print(_json_line({"session": _info_json(info)}))
         for entry in entries:
             print(_json_line({"kind": entry.kind, **attrs.asdict(entry)}))
+        for fact in facts:
+            print(_json_line({"kind": "fact", **attrs.asdict(fact)}))
         return EXIT_OK
     _say(f"session {info.id}" + (f" ({info.name})" if info.name else "") + f": {info.status}")
     _say(f"  workspace {info.workspace}")
@@ -176,7 +179,25 @@ def cmd_show(args: argparse.Namespace) -> int:
         _say(f"  child session {child.id} ({child.calls} calls)")
     for entry in entries:
         _say(_entry_line(entry))
+    if facts:
+        _say("execution facts (the writer and destructive calls that ran):")
+        for fact in facts:
+            _say(_fact_line(fact))
     return EXIT_OK
+
+
+def _fact_line(fact: Any) -> str:
+    """One execution fact: the call, the paths its gate held, for how long, how it ended."""
+    held = ", ".join(fact.paths) if fact.paths else "no paths"
+    took = max(0.0, fact.ended - fact.started) * 1000
+    who = [f"profile {fact.profile}"] if fact.profile else []
+    who += [f"depth {fact.depth}"] if fact.depth else []
+    who += ["destructive"] if fact.destructive else []
+    extra = f" [{', '.join(who)}]" if who else ""
+    return (
+        f"  call {fact.call_id} {fact.tool} → {fact.outcome}: held {held} from "
+        f"{_when(fact.started)} for {took:.0f} ms{extra}"
+    )
 
 
 def _entry_line(entry: Any) -> str:
@@ -323,7 +344,11 @@ def register(subparsers: Any) -> None:
     q.add_argument("--children", action="store_true", help="include subagent sessions")
     q.set_defaults(func=lambda a: _run(cmd_list, a))
 
-    q = sub.add_parser("show", help="one session's timeline: messages, calls, notices")
+    q = sub.add_parser(
+        "show",
+        help="one session's timeline: messages, calls, notices, and the execution facts "
+        "of the calls that ran",
+    )
     common(q)
     q.add_argument("id", help="a session id, name, or unique id prefix (8+ characters)")
     q.add_argument("--json", action="store_true", help="the records as JSON lines")

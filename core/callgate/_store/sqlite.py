@@ -587,6 +587,26 @@ class SqliteStore:
             (op.session, seq, op.at, op.text),
         )
 
+    def _fact(self, conn: sqlite3.Connection, op: m.FactRecorded) -> None:
+        fact = op.fact
+        _x(
+            conn,
+            "INSERT INTO facts (session, call_id, tool, profile, depth, paths, destructive, "
+            "started, ended, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                fact.session,
+                fact.call_id,
+                fact.tool,
+                fact.profile,
+                fact.depth,
+                _dumps(list(fact.paths)),  # a lone surrogate comes back exactly
+                int(fact.destructive),
+                fact.started,
+                fact.ended,
+                fact.outcome,
+            ),
+        )
+
     def _state(self, conn: sqlite3.Connection, op: m.StatePut) -> None:
         if op.value is None:
             _x(
@@ -687,6 +707,7 @@ class SqliteStore:
         m.CallEnded: _call_ended,
         m.MessageRecorded: _message,
         m.NoticeRecorded: _notice,
+        m.FactRecorded: _fact,
         m.StatePut: _state,
         m.LedgerPut: _ledger,
         m.JobPut: _job,
@@ -900,6 +921,30 @@ class SqliteStore:
             )
         ]
 
+    def facts(self, session: str) -> list[m.FactRecord]:
+        """The execution facts of the calls this session ran, oldest first."""
+        return [
+            m.FactRecord(
+                session,
+                call_id,
+                tool,
+                profile,
+                depth,
+                tuple(json.loads(paths)),
+                bool(destructive),
+                started,
+                ended,
+                outcome,
+            )
+            for call_id, tool, profile, depth, paths, destructive, started, ended, outcome in (
+                self._query(
+                    "SELECT call_id, tool, profile, depth, paths, destructive, started, ended, "
+                    "outcome FROM facts WHERE session = ? ORDER BY started, rowid",
+                    (session,),
+                )
+            )
+        ]
+
     def job_log(self, session: str, job_id: str) -> bytes | None:
         rows = self._query(
             "SELECT log FROM jobs WHERE session = ? AND job_id = ?", (session, job_id)
@@ -1043,7 +1088,7 @@ class SqliteStore:
             r[0] for r in conn.execute("SELECT id FROM sessions WHERE parent = ?", (session,))
         ]:
             self.delete_session(conn, child)
-        for table in ("entries", "state", "ledger", "jobs"):
+        for table in ("entries", "state", "ledger", "jobs", "facts"):
             conn.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
         conn.execute("DELETE FROM sessions WHERE id = ?", (session,))
 
