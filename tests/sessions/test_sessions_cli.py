@@ -50,7 +50,9 @@ def test_list_show_and_search(ws: Path) -> None:
     assert "#4 call e1 edit_file" in shown.stdout and "→ ok" in shown.stdout
     lines = [json.loads(line) for line in sessions("show", sid, "--json").stdout.splitlines()]
     assert lines[0]["session"]["id"] == sid
-    assert [e["call_id"] for e in lines[1:]] == ["r1", "g1", "l1", "e1"]
+    assert [e["call_id"] for e in lines[1:] if e["kind"] == "call"] == ["r1", "g1", "l1", "e1"]
+    # then the execution facts: the one writer that ran (issue 36.11)
+    assert [(e["kind"], e["call_id"]) for e in lines[5:]] == [("fact", "e1")]
     found = sessions("search", "second", "--kind", "tool_input", "--json")
     [hit] = [json.loads(line) for line in found.stdout.splitlines()]
     assert (hit["session"], hit["kind"], hit["tool"]) == (sid, "tool_input", "grep")
