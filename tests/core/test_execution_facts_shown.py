@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -19,9 +21,14 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
         text=True, timeout=120, env={**os.environ, "CALLGATE_LOAD_PLUGINS": "files"})
 
 
-def replay_one_ran_one_refused(tmp_path: Path) -> tuple[Path, str]:
-    """A session of two writes: ``w1`` runs, ``w2`` (``.git/config``) the gate refuses;
-    the workspace and the recorded session's id."""
+#: a worker process on this machine (docs/executors.md): the gate runs there
+WORKER = json.dumps([sys.executable, "-m", "callgate.cli", "worker", "--workspace",
+                     "{workspace}"])
+
+
+def replay_one_ran_one_refused(tmp_path: Path, executor: str = "[]") -> tuple[Path, str]:
+    """A session of two writes: ``w1`` runs, ``w2`` (``.git/config``) the gate refuses
+    (here, or on a worker with ``executor``); the workspace and the recorded session's id."""
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
     (ws / ".git" / "config").write_text("[core]\n")
@@ -29,7 +36,8 @@ def replay_one_ran_one_refused(tmp_path: Path) -> tuple[Path, str]:
         {"id": "w1", "name": "write_file", "arguments": {"path": "a.txt", "content": "hi\n"}},
         {"id": "w2", "name": "write_file", "arguments": {"path": ".git/config", "content": "x"}},
     ])
-    proc = cli("replay", "-", "--workspace", str(ws), "--surface", "full", stdin=transcript)
+    proc = cli("replay", "-", "--workspace", str(ws), "--surface", "full", "--executor",
+               executor, stdin=transcript)
     assert proc.returncode == 0, proc.stderr
     results = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
     assert results["w1"]["is_error"] is False
@@ -41,8 +49,10 @@ def replay_one_ran_one_refused(tmp_path: Path) -> tuple[Path, str]:
     return ws, info["id"]
 
 
-def test_sessions_show_lists_the_fact_of_the_call_that_ran_only(tmp_path: Path) -> None:
-    ws, sid = replay_one_ran_one_refused(tmp_path)
+@pytest.mark.parametrize("executor", ["[]", WORKER], ids=["local", "worker"])
+def test_sessions_show_lists_the_fact_of_the_call_that_ran_only(tmp_path: Path,
+                                                                executor: str) -> None:
+    ws, sid = replay_one_ran_one_refused(tmp_path, executor)
     shown = cli("sessions", "show", sid)
     assert shown.returncode == 0, shown.stderr
     text = shown.stdout

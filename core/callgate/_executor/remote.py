@@ -472,7 +472,11 @@ class RemoteExecutor:
             if gate:
                 step.gate = (gate[0], gate[1])
         fact = reply.get("fact") if reply is not None else None
-        if not step.read_only or step.destructive:
+        # the worker answers a writer's fact only when it ran: one it answered without one
+        # was refused by its gate and never ran, so it has no fact (issue 36.11); a call
+        # whose worker never answered may have run, and keeps one
+        ran = reply is None or fact is not None
+        if ran and (not step.read_only or step.destructive):
             paths = tuple(fact.get("paths") or ()) if fact else ()
             held = float(fact.get("held_s") or 0.0) if fact else ended - started
             record.dispatched(state, step, result, paths, max(started, ended - held), ended)
