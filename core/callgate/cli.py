@@ -703,6 +703,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING if args.verbose else logging.ERROR, format="callgate: %(message)s"
     )
+    # a host without a session-store backend keeps no sessions: said with or without -v
+    logging.getLogger("callgate.store.memory").setLevel(logging.WARNING)
     return int(args.func(args) or 0)
 
 
