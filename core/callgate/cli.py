@@ -24,7 +24,6 @@ import anyio
 
 from . import hookspecs
 from ._cli import contract as _contract
-from ._cli import sessions as _sessions_cli
 from ._config.state import HOME_VARIABLE
 from ._host.host import NO_TOOLS, Host
 from ._model.errors import BootError
@@ -684,8 +683,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="replay examples/tour.jsonl in a temporary workspace")
     p.set_defaults(func=cmd_demo)
-
-    _sessions_cli.register(sub)
 
     for ep in metadata.entry_points(group="callgate.commands"):
         try:

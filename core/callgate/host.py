@@ -8,6 +8,8 @@
 - `PluginInfo` (``host.plugins()``) and `ExecutionFact` (``host.execution_facts()``).
 - `BootError` and `ConfigError`: why a host did not boot (a plugin may raise `BootError`
   while it registers; ``registry.config_error`` builds a `ConfigError`).
+- `sessions_settings(config, workspace)`: the ``[sessions]`` table and store location a host
+  would use, read without booting one (``callgate sessions`` finds the store with it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._host.host import Host, PluginInfo
+from ._host.settings import sessions_settings
 from ._model.errors import BootError, ConfigError
 from ._model.facts import ExecutionFact
 
@@ -51,4 +54,5 @@ __all__ = [
     "Session",
     "SessionPair",
     "SharedResources",
+    "sessions_settings",
 ]
