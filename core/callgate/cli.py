@@ -25,7 +25,10 @@ import anyio
 from . import hookspecs
 from ._cli import contract as _contract
 from ._config.state import HOME_VARIABLE
+from ._host import renderings
 from ._host.host import NO_TOOLS, Host
+from ._host.renderings import rendering
+from ._model.contract import contract_entry
 from ._model.errors import BootError
 from ._model.values import Decision
 from ._session.pair import SessionPair
@@ -123,9 +126,7 @@ async def _replay_session(
 
     show: list[str] = []
     if provider is not None:
-        from .providers import native
-
-        show = native.shows(host, provider)
+        show = rendering(provider).shows(host)
     async with host.open_session(
         workspace, session_dir=session_dir, resume=resume, executor=executor, show=show
     ) as session:
@@ -191,6 +192,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "--pair runs a new planner and executor here: the approval line sets their "
             "modes, so it takes neither --mode, --resume, --executor nor --provider"
         )
+    if args.provider:
+        try:
+            rendering(args.provider)  # installed (callgate-providers), else say so
+        except ValueError as exc:
+            return _fail(str(exc))
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
@@ -276,9 +282,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.provider or args.json:
         try:
-            from . import providers
-
-            tools = providers.surface(host, args.provider)
+            if args.provider:
+                tools = rendering(args.provider).surface(host)
+            else:
+                tools = [contract_entry(spec) for spec in host.surface_specs()]
         except ValueError as exc:
             return _fail(str(exc))
         print(json.dumps(tools, indent=2, ensure_ascii=False))
@@ -525,8 +532,9 @@ def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .providers import PROVIDERS
-    from .providers.native import NATIVE_PROVIDERS
+    # the installed renderings (callgate-providers registers them)
+    PROVIDERS = renderings.names(native=False)
+    NATIVE_PROVIDERS = renderings.names(native=True)
 
     parser = argparse.ArgumentParser(
         prog="callgate",
@@ -581,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--provider",
         type=_provider,
-        choices=NATIVE_PROVIDERS,
+        choices=NATIVE_PROVIDERS or None,  # none installed: the command says so
         metavar="PROVIDER",
         help="read raw call items of this native rendering, one per line (a JSON list for "
         "a batch), and print its raw result items, one per line: "
@@ -625,7 +633,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--provider",
         type=_provider,
-        choices=(*PROVIDERS, *NATIVE_PROVIDERS),
+        choices=[*PROVIDERS, *NATIVE_PROVIDERS] or None,
         metavar="PROVIDER",
         help="print that provider's tool definitions, exactly as sent: "
         f"{', '.join((*PROVIDERS, *NATIVE_PROVIDERS))} (openai means openai-chat)",

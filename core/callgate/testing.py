@@ -321,9 +321,9 @@ def make_session_factory(
             hosts.append(host)
         show: list[str] = []
         if provider is not None:  # a native rendering: what its faces run is on the surface
-            from .providers import native
+            from ._host.renderings import rendering
 
-            show = native.shows(host.host, provider)
+            show = rendering(provider).shows(host.host)
         session = host.open_session(ws, session_dir=session_dir, origin=origin, show=show)
         return CallgateSession(host, session, ws)
 

@@ -17,7 +17,7 @@ from callgate import Host
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "callgate"
 PUBLIC_SUBMODULES = ("host", "files", "text", "paths", "permissions", "results", "schema",
-                     "store", "process", "providers", "hookspecs", "sync", "testing")
+                     "store", "process", "native", "hookspecs", "sync", "testing")
 
 
 @pytest.fixture(scope="module")

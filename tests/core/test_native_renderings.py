@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import callgate_providers as providers
 import pytest
-from callgate import Host, providers
-from callgate.providers import native
+from callgate import Host
+from callgate_providers import native
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")

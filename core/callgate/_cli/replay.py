@@ -328,9 +328,12 @@ async def replay_native(
     """``callgate replay --provider NAME``: each line one raw call item of the native
     rendering ``rendering`` (a ``tool_use`` block, an ``apply_patch_call`` ...), or a JSON
     list of them for one batch, or a mode line; yields the raw result items, in order
-    (`callgate.providers.native.run_items`). A line that is not JSON, or neither an
-    object nor a list, yields ``{"type": "invalid_transcript", "line", "message"}``."""
-    from ..providers import native
+    (the installed rendering's ``run_items``: `callgate_providers.native.run_items`). A
+    line that is not JSON, or neither an object nor a list, yields
+    ``{"type": "invalid_transcript", "line", "message"}``."""
+    from .._host.renderings import rendering as installed_rendering
+
+    native = installed_rendering(rendering)
 
     for number, text in enumerate(lines, first):
         if not text.strip():
@@ -358,5 +361,5 @@ async def replay_native(
             continue
         items = value if isinstance(value, list) else [value]
         session.begin_turn("human")
-        for item in await native.run_items(session, rendering, items):
+        for item in await native.run_items(session, items):
             yield item

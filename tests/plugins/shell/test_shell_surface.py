@@ -9,9 +9,10 @@ import shutil
 import subprocess
 import sys
 
+import callgate_providers as providers
 import callgate_shell
 import pytest
-from callgate import Host, providers
+from callgate import Host
 from callgate.host import BootError
 from callgate_shell.config import DEFAULTS, ShellNotFound, select_shell
 
