@@ -21,12 +21,11 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import attrs
+from callgate import ToolCall, ToolResult, hookimpl
+from callgate.host import MODES, Session
+from callgate.text import lone_surrogate
 
-from .._model.values import ToolCall, ToolResult
-from .._session.session import MODES, Session
-from .._validation.arguments import lone_surrogate
-from ..hookspecs import hookimpl
-from .serial import call_from_json, result_to_json
+from ._serial import call_from_json, result_to_json
 
 MODE_NOTICES = {
     "default": "[plan approved] The user approved the plan and ended plan mode: calls that "
@@ -183,7 +182,7 @@ def _entry(item: Any, line: int, default_id: str) -> Entry:
 
 
 def result_json(result: ToolResult, line: int | None = None) -> dict[str, Any]:
-    """A result's replay line (see `_cli.serial`); ``meta.line`` names its transcript line."""
+    """A result's replay line (see `_serial`); ``meta.line`` names its transcript line."""
     out = result_to_json(result)
     if line is not None:
         out["meta"].setdefault("line", line)
@@ -331,7 +330,7 @@ async def replay_native(
     (the installed rendering's ``run_items``: `callgate_providers.native.run_items`). A
     line that is not JSON, or neither an object nor a list, yields
     ``{"type": "invalid_transcript", "line", "message"}``."""
-    from .._host.renderings import rendering as installed_rendering
+    from callgate.host import rendering as installed_rendering
 
     native = installed_rendering(rendering)
 

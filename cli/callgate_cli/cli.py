@@ -21,18 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from callgate import Decision, hookspecs
+from callgate.host import (
+    NO_TOOLS,
+    BootError,
+    Host,
+    SessionPair,
+    rendering,
+    rendering_names,
+    serve_worker,
+)
+from callgate.paths import HOME_VARIABLE
+from callgate.schema import contract_entry
+from callgate.store import StoreError
 
-from . import hookspecs
-from ._cli import contract as _contract
-from ._config.state import HOME_VARIABLE
-from ._host import renderings
-from ._host.host import NO_TOOLS, Host
-from ._host.renderings import rendering
-from ._model.contract import contract_entry
-from ._model.errors import BootError
-from ._model.values import Decision
-from ._session.pair import SessionPair
-from ._store.names import StoreError
+from . import _contract
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -122,7 +125,7 @@ async def _replay_session(
     executor: list[str] | None = None,
     provider: str | None = None,
 ) -> None:
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     show: list[str] = []
     if provider is not None:
@@ -146,7 +149,7 @@ async def _replay_pair(
     """``replay --pair``: the lines before the approval line ``{"approve": true}`` go to the
     planner (plan mode, the planner profile), the approval hands over, the lines after it go
     to the executor; each result says whose it is (``meta.session``)."""
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     split = _replay.approval_index(lines)
     planning = lines if split is None else lines[:split]
@@ -172,13 +175,13 @@ def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int
         return []
     if not os.path.isdir(directory):
         return _fail(f"--subagents {directory} is not a directory")
-    from ._cli.scripted import ScriptedSubagents
+    from ._scripted import ScriptedSubagents
 
     return [("callgate.scripted_subagents", ScriptedSubagents(directory))]
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     try:
         lines = _read_lines(args.transcript)
@@ -262,12 +265,10 @@ def _executor_option(value: str | None) -> list[str] | int | None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from ._cli import worker as _worker
-
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
     try:
-        return _worker.serve(args.workspace)
+        return serve_worker(args.workspace)
     except BootError as exc:
         return _fail(str(exc))
 
@@ -376,7 +377,7 @@ def cmd_contract(args: argparse.Namespace) -> int:
 def cmd_call(args: argparse.Namespace) -> int:
     """One call through a fresh session; exit 0 when its result is a success, 1 when it is
     an error (invalid arguments, refused, failed), 2 when it cannot run at all."""
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     line = json.dumps({"id": "c1", "name": args.name, "arguments": args.arguments})
     workspace = args.workspace or os.getcwd()
@@ -451,7 +452,7 @@ def _demo_state_dir(path: str) -> Iterator[None]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     examples = examples_dir()
     if examples is None:
@@ -533,8 +534,8 @@ def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     # the installed renderings (callgate-providers registers them)
-    PROVIDERS = renderings.names(native=False)
-    NATIVE_PROVIDERS = renderings.names(native=True)
+    PROVIDERS = rendering_names(native=False)
+    NATIVE_PROVIDERS = rendering_names(native=True)
 
     parser = argparse.ArgumentParser(
         prog="callgate",

@@ -125,13 +125,14 @@ def run_replay(
     ``lines`` are transcript lines (dicts are JSON-encoded); ``args`` are extra options
     (``"--surface", "full"``, ``"--approve", "all"``...); ``env`` is added to the
     environment (``{"CALLGATE_LOAD_PLUGINS": "my_plugin"}`` loads only that entry point).
+    The command is ``callgate-cli``'s (``callgate[all]`` installs it).
     """
     __tracebackhide__ = True
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
     argv = [
         sys.executable,
         "-m",
-        "callgate.cli",
+        "callgate_cli",  # the `callgate` command's distribution, callgate-cli
         "replay",
         "-",
         "--workspace",

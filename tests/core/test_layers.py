@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("executor", ("_executor",)),
     ("session", ("_session", "rules")),
     ("host", ("_host", "host")),
-    ("top", ("__init__", "sync", "testing", "cli", "_cli")),
+    ("top", ("__init__", "sync", "testing")),
 )
 
 

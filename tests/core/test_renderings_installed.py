@@ -13,8 +13,8 @@ import callgate_providers
 import pytest
 from callgate import sync
 from callgate._host import renderings
-from callgate.cli import main
 from callgate.schema import contract_entry
+from callgate_cli.cli import main
 from callgate_providers import native
 
 

@@ -82,7 +82,7 @@ def test_replay_on_a_bare_core_runs_the_calls_and_records_nothing(ws: Path) -> N
     transcript.write_text(json.dumps({"id": "r1", "name": "read_file",
                                       "arguments": {"path": "notes.txt"}}) + "\n")
     bare_main = ("from callgate._store import locations; locations._openers['file'] = None; "
-                 "import sys; from callgate.cli import main; sys.argv[0] = 'callgate'; main()")
+                 "import sys; from callgate_cli.cli import main; sys.argv[0] = 'callgate'; main()")
     proc = subprocess.run(
         [sys.executable, "-c", bare_main, "replay", str(transcript), "--workspace", str(ws),
          "--surface", "full"],

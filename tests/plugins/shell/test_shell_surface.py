@@ -139,7 +139,7 @@ def test_a_forced_windows_surface_boots_but_pwsh_cannot_start(shell):  # §5.2
 
 def _cli(*args):
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "shell"}
-    return subprocess.run([sys.executable, "-m", "callgate.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "callgate_cli", *args], capture_output=True,
                           text=True, env=env, timeout=60, check=False)
 
 
