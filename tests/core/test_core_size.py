@@ -1,7 +1,7 @@
 """The core distribution's size is a decision (issue 31): what the host need not enforce
-lives in distributions above it (the provider renderings, the SQLite store backend,
-``callgate sessions``). Growing ``core/callgate`` past this count means raising it here, in
-a change that says why; shrinking it means lowering it."""
+lives in distributions above it (the provider renderings, the SQLite store backend, the
+command line, ``callgate sessions``). Growing ``core/callgate`` past this count means
+raising it here, in a change that says why; shrinking it means lowering it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ CORE = Path(__file__).resolve().parents[2] / "core" / "callgate"
 
 #: lines of every ``.py`` file of ``core/callgate`` (blank lines included), as of issue 31's
 #: split (23,796 before it)
-MAX_CORE_LINES = 21_450
+MAX_CORE_LINES = 19_935
 
 
 def core_lines(root: Path = CORE) -> int:
