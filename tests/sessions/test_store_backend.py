@@ -28,7 +28,7 @@ from .conftest import store_path
 def bare(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process as a bare ``callgate``: no installed backend serves ``file`` stores."""
     monkeypatch.setitem(locations._openers, "file", None)
-    monkeypatch.setattr(durable, "_warned_memory_only", False)
+    monkeypatch.setattr(durable, "_warned_memory_only", False, raising=False)
 
 
 def test_the_sqlite_backend_serves_plain_paths_and_sqlite_urls(tmp_path: Path) -> None:
