@@ -29,7 +29,7 @@ import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import anyio
 from callgate import Host, ToolCall
 
-WORKER = [sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+WORKER = [sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}"]
 CONFIG = {"files": {"watch": False}}
 _ids = iter(range(1, 1 << 30))
 DIR: str | None = "/dev/shm" if os.path.isdir("/dev/shm") else None

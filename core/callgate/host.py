@@ -8,28 +8,47 @@
 - `PluginInfo` (``host.plugins()``) and `ExecutionFact` (``host.execution_facts()``).
 - `BootError` and `ConfigError`: why a host did not boot (a plugin may raise `BootError`
   while it registers; ``registry.config_error`` builds a `ConfigError`).
+- `sessions_settings(config, workspace)`: the ``[sessions]`` table and store location a host
+  would use, read without booting one (``callgate sessions`` finds the store with it).
+- `rendering(name)` and `rendering_names()`: the provider renderings installed (the
+  ``callgate.renderings`` entry points; ``callgate-providers`` registers the built-in ones).
+- `MODES`: the modes a session takes (``session.set_mode``); `NO_TOOLS`: what boot says when
+  no tool plugin is installed.
+- `serve_worker(workspace)`: ``callgate worker``, the far end of a remote executor.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._host.host import Host, PluginInfo
+from ._host.host import NO_TOOLS, Host, PluginInfo
+from ._host.renderings import names as rendering_names
+from ._host.renderings import rendering
+from ._host.settings import sessions_settings
 from ._model.errors import BootError, ConfigError
 from ._model.facts import ExecutionFact
 
 if TYPE_CHECKING:
     from ._pipeline.shared import SharedResources
     from ._session.pair import SessionPair
-    from ._session.session import Session
+    from ._session.session import MODES, Session
 
 #: imported on first use: the session layer (the pipeline, its worker threads) is what a
 #: plugin importing `BootError` from here at registration does not need (issue 38)
 _LAZY = {
+    "MODES": "._session.session",
     "SharedResources": "._pipeline.shared",
     "SessionPair": "._session.pair",
     "Session": "._session.session",
 }
+
+
+def serve_worker(workspace: str) -> int:
+    """``callgate worker --workspace DIR``: serve one executor over stdio (the far end of
+    ``[executor] transport``) until stdin closes; the exit code."""
+    from ._host.worker import serve
+
+    return serve(workspace)
 
 
 def __getattr__(name: str) -> Any:
@@ -43,6 +62,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "MODES",
+    "NO_TOOLS",
     "BootError",
     "ConfigError",
     "ExecutionFact",
@@ -51,4 +72,8 @@ __all__ = [
     "Session",
     "SessionPair",
     "SharedResources",
+    "rendering",
+    "rendering_names",
+    "serve_worker",
+    "sessions_settings",
 ]

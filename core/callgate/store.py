@@ -1,7 +1,9 @@
 """The session store: every session's record, kept across processes (docs/sessions.md).
 
 One small interface, `SessionStore`, with SQLite as the default backend (one
-file under `callgate.paths.state_dir`, or ``[sessions] store``). A backend is one
+file under `callgate.paths.state_dir`, or ``[sessions] store``; the
+``callgate-store-sqlite`` distribution, which ``callgate[all]`` installs: without any
+backend a host keeps its sessions in memory only). A backend is one
 module: a class with the methods below, opened by a function registered under
 the ``callgate.stores`` entry-point group for its URL scheme
 (``postgresql = "my_pkg.store:open_store"`` serves ``[sessions] store =

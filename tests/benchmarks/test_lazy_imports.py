@@ -37,9 +37,9 @@ HEAVY = ("jsonschema", "cattrs", "httpx", "bs4", "markdownify", "soupsieve", "PI
 
 PROBE = """
 import contextlib, io, json, sys
-import callgate.cli
+import callgate_cli.cli
 with contextlib.redirect_stdout(io.StringIO()) as out:
-    code = callgate.cli.main(["tools"])
+    code = callgate_cli.cli.main(["tools"])
 print(json.dumps({"code": code, "listed": out.getvalue().count("\\n"),
                   "loaded": sorted(m for m in %r if m in sys.modules)}))
 """

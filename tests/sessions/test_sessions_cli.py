@@ -17,7 +17,7 @@ from .conftest import replay, results, store_path
 
 
 def sessions(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "callgate.cli", "sessions", *args],
+    return subprocess.run([sys.executable, "-m", "callgate_cli", "sessions", *args],
                           capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
@@ -86,7 +86,7 @@ def test_replaying_an_export_runs_the_session_again(ws: Path, tmp_path: Path) ->
     again.mkdir()
     (again / "notes.txt").write_text("hello world\nsecond line\n")
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "files,search"}
-    run = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(export),
+    run = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(export),
                           "--workspace", str(again), "--surface", "full"], capture_output=True,
                          text=True, env=env, timeout=120)
     out = [json.loads(line) for line in run.stdout.splitlines()]

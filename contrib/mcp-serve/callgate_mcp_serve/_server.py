@@ -57,9 +57,10 @@ from urllib.parse import unquote, urlparse
 import anyio
 import anyio.abc
 import attrs
+import callgate_providers as providers
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from callgate import Host, ToolCall, ToolResult, __version__, providers
+from callgate import Host, ToolCall, ToolResult, __version__
 from callgate.host import Session, SessionPair
 from callgate.results import ImageBlock
 from mcp.server.context import ServerRequestContext

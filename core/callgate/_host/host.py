@@ -531,7 +531,7 @@ class Host:
         return sorted((s for s in self.registry.tools() if s.route is not None), key=_surface_key)
 
     def surface_specs(self) -> list[ToolSpec]:
-        """The visible tools, in surface order (`callgate.providers.surface` renders them)."""
+        """The visible tools, in surface order (`callgate_providers.surface` renders them)."""
         return [s for n in self.visible_names() if (s := self.registry.get(n)) is not None]
 
     # --- validation cache ---------------------------------------------------
@@ -593,7 +593,7 @@ class Host:
         user config's ``[executor] transport``, else here), an argv (a worker's transport:
         ``workspace`` is then the workspace as the worker sees it, and need not exist
         here), ``[]`` (here, whatever the config says) or an `Executor`. ``show`` puts hidden
-        tools on this session's surface (a native rendering's `callgate.providers.shows`),
+        tools on this session's surface (a native rendering's `callgate_providers.shows`),
         unless the user's ``[surface] hide`` names them."""
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")

@@ -1,4 +1,5 @@
-"""The sessions plugin's hook implementation: its three tools."""
+"""The sessions plugin's hook implementation (its three tools), and the ``callgate sessions``
+command it adds to the command line (the ``callgate.commands`` entry point)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from callgate import hookimpl
 
+from . import _cli
 from .tools.sessions import TOOLS
 
 
@@ -13,3 +15,8 @@ from .tools.sessions import TOOLS
 def callgate_register_tools(registry: Any) -> None:
     for spec in TOOLS:
         registry.add(spec)
+
+
+def register_command(subparsers: Any) -> None:
+    """``callgate sessions``: list, show, search, export and prune the session store."""
+    _cli.register(subparsers)

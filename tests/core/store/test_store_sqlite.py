@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from callgate import store as st
-from callgate._store.sqlite import LATEST, SqliteStore, _statements, migrations, template
+from callgate_store_sqlite._store import LATEST, SqliteStore, _statements, migrations, template
 
 from .conftest import Writer
 
@@ -209,7 +209,7 @@ def test_the_template_is_the_migrations_applied_in_order(tmp_path: Path) -> None
 
 CREATE = """
 import sys, time
-from callgate._store.sqlite import SqliteStore
+from callgate_store_sqlite._store import SqliteStore
 from callgate import store as st
 s = SqliteStore.open(sys.argv[1])
 run = st.RunStarted(sys.argv[2], 1, "h", None, time.time())

@@ -21,16 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from callgate import Decision, hookspecs
+from callgate.host import (
+    NO_TOOLS,
+    BootError,
+    Host,
+    SessionPair,
+    rendering,
+    rendering_names,
+    serve_worker,
+)
+from callgate.paths import HOME_VARIABLE
+from callgate.schema import contract_entry
+from callgate.store import StoreError
 
-from . import hookspecs
-from ._cli import contract as _contract
-from ._cli import sessions as _sessions_cli
-from ._config.state import HOME_VARIABLE
-from ._host.host import NO_TOOLS, Host
-from ._model.errors import BootError
-from ._model.values import Decision
-from ._session.pair import SessionPair
-from ._store.names import StoreError
+from . import _contract
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -120,13 +125,11 @@ async def _replay_session(
     executor: list[str] | None = None,
     provider: str | None = None,
 ) -> None:
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     show: list[str] = []
     if provider is not None:
-        from .providers import native
-
-        show = native.shows(host, provider)
+        show = rendering(provider).shows(host)
     async with host.open_session(
         workspace, session_dir=session_dir, resume=resume, executor=executor, show=show
     ) as session:
@@ -146,7 +149,7 @@ async def _replay_pair(
     """``replay --pair``: the lines before the approval line ``{"approve": true}`` go to the
     planner (plan mode, the planner profile), the approval hands over, the lines after it go
     to the executor; each result says whose it is (``meta.session``)."""
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     split = _replay.approval_index(lines)
     planning = lines if split is None else lines[:split]
@@ -172,13 +175,13 @@ def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int
         return []
     if not os.path.isdir(directory):
         return _fail(f"--subagents {directory} is not a directory")
-    from ._cli.scripted import ScriptedSubagents
+    from ._scripted import ScriptedSubagents
 
     return [("callgate.scripted_subagents", ScriptedSubagents(directory))]
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     try:
         lines = _read_lines(args.transcript)
@@ -192,6 +195,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "--pair runs a new planner and executor here: the approval line sets their "
             "modes, so it takes neither --mode, --resume, --executor nor --provider"
         )
+    if args.provider:
+        try:
+            rendering(args.provider)  # installed (callgate-providers), else say so
+        except ValueError as exc:
+            return _fail(str(exc))
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
@@ -257,12 +265,10 @@ def _executor_option(value: str | None) -> list[str] | int | None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from ._cli import worker as _worker
-
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
     try:
-        return _worker.serve(args.workspace)
+        return serve_worker(args.workspace)
     except BootError as exc:
         return _fail(str(exc))
 
@@ -277,9 +283,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.provider or args.json:
         try:
-            from . import providers
-
-            tools = providers.surface(host, args.provider)
+            if args.provider:
+                tools = rendering(args.provider).surface(host)
+            else:
+                tools = [contract_entry(spec) for spec in host.surface_specs()]
         except ValueError as exc:
             return _fail(str(exc))
         print(json.dumps(tools, indent=2, ensure_ascii=False))
@@ -370,7 +377,7 @@ def cmd_contract(args: argparse.Namespace) -> int:
 def cmd_call(args: argparse.Namespace) -> int:
     """One call through a fresh session; exit 0 when its result is a success, 1 when it is
     an error (invalid arguments, refused, failed), 2 when it cannot run at all."""
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     line = json.dumps({"id": "c1", "name": args.name, "arguments": args.arguments})
     workspace = args.workspace or os.getcwd()
@@ -445,7 +452,7 @@ def _demo_state_dir(path: str) -> Iterator[None]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     examples = examples_dir()
     if examples is None:
@@ -526,8 +533,9 @@ def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .providers import PROVIDERS
-    from .providers.native import NATIVE_PROVIDERS
+    # the installed renderings (callgate-providers registers them)
+    PROVIDERS = rendering_names(native=False)
+    NATIVE_PROVIDERS = rendering_names(native=True)
 
     parser = argparse.ArgumentParser(
         prog="callgate",
@@ -582,7 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--provider",
         type=_provider,
-        choices=NATIVE_PROVIDERS,
+        choices=NATIVE_PROVIDERS or None,  # none installed: the command says so
         metavar="PROVIDER",
         help="read raw call items of this native rendering, one per line (a JSON list for "
         "a batch), and print its raw result items, one per line: "
@@ -626,7 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--provider",
         type=_provider,
-        choices=(*PROVIDERS, *NATIVE_PROVIDERS),
+        choices=[*PROVIDERS, *NATIVE_PROVIDERS] or None,
         metavar="PROVIDER",
         help="print that provider's tool definitions, exactly as sent: "
         f"{', '.join((*PROVIDERS, *NATIVE_PROVIDERS))} (openai means openai-chat)",
@@ -685,8 +693,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="replay examples/tour.jsonl in a temporary workspace")
     p.set_defaults(func=cmd_demo)
 
-    _sessions_cli.register(sub)
-
     for ep in metadata.entry_points(group="callgate.commands"):
         try:
             ep.load()(sub)
@@ -703,6 +709,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING if args.verbose else logging.ERROR, format="callgate: %(message)s"
     )
+    # a host without a session-store backend keeps no sessions: said with or without -v
+    logging.getLogger("callgate.store.memory").setLevel(logging.WARNING)
     return int(args.func(args) or 0)
 
 

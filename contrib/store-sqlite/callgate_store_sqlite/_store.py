@@ -5,7 +5,7 @@
   every write group in one short ``BEGIN IMMEDIATE`` transaction, so any number of
   processes record at once without "database is locked".
 - The schema is versioned (``meta.schema_version``) and migrated by the files in
-  ``callgate/_store/migrations``; a newer store is refused, never downgraded.
+  ``callgate_store_sqlite/migrations``; a newer store is refused, never downgraded.
 - The directory is made 0700 and the file 0600 (created exclusively, never through a
   symlink); SQLite gives its ``-wal``/``-shm`` files the database's mode.
 - A process that opens the store first settles the runs of processes that died:
@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from typing import Any, ClassVar
 
-from . import records as m
-from .kit import (
+from callgate import store as m
+from callgate.store import (
     ENTRY_COLUMNS,
     entry_from_row,
     json_or_text,
@@ -54,7 +54,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def migrations() -> list[tuple[int, str]]:
     """``(version, sql)`` of every SQLite migration, in order."""
     found = []
-    for item in resources.files("callgate._store").joinpath("migrations").iterdir():
+    for item in resources.files("callgate_store_sqlite").joinpath("migrations").iterdir():
         match = re.fullmatch(r"sqlite_(\d{4})\.sql", item.name)
         if match:
             found.append((int(match.group(1)), item.read_text(encoding="utf-8")))

@@ -26,8 +26,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .._model.errors import ConfigError
-from .._store.names import SEARCH_KINDS, StoreError
+from callgate.host import ConfigError, sessions_settings
+from callgate.store import SEARCH_KINDS, StoreError, open_store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PREVIEW = 80
@@ -60,23 +60,11 @@ def _json_line(value: Any) -> str:
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _sessions_table(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
-    from .._config import load as _config
-    from .._host.host import CORE_TABLES
-
-    source = _config.load(getattr(args, "config", None), getattr(args, "workspace", None))
-    source.schema_for = CORE_TABLES.get
-    table = _config.validate_table(source, "sessions", CORE_TABLES["sessions"])
-    origin = source.origin(("sessions", "store"))  # a relative store: from its own file
-    return table, origin.file if origin is not None else None
-
-
 def _store(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    from .._store.locations import open_store, resolve_location
-
-    table, config_file = _sessions_table(args)
-    location = args.store or resolve_location(table["store"] or None, config_file)
-    return open_store(location), table
+    table, location = sessions_settings(
+        getattr(args, "config", None), getattr(args, "workspace", None)
+    )
+    return open_store(args.store or location), table
 
 
 def _fail(message: str) -> int:
@@ -201,7 +189,7 @@ def _fact_line(fact: Any) -> str:
 
 
 def _entry_line(entry: Any) -> str:
-    from .._store.records import CallRecord, MessageRecord, NoticeRecord
+    from callgate.store import CallRecord, MessageRecord, NoticeRecord
 
     if isinstance(entry, MessageRecord):
         return f"#{entry.seq} {entry.role}: {_short(entry.text, 200)}"
