@@ -17,12 +17,12 @@ import pytest
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "callgate.cli", *args], input=stdin, capture_output=True,
+        [sys.executable, "-m", "callgate_cli", *args], input=stdin, capture_output=True,
         text=True, timeout=120, env={**os.environ, "CALLGATE_LOAD_PLUGINS": "files"})
 
 
 #: a worker process on this machine (docs/executors.md): the gate runs there
-WORKER = json.dumps([sys.executable, "-m", "callgate.cli", "worker", "--workspace",
+WORKER = json.dumps([sys.executable, "-m", "callgate_cli", "worker", "--workspace",
                      "{workspace}"])
 
 

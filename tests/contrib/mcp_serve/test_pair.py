@@ -61,7 +61,7 @@ def env() -> dict[str, str]:
 @contextlib.asynccontextmanager
 async def over_stdio(ws: Path, user: User | None, *extra: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "callgate.cli", "serve", "--workspace", str(ws), "--pair", *extra], env=env())
+        "-m", "callgate_cli", "serve", "--workspace", str(ws), "--pair", *extra], env=env())
     async with stdio_client(params) as (read, write), \
             ClientSession(read, write, elicitation_callback=user) as client:
         init = await client.initialize()
@@ -88,7 +88,7 @@ def signature(result: types.CallToolResult) -> str | None:
 
 def sessions() -> list[dict[str, Any]]:
     """The sessions the served process recorded (planner and executor of each pair)."""
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "sessions", "list", "--json",
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "sessions", "list", "--json",
                            "--children"], capture_output=True, text=True, timeout=60,
                           env={**os.environ, **env()})
     assert proc.returncode == 0, proc.stderr
