@@ -30,9 +30,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def test_each_http_session_runs_on_a_worker_of_its_own(
-    tmp_path: Path, user_config: Path
-) -> None:
+def test_each_http_session_runs_on_a_worker_of_its_own(tmp_path: Path, user_config: Path) -> None:
     decoy = tmp_path / "ws"
     decoy.mkdir()
     (decoy / "who.txt").write_text("HOST COPY\n")
