@@ -207,7 +207,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         host = _boot(args, args.workspace, approver + scripted)
     except BootError as exc:
         return _fail(str(exc))
-    remote = executor if executor is not None else host.config("executor")["transport"]
+    table = host.config("executor")
+    remote = executor if executor is not None else (table["transport"] or table["url"])
     if not remote and not os.path.isdir(args.workspace):
         # with a worker the workspace is the worker's: it need not exist here
         return _fail(f"workspace {args.workspace} is not a directory")
@@ -261,10 +262,33 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
+    if args.listen is None:
+        if args.token_file is not None or args.token_env is not None:
+            return _fail("--token-file and --token-env go with --listen")
+        try:
+            return _worker.serve(args.workspace)
+        except BootError as exc:
+            return _fail(str(exc))
+    from ._cli import worker_listen
+    from ._executor.websocket import TokenError, read_token
+
     try:
-        return _worker.serve(args.workspace)
-    except BootError as exc:
+        address = worker_listen.parse_address(args.listen)
+        token = read_token(args.token_file, args.token_env)
+    except TokenError as exc:
+        return _fail(
+            f"--listen needs a bearer token from --token-file FILE or --token-env NAME: {exc}"
+        )
+    except ValueError as exc:
         return _fail(str(exc))
+    try:
+        import websockets  # noqa: F401
+    except ImportError:
+        return _fail('--listen needs the websockets library: pip install "callgate[websocket]"')
+    try:
+        return worker_listen.serve(args.workspace, address, token)
+    except OSError as exc:
+        return _fail(f"cannot listen on {args.listen}: {exc.strerror or exc}")
 
 
 # --- tools, contract, call, plugins ---------------------------------------------------------
@@ -619,6 +643,24 @@ def build_parser() -> argparse.ArgumentParser:
         "sessions' tools here, next to the files (docs/executors.md).",
     )
     p.add_argument("--workspace", required=True, help="the directory the tools work in")
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve over a websocket on HOST:PORT instead of stdio; hosts must present the "
+        "bearer token (--token-file or --token-env)",
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --listen: the bearer token is the first line of FILE that is not blank "
+        "or a # comment",
+    )
+    p.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="with --listen: the bearer token is the value of the environment variable NAME "
+        "(never the token itself on the command line, which other users can read)",
+    )
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
