@@ -7,17 +7,15 @@ per checkout, cached by podman under a digest tag). A model-only transcript, rep
 ``--executor``, edits files that exist only inside the container; the host's directory at
 the very same path (a decoy) stays byte-identical.
 
-Containers need a runtime that works where the suite runs. On a nested machine (this one:
-root without CAP_SYS_RESOURCE, cgroups v1 with a v2 hybrid) crun refuses the hybrid
-cgroups and every runtime refuses to raise rlimits, so `runtime_options` tries, in order,
-the defaults, runc, and runc with rlimits no higher than this process's; the first that
-runs a container is used, and if none does the tests skip with every runtime's answer.
+Containers need a runtime that works where the suite runs (`worker_image.runtime_options`
+tries the defaults, then runc, then runc with this process's rlimits: a nested machine
+without CAP_SYS_RESOURCE and with hybrid cgroups needs the last); if none does, the tests
+skip with every runtime's answer.
 """
 
 from __future__ import annotations
 
 import json
-import resource
 import shutil
 import subprocess
 import sys
@@ -33,28 +31,6 @@ from . import worker_image
 ENGINE = shutil.which("podman") or shutil.which("docker")
 
 
-def runtime_options(engine: str, image: str) -> tuple[list[str] | None, str]:
-    """The first option set under which a container runs here (and what each tried said)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    limits = ["--ulimit", f"nofile={soft}:{hard}", "--ulimit", "nproc=4096:4096"]
-    candidates: list[list[str]] = [[]]
-    if shutil.which("runc") is not None and engine.endswith("podman"):
-        candidates += [["--runtime", "runc"], ["--runtime", "runc", *limits]]
-    candidates.append(limits)
-    answers = []
-    for options in candidates:
-        done = subprocess.run(
-            [engine, "run", "--rm", "--network=none", *options, image, "true"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if done.returncode == 0:
-            return ["--network=none", *options], ""
-        answers.append(f"{' '.join(options) or 'defaults'}: {done.stderr.strip()[-300:]}")
-    return None, "; ".join(answers)
-
-
 @pytest.fixture(scope="session")
 def container_image() -> tuple[str, str, list[str]]:
     """(engine, image, run options), or a skip saying why containers cannot run here."""
@@ -66,7 +42,7 @@ def container_image() -> tuple[str, str, list[str]]:
         image = worker_image.build(ENGINE)
     except worker_image.CannotBuild as exc:
         pytest.skip(f"the worker image cannot be built here: {exc}")
-    options, why = runtime_options(ENGINE, image)
+    options, why = worker_image.runtime_options(ENGINE, image)
     if options is None:
         pytest.skip(f"containers cannot run on this machine: {why}")
     return ENGINE, image, options

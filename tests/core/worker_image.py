@@ -278,6 +278,34 @@ def _rootfs_tar(target: Path, venv: Path) -> None:
         tar.add(str(venv), arcname="opt/callgate")
 
 
+def runtime_options(engine: str, image: str) -> tuple[list[str] | None, str]:
+    """The first option set under which a container of ``image`` runs here, and what each
+    one tried said. On a nested machine (root without CAP_SYS_RESOURCE, cgroups v1 with a v2
+    hybrid) crun refuses the hybrid cgroups and every runtime refuses to raise rlimits:
+    the defaults are tried first, then runc, then runc with rlimits no higher than this
+    process's."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limits = ["--ulimit", f"nofile={soft}:{hard}", "--ulimit", "nproc=4096:4096"]
+    candidates: list[list[str]] = [[]]
+    if shutil.which("runc") is not None and engine.endswith("podman"):
+        candidates += [["--runtime", "runc"], ["--runtime", "runc", *limits]]
+    candidates.append(limits)
+    answers = []
+    for options in candidates:
+        done = subprocess.run(
+            [engine, "run", "--rm", "--network=none", *options, image, "true"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode == 0:
+            return ["--network=none", *options], ""
+        answers.append(f"{' '.join(options) or 'defaults'}: {done.stderr.strip()[-300:]}")
+    return None, "; ".join(answers)
+
+
 def exists(image: str, podman: str) -> bool:
     return subprocess.run([podman, "image", "exists", image], capture_output=True).returncode == 0
 
