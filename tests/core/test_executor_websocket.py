@@ -387,3 +387,41 @@ def test_transport_and_url_together_are_refused(
     with sync.Host.boot(None, entrypoints=False) as host, pytest.raises(ValueError) as caught:
         host.open_session(tmp_path)
     assert "both transport and url" in str(caught.value)
+
+
+def test_a_worker_that_goes_away_fails_the_call_in_flight_and_never_wedges(
+    tmp_path: Path, token_file: Path
+) -> None:
+    """The worker stops mid-call: the call answers ``unavailable`` (what it changed is
+    unknown), and the next call answers at once that no worker can be reached."""
+    import callgate_files
+    import callgate_shell
+    from callgate import ToolCall, sync
+
+    ws = tmp_path / "worker-side"
+    ws.mkdir()
+    worker = Listening(ws, "--token-file", str(token_file))
+    config = {
+        "files": {"watch": False},
+        "executor": {"url": worker.url, "token_file": str(token_file)},
+    }
+    try:
+        with sync.Host.boot(
+            config, plugins=[callgate_files, callgate_shell], entrypoints=False
+        ) as host:
+            session = host.open_session(tmp_path / "host-side")
+            first = session.run(ToolCall("c1", "bash", {"command": "echo up"}))
+            assert not first.is_error and "up" in first.text, first.text
+            threading.Timer(1.0, worker.stop).start()
+            started = time.monotonic()
+            cut = session.run(ToolCall("c2", "bash", {"command": "sleep 60"}))
+            assert time.monotonic() - started < 30
+            assert cut.is_error and cut.error is not None
+            assert cut.error.signature == "executor:worker_exited", cut.text
+            after = session.run(ToolCall("c3", "read_file", {"path": "x"}))
+            assert after.is_error and after.error is not None
+            assert after.error.signature == "executor:unavailable", after.text
+            assert "cannot be reached" in after.text
+            session.close()
+    finally:
+        worker.stop()

@@ -122,6 +122,7 @@ class SocketPipes:
         self.stdin = _SocketInput()
         self.stdout = asyncio.StreamReader(limit=LINE_LIMIT)
         self.stderr = _NoOutput()
+        self.closed = asyncio.Event()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._send()), loop.create_task(self._receive())]
 
@@ -142,12 +143,13 @@ class SocketPipes:
         except Exception:  # a dropped connection ends the stream as a closed one does
             pass
         finally:
-            self.stdin.closed = True
+            self.stdin.close()  # the sender ends (closing its side) and refuses more lines
             self.stdout.feed_eof()
+            self.closed.set()
 
     async def wait(self) -> None:
         """Until the websocket is closed (a socket has no exit status)."""
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.closed.wait()
 
 
 class SocketConnection(Connection):
