@@ -264,8 +264,12 @@ sys.exit(f"fake kubectl: {verb} is not faked")
 '''
 
 
+@pytest.mark.parametrize(
+    ("kind", "applied_kind", "resource"),
+    [("pod", "Pod", "pod"), ("sandbox", "Sandbox", "sandbox.agents.x-k8s.io")],
+)
 def test_the_session_worker_script_applies_the_sessions_pod_and_serves_its_tools(
-    tmp_path: Path, user_config: Path
+    tmp_path: Path, user_config: Path, kind: str, applied_kind: str, resource: str
 ) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -291,6 +295,7 @@ def test_the_session_worker_script_applies_the_sessions_pod_and_serves_its_tools
         "FAKE_KUBECTL_LOG": str(log),
         "FAKE_PODS": str(pods),
         "CALLGATE_SESSION_NAMESPACE": "callgate",
+        "CALLGATE_SESSION_KIND": kind,
     }
     done = subprocess.run(
         [sys.executable, "-m", "callgate.cli", "replay", "-", "--workspace", workspace],
@@ -309,8 +314,10 @@ def test_the_session_worker_script_applies_the_sessions_pod_and_serves_its_tools
     assert verbs == ["get", "apply", "wait", "exec"], calls
     assert all(c[:2] == ["--namespace", "callgate"] for c in calls)
     [applied] = [d for d in yaml.safe_load_all(Path(f"{log}.applied").read_text()) if d]
-    assert problems(applied) == []
+    assert applied["kind"] == applied_kind and problems(applied) == []
     pod = applied["metadata"]["name"]
     session = pod.removeprefix("callgate-")
     assert re.fullmatch(r"[0-9a-f]{32}", session) and calls[3][4] == pod
+    assert calls[0][3:] == [resource, pod]  # get
+    assert calls[2][3:] == ["--for=condition=Ready", f"{resource}/{pod}", "--timeout=120s"]
     assert (pods / pod / "workspace" / "made.txt").read_text() == "in the pod\n"

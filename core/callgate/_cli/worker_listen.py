@@ -48,6 +48,17 @@ def parse_address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 async def _serve_connection(socket: Any, workspace: str) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
@@ -119,6 +130,13 @@ def serve(workspace: str, where: tuple[str, int], token: str) -> int:
 
     def ready(url: str) -> None:
         print(f"callgate worker: listening on {url}", file=sys.stderr, flush=True)
+        if not _loopback(where[0]):
+            print(
+                "callgate worker: plain ws:// off loopback carries the token and every "
+                "file in the clear: put a TLS terminator (wss://) or an ssh tunnel in front",
+                file=sys.stderr,
+                flush=True,
+            )
 
     async def main() -> None:
         import signal
