@@ -215,7 +215,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         host = _boot(args, args.workspace, approver + scripted)
     except BootError as exc:
         return _fail(str(exc))
-    remote = executor if executor is not None else host.config("executor")["transport"]
+    table = host.config("executor")
+    remote = executor if executor is not None else (table["transport"] or table["url"])
     if not remote and not os.path.isdir(args.workspace):
         # with a worker the workspace is the worker's: it need not exist here
         return _fail(f"workspace {args.workspace} is not a directory")
@@ -267,9 +268,21 @@ def _executor_option(value: str | None) -> list[str] | int | None:
 def cmd_worker(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
+    if args.listen is None:
+        if args.token_file is not None or args.token_env is not None:
+            return _fail("--token-file and --token-env go with --listen")
+        try:
+            return serve_worker(args.workspace)
+        except BootError as exc:
+            return _fail(str(exc))
     try:
-        return serve_worker(args.workspace)
-    except BootError as exc:
+        return serve_worker(
+            args.workspace,
+            listen=args.listen,
+            token_file=args.token_file,
+            token_env=args.token_env,
+        )
+    except (BootError, ValueError) as exc:
         return _fail(str(exc))
 
 
@@ -627,6 +640,24 @@ def build_parser() -> argparse.ArgumentParser:
         "sessions' tools here, next to the files (docs/executors.md).",
     )
     p.add_argument("--workspace", required=True, help="the directory the tools work in")
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve over a websocket on HOST:PORT instead of stdio; hosts must present the "
+        "bearer token (--token-file or --token-env)",
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --listen: the bearer token is the first line of FILE that is not blank "
+        "or a # comment",
+    )
+    p.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="with --listen: the bearer token is the value of the environment variable NAME "
+        "(never the token itself on the command line, which other users can read)",
+    )
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")

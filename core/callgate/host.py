@@ -14,7 +14,8 @@
   ``callgate.renderings`` entry points; ``callgate-providers`` registers the built-in ones).
 - `MODES`: the modes a session takes (``session.set_mode``); `NO_TOOLS`: what boot says when
   no tool plugin is installed.
-- `serve_worker(workspace)`: ``callgate worker``, the far end of a remote executor.
+- `serve_worker(workspace, listen=...)`: ``callgate worker``, the far end of a remote
+  executor (over stdio, or a websocket with a bearer token).
 """
 
 from __future__ import annotations
@@ -43,12 +44,25 @@ _LAZY = {
 }
 
 
-def serve_worker(workspace: str) -> int:
+def serve_worker(
+    workspace: str,
+    *,
+    listen: str | None = None,
+    token_file: str | None = None,
+    token_env: str | None = None,
+) -> int:
     """``callgate worker --workspace DIR``: serve one executor over stdio (the far end of
-    ``[executor] transport``) until stdin closes; the exit code."""
-    from ._host.worker import serve
+    ``[executor] transport``) until stdin closes, or with ``listen="HOST:PORT"`` over a
+    websocket to hosts presenting the bearer token read from ``token_file`` or the variable
+    ``token_env`` names (``[executor] url``) until stopped; the exit code. `ValueError` says
+    what is wrong with the listening options (nothing listens then)."""
+    if listen is None:
+        from ._host.worker import serve
 
-    return serve(workspace)
+        return serve(workspace)
+    from ._host.worker_listen import serve_listening
+
+    return serve_listening(workspace, listen, token_file, token_env)
 
 
 def __getattr__(name: str) -> Any:

@@ -10,8 +10,9 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parents[2] / "core" / "callgate"
 
 #: lines of every ``.py`` file of ``core/callgate`` (blank lines included), as of issue 31's
-#: split (23,796 before it; 19,935 after it; +77 for execution facts in the store, issue 36)
-MAX_CORE_LINES = 20_012
+#: split (23,796 before it; 19,935 after it; +77 for execution facts in the store, issue 36;
+#: +488 for the websocket transport with a bearer token, both ends, issue 37)
+MAX_CORE_LINES = 20_500
 
 
 def core_lines(root: Path = CORE) -> int:

@@ -207,6 +207,27 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
                 "x-workspace": "user",
                 "x-kind": "limit",
             },
+            # a worker listening on a websocket (`callgate worker --listen`), instead of a
+            # transport; its bearer token from a file or a variable, never from the config
+            "url": {
+                "type": "string",
+                "pattern": "^(wss?://.+)?$",
+                "default": "",
+                "x-workspace": "user",
+                "x-kind": "program",
+            },
+            "token_file": {
+                "type": "string",
+                "default": "",
+                "x-workspace": "user",
+                "x-kind": "path",
+            },
+            "token_env": {
+                "type": "string",
+                "default": "",
+                "x-workspace": "user",
+                "x-kind": "env",
+            },
         },
     },
     # read only from the user config (`_config.layers.is_trusted`); claimed so it validates there
@@ -599,9 +620,12 @@ class Host:
             raise ValueError("pass resume or name, not both")
         from .._session.session import Session  # with the pipeline: on first open, not at boot
 
+        bound: Executor | None = None
         if executor is None:
             executor = self.config("executor")["transport"]
-        bound: Executor | None = None
+            if self.config("executor")["url"]:
+                bound = self._socket_executor(workspace, bool(executor))
+                executor = bound
         if isinstance(executor, Sequence) and not isinstance(executor, str):
             if executor:
                 from .._executor.remote import RemoteExecutor
@@ -628,6 +652,21 @@ class Host:
             executor=bound,
             show=show,
         )
+
+    def _socket_executor(self, workspace: str | os.PathLike[str], transport: bool) -> Executor:
+        """The executor of ``[executor] url``: a worker listening on a websocket, its token
+        from ``token_file`` or ``token_env`` (docs/executors.md)."""
+        from .._executor.remote import RemoteExecutor
+        from .._executor.websocket import SocketLink
+
+        table = self.config("executor")
+        if transport:
+            raise ValueError("[executor] sets both transport and url: a session has one worker")
+        timeout = table["connect_timeout_s"]
+        link = SocketLink(
+            table["url"], table["token_file"] or None, table["token_env"] or None, timeout
+        )
+        return RemoteExecutor([table["url"]], os.fspath(workspace), link=link)
 
     def worker_boot(self) -> dict[str, Any]:
         """How a worker of this host's sessions boots (`_executor.protocol`'s
