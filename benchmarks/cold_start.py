@@ -45,7 +45,7 @@ IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)\s*$")
 PHASES = r"""
 import contextlib, io, json, sys, time
 t0 = time.perf_counter()
-import callgate, callgate.cli
+import callgate, callgate_cli.cli
 t1 = time.perf_counter()
 from importlib import metadata
 plugins = {}
@@ -60,7 +60,7 @@ t2 = time.perf_counter()
 host = callgate.Host.boot(None)
 t3 = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
-    callgate.cli.main(["tools"])
+    callgate_cli.cli.main(["tools"])
 t4 = time.perf_counter()
 ms = lambda a, b: round((b - a) * 1000, 1)
 print(json.dumps({"import_core_ms": ms(t0, t1), "import_plugins_ms": ms(t1, t2),
@@ -70,11 +70,11 @@ print(json.dumps({"import_core_ms": ms(t0, t1), "import_plugins_ms": ms(t1, t2),
 
 
 def callgate_command() -> list[str]:
-    """The ``callgate`` console script next to this interpreter (else ``-m callgate.cli``)."""
+    """The ``callgate`` console script next to this interpreter (else ``-m callgate_cli``)."""
     script = Path(sys.executable).with_name("callgate.exe" if os.name == "nt" else "callgate")
     if script.exists():
         return [str(script), "tools"]
-    return [sys.executable, "-m", "callgate.cli", "tools"]
+    return [sys.executable, "-m", "callgate_cli", "tools"]
 
 
 def commands() -> dict[str, list[str]]:

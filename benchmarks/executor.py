@@ -7,6 +7,11 @@
    remote overhead (remote median − local median; target ≤ +1 ms).
 2. **Concurrent sessions**: N sessions on one host, each with a worker of its own, each
    running a read, an edit and a bash call concurrently; errors counted.
+3. **Other backends, per call** (same alternation, each against a local session of the
+   same run): ``callgate worker`` in a podman container reached with ``podman exec -i``
+   (the image of tests/core/worker_image.py, built offline; skipped, saying why, where
+   containers cannot run), and ``callgate worker --listen`` over a loopback websocket with a
+   bearer token.
 
 Workspaces are made in ``--dir`` (default ``/dev/shm`` where it exists): on a disk, an
 edit's two fsyncs (the file, its directory) take milliseconds that vary with whatever else
@@ -29,7 +34,7 @@ import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import anyio
 from callgate import Host, ToolCall
 
-WORKER = [sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+WORKER = [sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}"]
 CONFIG = {"files": {"watch": False}}
 _ids = iter(range(1, 1 << 30))
 DIR: str | None = "/dev/shm" if os.path.isdir("/dev/shm") else None
@@ -61,16 +66,23 @@ def _summary(values: list[float]) -> dict[str, float]:
     }
 
 
-async def per_call(host: Host, calls: int) -> dict[str, Any]:
+async def per_call(
+    host: Host, calls: int, remote_ws: str | None = None, executor: Any = None
+) -> dict[str, Any]:
+    """Local against remote, alternating; the remote side is ``callgate worker`` over
+    stdio on a fresh directory unless ``remote_ws`` (seeded already) and ``executor`` say
+    otherwise."""
     timings: dict[str, dict[str, list[float]]] = {}
     with (
         tempfile.TemporaryDirectory(dir=DIR) as local_ws,
-        tempfile.TemporaryDirectory(dir=DIR) as remote_ws,
+        tempfile.TemporaryDirectory(dir=DIR) as fresh_ws,
     ):
         _seed(local_ws)
-        _seed(remote_ws)
+        if remote_ws is None:
+            remote_ws = fresh_ws
+            _seed(remote_ws)
         local = host.open_session(local_ws, executor=[])
-        remote = host.open_session(remote_ws, executor=WORKER)
+        remote = host.open_session(remote_ws, executor=executor or WORKER)
         try:
             for session in (local, remote):  # warm-up: the worker starts, caches fill
                 for i in range(10):
@@ -138,12 +150,122 @@ async def concurrent(host: Host, sessions: int) -> dict[str, Any]:
     }
 
 
+def _container_worker() -> tuple[list[str] | None, str, Any]:
+    """A running container of the worker image and its transport, or why there is none."""
+    import shutil
+    import subprocess
+    import uuid
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "core"))
+    import worker_image
+
+    engine = shutil.which("podman") or shutil.which("docker")
+    if engine is None:
+        return None, "neither podman nor docker is installed", None
+    try:
+        image = worker_image.build(engine)
+    except worker_image.CannotBuild as exc:
+        return None, f"the worker image cannot be built: {exc}", None
+    options, why = worker_image.runtime_options(engine, image)
+    if options is None:
+        return None, f"containers cannot run here: {why}", None
+    name = f"callgate-bench-{uuid.uuid4().hex[:8]}"
+    # the workspace on a tmpfs, as the local one in /dev/shm: an edit's fsyncs are not timed
+    subprocess.run(
+        [engine, "run", "-d", "--name", name, "--tmpfs", "/ws", *options, image],
+        check=True,
+        capture_output=True,
+    )
+    seed = (
+        "mkdir -p /ws && { echo alpha; for i in $(seq 0 99); do echo line $i; done; } > /ws/a.txt"
+    )
+    subprocess.run([engine, "exec", name, "sh", "-c", seed], check=True, capture_output=True)
+
+    def remove() -> None:
+        subprocess.run([engine, "rm", "-f", "-t", "0", name], capture_output=True)
+
+    return [engine, "exec", "-i", name, "callgate", "worker", "--workspace", "/ws"], "", remove
+
+
+def _websocket_worker(ws: str) -> tuple[Any, str, Any]:
+    """``callgate worker --listen`` on a loopback port, its token in a variable."""
+    import re
+    import secrets
+    import subprocess
+
+    from callgate._executor.remote import RemoteExecutor
+    from callgate._executor.websocket import SocketLink
+
+    try:
+        import websockets  # noqa: F401
+    except ImportError:
+        return None, "websockets is not installed (callgate[websocket])", None
+    token = secrets.token_hex(24)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "callgate_cli",
+            "worker",
+            "--workspace",
+            ws,
+            "--listen",
+            "127.0.0.1:0",
+            "--token-env",
+            "BENCH_WORKER_TOKEN",
+        ],
+        env={**os.environ, "BENCH_WORKER_TOKEN": token},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    url = ""
+    for line in proc.stderr:
+        found = re.search(r"listening on (ws://\S+)", line)
+        if found:
+            url = found.group(1)
+            break
+    os.environ["BENCH_HOST_TOKEN"] = token
+    link = SocketLink(url, None, "BENCH_HOST_TOKEN", 60.0)
+    return RemoteExecutor([url], ws, link=link), "", proc.terminate
+
+
+async def backends(calls: int) -> dict[str, Any]:
+    """Per-call overhead of the container and websocket backends (each beside a local
+    session of the same run). The container's worker has the file, search and shell
+    plugins, so this host loads just those."""
+    host = Host.boot(
+        {**CONFIG, "plugins": {"enable": ["files", "search", "shell"]}}, user_config=False
+    )
+    out: dict[str, Any] = {}
+    transport, why, remove = _container_worker()
+    if transport is None:
+        out["container"] = {"skipped": why}
+    else:
+        try:
+            out["container"] = await per_call(host, calls, "/ws", transport)
+        finally:
+            remove()
+    with tempfile.TemporaryDirectory(dir=DIR) as ws:
+        _seed(ws)
+        executor, why, stop = _websocket_worker(ws)
+        if executor is None:
+            out["websocket"] = {"skipped": why}
+        else:
+            try:
+                out["websocket"] = await per_call(host, calls, ws, executor)
+            finally:
+                stop()
+    return out
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     host = Host.boot(CONFIG, user_config=False)
     return {
         "workspace_dir": DIR,
         "per_call": await per_call(host, args.calls),
         "concurrent": await concurrent(host, args.sessions),
+        "per_call_backends": await backends(args.calls),
     }
 
 

@@ -72,7 +72,7 @@ def start(kind: str, workspace: str, home: str) -> tuple[subprocess.Popen[bytes]
         argv = [
             sys.executable,
             "-m",
-            "callgate.cli",
+            "callgate_cli",
             "serve",
             "--http",
             f"127.0.0.1:{port}",

@@ -65,7 +65,7 @@ async def main(calls: int) -> dict[str, Any]:
         (ws / "notes.txt").write_text("".join(f"line {i}\n" for i in range(40)))
         ours_p = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "callgate.cli", "serve", "--workspace", str(ws)],
+            args=["-m", "callgate_cli", "serve", "--workspace", str(ws)],
             env=_env(tmp),
         )
         bare_p = StdioServerParameters(

@@ -234,7 +234,7 @@ def _history_tool(workspace: str, repeat: int) -> dict[str, Any]:
 
 def _sizes(home: Path, calls: int) -> dict[str, Any]:
     path = home / "sizes.sqlite3"
-    from callgate._store.sqlite import SqliteStore
+    from callgate_store_sqlite._store import SqliteStore
 
     store = SqliteStore.open(str(path))
     populate(store, calls, 10, seed=7)

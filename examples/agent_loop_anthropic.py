@@ -22,7 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from callgate import ToolCall, providers
+import callgate_providers as providers
+from callgate import ToolCall
 from callgate.sync import Host, Session
 
 SYSTEM = ("You are a coding agent. Use the tools to inspect and change the workspace; "

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from callgate import providers
+import callgate_providers as providers
 from callgate.sync import Host, Session
 
 RENDERING = "anthropic-native"

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from callgate import providers
+import callgate_providers as providers
 from callgate.sync import Host, Session
 
 RENDERING = "openai-responses-native"

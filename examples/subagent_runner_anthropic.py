@@ -23,7 +23,8 @@ import os
 import sys
 from typing import Any
 
-from callgate import Host, ToolCall, hookimpl, providers
+import callgate_providers as providers
+from callgate import Host, ToolCall, hookimpl
 
 SYSTEM = ("You are a subagent. Do the task with the tools you have; you cannot ask the "
           "user anything. End with a short, complete answer.")

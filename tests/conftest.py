@@ -123,7 +123,7 @@ def bwrap_worker_transport() -> list[str]:
     bwrap = shutil.which("bwrap") or "bwrap"
     return [bwrap, "--die-with-parent", "--unshare-ipc", "--unshare-uts",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp",
-            "--", sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+            "--", sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}"]
 
 
 # what tests/reliability's ``figure`` fixture measured, from the test reports (which reach

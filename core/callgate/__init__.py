@@ -33,10 +33,11 @@ interface, records, read API and backend kit), `callgate.permissions` (subject k
 plugins supply to the rule engine), `callgate.rules` (permission rules you can test: rule
 sets, per-command verdicts, explain), `callgate.process` (the one door for every program
 a session starts), `callgate.hookspecs` (the hooks, and the answers pre-tool-use hooks
-give), `callgate.providers` (provider renderings of tools and results), `callgate.sync`
+give), `callgate.native` (the provider-native faces a tool may declare), `callgate.sync`
 (the blocking facade) and `callgate.testing` (the pytest fixtures). Shared code plugins
 may import besides lives in the library tier (``callgate_toolkit``,
-``callgate_commandline``). docs/architecture.md shows how the package is layered.
+``callgate_commandline``, and ``callgate_providers``: the provider renderings of tools and
+results). docs/architecture.md shows how the package is layered.
 """
 
 import logging as _logging

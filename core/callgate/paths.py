@@ -14,10 +14,11 @@ dialect.
   ``[permissions]`` path rules (``*``, ``?``, ``[...]``, ``**``, ``{a,b}``), so a rule
   ``Edit(src/**)`` and a ``glob`` of ``src/**`` agree on every path.
 - `state_dir`: where plugins keep state that outlives a session (``$CALLGATE_HOME``,
-  else the platform's user state directory; not created).
+  else the platform's user state directory; not created); `HOME_VARIABLE` names that
+  variable.
 """
 
-from ._config.state import state_dir
+from ._config.state import HOME_VARIABLE, state_dir
 from ._fs.atomic import PRUNE
 from ._fs.confine import READ_FLAGS, HeldDir, PathChanged, open_dir, walk_dirs
 from ._fs.confine import mechanism as confinement_mechanism
@@ -27,6 +28,7 @@ from ._fs.workspace import ResolvedPath, Workspace, root_path, within
 
 __all__ = [
     "GLOB_META",
+    "HOME_VARIABLE",
     "PRUNE",
     "READ_FLAGS",
     "Glob",

@@ -1,13 +1,16 @@
 """The session store: every session's record, kept across processes (docs/sessions.md).
 
 One small interface, `SessionStore`, with SQLite as the default backend (one
-file under `callgate.paths.state_dir`, or ``[sessions] store``). A backend is one
+file under `callgate.paths.state_dir`, or ``[sessions] store``; the
+``callgate-store-sqlite`` distribution, which ``callgate[all]`` installs: without any
+backend a host keeps its sessions in memory only). A backend is one
 module: a class with the methods below, opened by a function registered under
 the ``callgate.stores`` entry-point group for its URL scheme
 (``postgresql = "my_pkg.store:open_store"`` serves ``[sessions] store =
 "postgresql://..."``); it must pass the contract tests in ``tests/core/store``.
 
-Writing is the host's: it queues ops (`RunStarted` ... `ResultsTrimmed`) and a
+Writing is the host's: it queues ops (`RunStarted` ... `ResultsTrimmed`, and
+`FactRecorded` for each executed writer's or destructive call's execution fact) and a
 writer thread hands them to `SessionStore.write` a group at a time. Reading is
 for everyone: the session tools, ``callgate sessions``, a web page::
 
@@ -79,6 +82,8 @@ if TYPE_CHECKING:
         CallRecord,
         CallStarted,
         Entry,
+        FactRecord,
+        FactRecorded,
         JobCursor,
         JobPut,
         JobRecord,
@@ -111,6 +116,8 @@ _LAZY = {
             "CallRecord",
             "CallStarted",
             "Entry",
+            "FactRecord",
+            "FactRecorded",
             "JobCursor",
             "JobPut",
             "JobRecord",
@@ -268,6 +275,11 @@ class SessionStore(Protocol):
 
     def job_log(self, session: str, job_id: str) -> bytes | None: ...
 
+    def facts(self, session: str) -> list[FactRecord]:
+        """The execution facts of the writer and destructive calls ``session`` ran, oldest
+        first (a call the gate refused never ran and has none)."""
+        ...
+
     # --- search and upkeep ----------------------------------------------------------------
 
     def search(
@@ -315,6 +327,8 @@ __all__ = [
     "CallRecord",
     "CallStarted",
     "Entry",
+    "FactRecord",
+    "FactRecorded",
     "JobCursor",
     "JobPut",
     "JobRecord",

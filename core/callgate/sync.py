@@ -81,11 +81,11 @@ class Session:
         return self._host.portal.call(self.session.snapshot, key)
 
     def run_items(self, rendering: str, items: Sequence[Any]) -> list[Any]:
-        """`callgate.providers.run_items`: a native rendering's raw call items in (one model
-        turn), its raw result items out."""
-        from .providers.native import run_items
+        """A native rendering's raw call items in (one model turn), its raw result items out
+        (the installed rendering's: `callgate_providers.run_items`)."""
+        from ._host.renderings import rendering as installed
 
-        return self._host.portal.call(run_items, self.session, rendering, list(items))
+        return self._host.portal.call(installed(rendering).run_items, self.session, list(items))
 
     def close(self) -> None:
         if not self.session.closed:

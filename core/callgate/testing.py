@@ -125,13 +125,14 @@ def run_replay(
     ``lines`` are transcript lines (dicts are JSON-encoded); ``args`` are extra options
     (``"--surface", "full"``, ``"--approve", "all"``...); ``env`` is added to the
     environment (``{"CALLGATE_LOAD_PLUGINS": "my_plugin"}`` loads only that entry point).
+    The command is ``callgate-cli``'s (``callgate[all]`` installs it).
     """
     __tracebackhide__ = True
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
     argv = [
         sys.executable,
         "-m",
-        "callgate.cli",
+        "callgate_cli",  # the `callgate` command's distribution, callgate-cli
         "replay",
         "-",
         "--workspace",
@@ -321,9 +322,9 @@ def make_session_factory(
             hosts.append(host)
         show: list[str] = []
         if provider is not None:  # a native rendering: what its faces run is on the surface
-            from .providers import native
+            from ._host.renderings import rendering
 
-            show = native.shows(host.host, provider)
+            show = rendering(provider).shows(host.host)
         session = host.open_session(ws, session_dir=session_dir, origin=origin, show=show)
         return CallgateSession(host, session, ws)
 

@@ -40,6 +40,6 @@ def make_plugin(directory: Path, name: str, source: str) -> dict[str, str]:
 
 def callgate(*args: str, env: dict[str, str], cwd: str | Path | None = None,
              stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m callgate.cli ARGS`` and capture its output."""
-    return subprocess.run([sys.executable, "-m", "callgate.cli", *args], env=env,
+    """Run ``python -m callgate_cli ARGS`` and capture its output."""
+    return subprocess.run([sys.executable, "-m", "callgate_cli", *args], env=env,
                           cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)

@@ -9,8 +9,9 @@ import json
 import os
 from pathlib import Path
 
+import callgate_providers as providers
 import pytest
-from callgate import Host, providers
+from callgate import Host
 from callgate.host import BootError, ConfigError
 
 from .plugin_dist import callgate

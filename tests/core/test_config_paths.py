@@ -141,7 +141,7 @@ def test_a_nul_in_any_config_string_is_an_error(tmp_path) -> None:
 
 def _call(workspace: Path, config: Path, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CALLGATE_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "callgate.cli", "call", "read_file",
+    return subprocess.run([sys.executable, "-m", "callgate_cli", "call", "read_file",
                            '{"path": "a.txt"}',
                            "--workspace", str(workspace), "--config", str(config)],
                           capture_output=True, text=True, timeout=120, env=env)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from callgate import Host, ToolSpec, hookimpl
-from callgate._cli.contract import drift, generate
 from callgate.schema import canonical_bytes, fingerprint, short_fingerprint
+from callgate_cli._contract import drift, generate
 
 from .plugin_dist import callgate, make_plugin
 

@@ -17,7 +17,7 @@ from callgate import Host
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "callgate"
 PUBLIC_SUBMODULES = ("host", "files", "text", "paths", "permissions", "results", "schema",
-                     "store", "process", "providers", "hookspecs", "sync", "testing")
+                     "store", "process", "native", "hookspecs", "sync", "testing")
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def builtin_tools() -> set[str]:
 
 
 def callgate_families() -> list[str]:
-    from callgate._cli.contract import builtin_families
+    from callgate_cli._contract import builtin_families
 
     families = builtin_families()
     assert {"files", "shell", "capability"} <= set(families) and "word_count" not in families
@@ -131,9 +131,10 @@ def _private(module: str) -> bool:
 def import_violations(root: Path) -> list[str]:
     """The import rule of the tiers (issue 31): plugins import ``callgate`` and libraries,
     never each other, never ``callgate._*``; libraries (``libs/``) the same, and never a
-    plugin; the core never a library or a plugin."""
+    plugin; the command line (``cli/``) as a plugin; the core never a library, a plugin or
+    the command line."""
     plugins = _packages(root, "plugins/*/callgate_*", "contrib/*/callgate_*",
-                        "examples/*/callgate_*")
+                        "examples/*/callgate_*", "cli/callgate_*")
     libraries = _packages(root, "libs/*/callgate_*")
     plugin_names = {p.name for p in plugins}
     library_names = {p.name for p in libraries}
@@ -177,6 +178,8 @@ def test_the_import_rule_catches_each_kind_of_violation(tmp_path: Path) -> None:
         "libs/callgate-toolkit/callgate_toolkit/walk.py": "import callgate_a\n"
                                                            "from callgate import _errors\n",
         "core/callgate/_host.py": "from callgate_toolkit import fifo\n",
+        "cli/callgate_cli/cli.py": "from callgate._host.worker import serve\n",
+        "core/callgate/_sync.py": "from callgate_cli.cli import main\n",
         "core/callgate/_ok.py": "from ._model import ToolResult\n",
     }
     for name, text in files.items():
@@ -184,7 +187,9 @@ def test_the_import_rule_catches_each_kind_of_violation(tmp_path: Path) -> None:
         (tmp_path / name).write_text(text)
     found = [line.split(": ", 1)[1] for line in import_violations(tmp_path)]
     assert found == [
+        "a plugin imports the core's private callgate._host.worker.serve",
         "the core imports callgate_toolkit.fifo",
+        "the core imports callgate_cli.cli.main",
         "a library imports callgate_a",
         "a library imports the core's private callgate._errors",
         "a plugin imports callgate_b.tools",

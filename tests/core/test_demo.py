@@ -26,7 +26,7 @@ def test_demo_replays_the_tour_without_touching_the_repository(tmp_path: Path) -
     env = {k: v for k, v in os.environ.items() if k != "CALLGATE_HOME"}
     env.update(HOME=str(tmp_path / "home"), XDG_STATE_HOME=str(tmp_path / "state"),
                LOCALAPPDATA=str(tmp_path / "appdata"))
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "demo"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "demo"], capture_output=True,
                           text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

@@ -28,7 +28,7 @@ from callgate._executor.remote import RemoteExecutor
 from callgate._pipeline import pipeline
 from callgate._pipeline.executor import LOCAL
 
-WORKER = [sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+WORKER = [sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}"]
 PLUGINS = [callgate_files, callgate_search, callgate_shell]
 CONFIG = {"files": {"watch": False}}
 _ids = iter(range(1, 1 << 30))
@@ -336,7 +336,7 @@ def _replay(
 ) -> subprocess.CompletedProcess[str]:
     text = "\n".join(json.dumps(line) for line in lines) + "\n"
     return subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", "-", "--workspace", str(workspace), *args],
+        [sys.executable, "-m", "callgate_cli", "replay", "-", "--workspace", str(workspace), *args],
         input=text,
         capture_output=True,
         text=True,

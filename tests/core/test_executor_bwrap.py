@@ -57,7 +57,7 @@ def isolated_worker(files: dict[str, str]) -> list[str]:
         "--tmpfs", "/tmp", *keep, "--tmpfs", "{workspace}",
         "--setenv", "CALLGATE_HOME", "/tmp/worker-home",
         "--", "sh", "-c", f'{setup} && exec "$0" "$@"',
-        sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}",
+        sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}",
     ]  # fmt: skip
 
 
@@ -68,7 +68,7 @@ def _quote(text: str) -> str:
 def _replay(lines: list[dict[str, Any]], workspace: Path, *args: str) -> list[dict[str, Any]]:
     text = "\n".join(json.dumps(line) for line in lines) + "\n"
     done = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", "-", "--workspace", str(workspace), *args],
+        [sys.executable, "-m", "callgate_cli", "replay", "-", "--workspace", str(workspace), *args],
         input=text,
         capture_output=True,
         text=True,

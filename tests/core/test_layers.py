@@ -26,7 +26,7 @@ CORE = ROOT / "core" / "callgate"
 #: the layers, lowest first; each names the packages and modules (relative to ``callgate``)
 #: it holds. A public module sits on the layer of what it shows.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("model", ("_model", "schema", "results")),
+    ("model", ("_model", "schema", "results", "native")),
     ("text", ("_text", "text")),
     ("validation", ("_validation",)),
     ("config", ("_config",)),
@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("executor", ("_executor",)),
     ("session", ("_session", "rules")),
     ("host", ("_host", "host")),
-    ("top", ("__init__", "providers", "sync", "testing", "cli", "_cli")),
+    ("top", ("__init__", "sync", "testing")),
 )
 
 

@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import callgate_providers as providers
 import pytest
-from callgate import Host, providers
-from callgate.providers import native
+from callgate import Host
+from callgate_providers import native
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
@@ -31,7 +32,7 @@ def replay(workspace: Path, provider: str, lines: list[Any]) -> list[dict[str, A
     config = workspace.parent / "callgate.toml"
     config.write_text(DENY_RM)
     proc = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+        [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
          str(workspace), "--provider", provider, "--config", str(config)],
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "CALLGATE_LOAD_PLUGINS": PLUGINS})
@@ -198,7 +199,7 @@ def test_every_rendering_is_accepted_by_the_sdk_request_types() -> None:
 
 def test_tools_cli_prints_the_native_rendering_exactly(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "tools", "--provider", "anthropic-native"],
+        [sys.executable, "-m", "callgate_cli", "tools", "--provider", "anthropic-native"],
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "CALLGATE_LOAD_PLUGINS": PLUGINS})
     assert proc.returncode == 0, proc.stderr

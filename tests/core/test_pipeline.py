@@ -7,8 +7,9 @@ import threading
 import time
 from typing import Any
 
+import callgate_providers as providers
 import pytest
-from callgate import Host, ToolCall, ToolResult, ToolSpec, hookimpl, providers, sync
+from callgate import Host, ToolCall, ToolResult, ToolSpec, hookimpl, sync
 from callgate.hookspecs import Refuse, Replace
 from callgate.host import BootError
 

@@ -16,14 +16,15 @@ from collections.abc import Iterable
 from typing import Any
 
 import anthropic.types as anthropic_types
+import callgate_providers as providers
 import jsonschema
 import mcp.types as mcp_types
 import pydantic
 import pytest
-from callgate import Host, ToolResult, ToolSpec, hookimpl, providers
-from callgate.providers import PROVIDERS, STRICT_KEYWORDS
+from callgate import Host, ToolResult, ToolSpec, hookimpl
 from callgate.results import ImageBlock, TextBlock
 from callgate.schema import canonical_schema
+from callgate_providers import PROVIDERS, STRICT_KEYWORDS
 from google.genai import types as gemini
 from mcp.shared.tool_name_validation import validate_tool_name
 from openai.lib._pydantic import _ensure_strict_json_schema
@@ -424,7 +425,7 @@ def test_a_gemini_surface_past_128_declarations_is_a_clear_error() -> None:
     """Gemini refuses a request with more than 128 function declarations as a whole: the
     rendering says so up front, with the way out, instead of sending it."""
     from callgate import ToolSpec
-    from callgate.providers import GEMINI_MAX_DECLARATIONS, TooManyTools, render_tools
+    from callgate_providers import GEMINI_MAX_DECLARATIONS, TooManyTools, render_tools
 
     specs = [ToolSpec(name=f"t{i}", description="d", schema={"type": "object"})
              for i in range(GEMINI_MAX_DECLARATIONS + 1)]

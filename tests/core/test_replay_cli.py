@@ -15,7 +15,7 @@ from callgate import Host
 def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None,
             cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "word_count", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "callgate.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "callgate_cli", *args], input=stdin,
                           capture_output=True, text=True, env=full_env, timeout=120, cwd=cwd)
 
 

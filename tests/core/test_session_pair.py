@@ -114,7 +114,7 @@ def test_replay_pair_plans_then_approves_then_executes(tmp_path) -> None:
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "files"}
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                            "--workspace", str(ws), "--pair"], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -128,7 +128,7 @@ def test_replay_pair_plans_then_approves_then_executes(tmp_path) -> None:
     assert "[plan approved]" in e1["content"]
     assert e2["meta"]["line"] == 6
     assert (ws / "a.txt").read_text() == "beta\n" and not (ws / "b.txt").exists()
-    refused = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    refused = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                               "--workspace", str(ws), "--pair", "--mode", "plan"],
                              capture_output=True, text=True, env=env, timeout=120)
     assert refused.returncode != 0 and "--pair" in refused.stderr

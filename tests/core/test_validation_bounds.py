@@ -25,7 +25,7 @@ from callgate._validation.arguments import (
 from callgate._validation.compiled import compile_schema
 from callgate._validation.dialects import dialect_uri, outside_reference, validator_class
 from callgate._validation.patterns import PatternTimeout, pattern_budget, search
-from callgate.cli import first_sentence
+from callgate_cli.cli import first_sentence
 from callgate_shell.tools.job_tools import job_tools
 from callgate_shell.tools.pwsh import pwsh_tool
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import agent_loop_anthropic
 import agent_loop_openai
+import callgate_providers as providers
 import pytest
-from callgate import providers
 from pydantic import TypeAdapter
 from scripted_model import SCRIPT, ScriptedAnthropic, ScriptedOpenAI
 

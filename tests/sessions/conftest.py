@@ -37,7 +37,7 @@ def replay(workspace: Path, lines: list[dict[str, Any]], *extra: str,
     transcript = workspace.parent / f"t{os.urandom(4).hex()}.jsonl"
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": plugins}
-    return subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    return subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                            "--workspace", str(workspace), "--surface", "full", *extra],
                           capture_output=True, text=True, env=env, timeout=120)
 

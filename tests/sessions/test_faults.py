@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate._store.sqlite import LATEST, SqliteStore
+from callgate_store_sqlite._store import LATEST, SqliteStore
 
 from .conftest import replay, spawn, store_path
 

@@ -17,7 +17,7 @@ from .conftest import replay, results, store_path
 
 
 def sessions(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "callgate.cli", "sessions", *args],
+    return subprocess.run([sys.executable, "-m", "callgate_cli", "sessions", *args],
                           capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
@@ -50,7 +50,9 @@ def test_list_show_and_search(ws: Path) -> None:
     assert "#4 call e1 edit_file" in shown.stdout and "→ ok" in shown.stdout
     lines = [json.loads(line) for line in sessions("show", sid, "--json").stdout.splitlines()]
     assert lines[0]["session"]["id"] == sid
-    assert [e["call_id"] for e in lines[1:]] == ["r1", "g1", "l1", "e1"]
+    assert [e["call_id"] for e in lines[1:] if e["kind"] == "call"] == ["r1", "g1", "l1", "e1"]
+    # then the execution facts: the one writer that ran (issue 36.11)
+    assert [(e["kind"], e["call_id"]) for e in lines[5:]] == [("fact", "e1")]
     found = sessions("search", "second", "--kind", "tool_input", "--json")
     [hit] = [json.loads(line) for line in found.stdout.splitlines()]
     assert (hit["session"], hit["kind"], hit["tool"]) == (sid, "tool_input", "grep")
@@ -84,7 +86,7 @@ def test_replaying_an_export_runs_the_session_again(ws: Path, tmp_path: Path) ->
     again.mkdir()
     (again / "notes.txt").write_text("hello world\nsecond line\n")
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "files,search"}
-    run = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(export),
+    run = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(export),
                           "--workspace", str(again), "--surface", "full"], capture_output=True,
                          text=True, env=env, timeout=120)
     out = [json.loads(line) for line in run.stdout.splitlines()]

@@ -82,6 +82,10 @@ ATTACKS: tuple[Attack, ...] = (
     # the worker's argv is a program the host starts (issue 37)
     Attack(("executor", "transport"), ["{plant}", "worker"]),
     Attack(("executor", "connect_timeout_s"), 100_000),
+    # where a session's tools and files go, and which secret it presents there
+    Attack(("executor", "url"), "ws://127.0.0.1:9/attacker"),
+    Attack(("executor", "token_file"), "{outside}"),
+    Attack(("executor", "token_env"), "PATH"),
     # --- files
     Attack(("files", "max_edit_bytes"), 1 << 40),
     Attack(("files", "watch"), False),

@@ -24,7 +24,7 @@ def replay(workspace: Path, lines: list[dict[str, Any]], *extra: str,
     transcript = workspace.parent / f"t{os.urandom(4).hex()}.jsonl"
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
     proc = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+        [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
          str(workspace), "--surface", "full", *extra],
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "CALLGATE_LOAD_PLUGINS": plugins, **(env or {})})
@@ -36,6 +36,6 @@ def sessions_cli(*args: str, env: dict[str, str] | None = None
                  ) -> subprocess.CompletedProcess[str]:
     """``callgate sessions ARGS``, its output as the bytes it wrote (decoded, nothing
     escaped by Python)."""
-    return subprocess.run([sys.executable, "-m", "callgate.cli", "sessions", *args],
+    return subprocess.run([sys.executable, "-m", "callgate_cli", "sessions", *args],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})

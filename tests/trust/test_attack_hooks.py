@@ -65,7 +65,7 @@ def hook_settings(plant: str, event: str = "PreToolUse") -> str:
 
 def replay(ws: Path, *lines: dict[str, Any]) -> tuple[dict[str, Any], str]:
     text = "".join(json.dumps(line) + "\n" for line in lines)
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", "-", "--workspace",
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", "-", "--workspace",
                            str(ws), "--surface", "full"], input=text, capture_output=True,
                           text=True, timeout=180,
                           env={**os.environ, "CALLGATE_LOAD_PLUGINS": "files,shell,hooks,sandbox"})
@@ -190,7 +190,7 @@ def test_attack_hooks_never_see_the_hosts_credentials(places: dict[str, Any],
         {"matcher": "Bash", "hooks": [{"type": "command", "command": f"env > {dump}"}]}]}}))
     (user_config / "config.toml").write_text(reads_settings(places))
     text = "".join(json.dumps(line) + "\n" for line in [bash("c1", "echo hi")])
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", "-", "--workspace",
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", "-", "--workspace",
                            str(places["ws"])], input=text, capture_output=True, text=True,
                           timeout=180, env={**os.environ, "CALLGATE_LOAD_PLUGINS":
                                             "files,shell,hooks",

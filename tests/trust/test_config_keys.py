@@ -142,7 +142,7 @@ def test_the_attacks_cover_every_key_of_every_table(places: dict[str, Any]) -> N
 def replay(ws: Path, *lines: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
     """``callgate replay -v`` on ``ws``: the results and stderr (the boot warnings)."""
     text = "".join(json.dumps(line) + "\n" for line in lines)
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", "-v", "-",
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", "-v", "-",
                            "--workspace", str(ws)], input=text, capture_output=True,
                           text=True, timeout=300, env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr

@@ -62,7 +62,7 @@ def _served_with_undrained_stderr(ws: Path) -> Iterator[tuple[subprocess.Popen[b
     """``serve --http`` with a low descriptor limit; its stderr is read up to the
     "serving" line and then never again (a supervisor that reads lazily)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "callgate.cli", "serve", "--http", "127.0.0.1:0",
+        [sys.executable, "-m", "callgate_cli", "serve", "--http", "127.0.0.1:0",
          "--workspace", str(ws)],
         env={**os.environ, **child_env()}, stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
@@ -191,7 +191,7 @@ class _StdioServer:
 
     def __init__(self, ws: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "callgate.cli", "serve", "--workspace", str(ws)],
+            [sys.executable, "-m", "callgate_cli", "serve", "--workspace", str(ws)],
             env={**os.environ, **child_env()}, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
         self.lines: queue.Queue[bytes] = queue.Queue()

@@ -23,6 +23,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ._stdio import serve_stdio
     from .plugin import ElicitationApprover, ElicitationAsker
 
+    if args.pair:
+        if args.mode == "plan":
+            return _usage("--pair starts every MCP session as a planner in plan mode by "
+                          "itself; drop --mode plan")
+        if args.session is not None:
+            return _usage("--pair makes each connection a new planner/executor pair; a "
+                          "pair is not joined by name (drop --session)")
+        if args.workspace_from_roots:
+            return _usage("--pair works in one fixed workspace: give --workspace DIR (or "
+                          "--http with --workspace-root DIR)")
     if args.workspace_from_roots:
         if args.http is not None:
             return _usage("--workspace-from-roots is for stdio: over --http a client's roots "
@@ -62,7 +72,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for warning in host.warnings:
         print(f"callgate: warning: {warning}", file=sys.stderr)
     app = CallgateMCP(host, workspace, session_dir=args.session_dir,
-                      plan_mode=args.mode == "plan", session_name=args.session)
+                      plan_mode=args.mode == "plan", session_name=args.session,
+                      pair=args.pair)
     anyio.run(serve_stdio, app)
     return EXIT_OK
 
@@ -120,7 +131,7 @@ def _serve_http(args: argparse.Namespace, workspace: str) -> int:
             workspace_root=workspace if args.workspace_root is not None else None,
             tokens=tokens, idle_timeout=args.idle_timeout or None,
             allowed_hosts=args.allow_host, allowed_origins=args.allow_origin,
-            plan_mode=args.mode == "plan")
+            plan_mode=args.mode == "plan", pair=args.pair)
     except (TokenError, ValueError) as exc:
         return _usage(str(exc))
     config_dir = workspace if args.workspace is not None else None

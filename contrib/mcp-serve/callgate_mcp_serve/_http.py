@@ -174,6 +174,9 @@ class HttpOptions:
     allowed_hosts: Sequence[str] = ()
     allowed_origins: Sequence[str] = ()
     plan_mode: bool = False
+    #: every MCP session is a planner/executor pair (``serve --pair``; never reopened
+    #: after a restart: the client opens a new pair)
+    pair: bool = False
     max_body: int = DEFAULT_MAX_BODY
     #: connections served at once (``None``: from the descriptor limit, `connection_limits`)
     max_connections: int | None = None
@@ -479,7 +482,8 @@ class SessionManager:
         if self._front is None:
             where = self.options.workspace or self.options.workspace_root
             assert where is not None
-            self._front = CallgateMCP(self.host, where, plan_mode=self.options.plan_mode)
+            self._front = CallgateMCP(self.host, where, plan_mode=self.options.plan_mode,
+                                      pair=self.options.pair)
         return self._front
 
     async def _stateless_entry(self, owner: AuthorizationContext | None,
@@ -501,8 +505,10 @@ class SessionManager:
             if entry is not None:
                 return entry
             try:
-                app = CallgateMCP(self.host, self._workspace(key), session_name=stored_name(key),
-                                  plan_mode=self.options.plan_mode, principal=principal)
+                app = CallgateMCP(self.host, self._workspace(key),
+                                  session_name=None if self.options.pair else stored_name(key),
+                                  plan_mode=self.options.plan_mode, principal=principal,
+                                  pair=self.options.pair)
             except OSError as exc:
                 log.warning("cannot open a 2026-07-28 session: %s", exc)
                 return None
@@ -574,9 +580,10 @@ class SessionManager:
             app = CallgateMCP(
                 self.host,
                 self._workspace(sid),
-                session_name=stored_name(sid),
+                session_name=None if self.options.pair else stored_name(sid),
                 plan_mode=self.options.plan_mode,
                 principal=principal_of_owner(owner),
+                pair=self.options.pair,
             )
         except OSError as exc:
             await _error(f"cannot open a session: {exc}", 500)(scope, receive, send)
@@ -622,6 +629,8 @@ class SessionManager:
         self, sid: str, owner: AuthorizationContext | None, version: str | None
     ) -> _Live | None:
         """The stored session ``sid`` reopened here, if the store has it for this owner."""
+        if self.options.pair:  # a pair is never reopened: the client opens a new one
+            return None
         async with self._opening:
             live = self._live.get(sid)
             if live is not None:

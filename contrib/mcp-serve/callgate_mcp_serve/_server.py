@@ -23,6 +23,9 @@
   is loaded.
 - ``plan_mode=True`` starts the session in plan mode and lists ``exit_plan_mode``,
   through which the model asks the user to approve its plan (see `_plan`).
+- ``pair=True`` (``serve --pair``) makes the connection a planner/executor pair
+  (`callgate.host.SessionPair`): calls run in the planner until the user approves the plan
+  the model hands over with ``exit_plan_mode``, then in the executor (see `_pair`).
 - ``workspace_from_roots`` (``serve --workspace-from-roots``): the workspace is the one root
   the client lists (``roots/list``), asked when a request first needs the session and again
   before the next batch after ``notifications/roots/list_changed``; a new root closes the
@@ -54,17 +57,18 @@ from urllib.parse import unquote, urlparse
 import anyio
 import anyio.abc
 import attrs
+import callgate_providers as providers
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from callgate import Host, ToolCall, ToolResult, __version__, providers
-from callgate.host import Session
+from callgate import Host, ToolCall, ToolResult, __version__
+from callgate.host import Session, SessionPair
 from callgate.results import ImageBlock
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from . import _complete, _plan, _progress, _prompts, _relay, _resources, _structured
+from . import _complete, _pair, _plan, _progress, _prompts, _relay, _resources, _structured
 from ._approval import (
     APPROVAL_KEY,
     REQUEST_CANCELLED,
@@ -241,11 +245,20 @@ class CallgateMCP:
                  session_name: str | None = None,
                  approval_timeout: float | None = None, name: str = "callgate",
                  plan_mode: bool = False, principal: str | None = None,
-                 workspace_from_roots: Callable[[str], Host] | None = None) -> None:
+                 workspace_from_roots: Callable[[str], Host] | None = None,
+                 pair: bool = False) -> None:
         if workspace_from_roots is None and (workspace is None or not os.path.isdir(workspace)):
             raise FileNotFoundError(f"workspace {os.fspath(workspace or '')} is not a directory")
+        if pair and (plan_mode or session_name is not None or workspace_from_roots is not None):
+            raise ValueError("a planner/executor pair starts in plan mode by itself, is never "
+                             "joined by name and works in one fixed workspace")
         self.host = host
         self.plan_mode = plan_mode
+        #: each connection is a planner/executor pair (``serve --pair``)
+        self.pair_mode = pair
+        #: the connection's pair, once open; ``self.session`` is its planner until the
+        #: user approves the plan, then its executor
+        self.pair: SessionPair | None = None
         #: the workspace (with ``workspace_from_roots``: the client's root, once known)
         self.workspace = os.fspath(workspace) if workspace is not None else None
         #: boots the host of a root the client names (``serve --workspace-from-roots``)
@@ -283,7 +296,8 @@ class CallgateMCP:
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             self.server: Server[CallgateMCP] = Server(
                 name, version=__version__,
-                instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else ""),
+                instructions=INSTRUCTIONS + (PLAN_INSTRUCTIONS if plan_mode else "")
+                + (_pair.INSTRUCTIONS if pair else ""),
                 lifespan=self._lifespan, get_tool_input_schema=self._input_schema,
                 on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                 on_list_resources=self._list_resources,
@@ -295,6 +309,14 @@ class CallgateMCP:
     # --- lifespan -----------------------------------------------------------------
 
     def _open(self, host: Host, workspace: str) -> Session:
+        if self.pair_mode:
+            pair = SessionPair(host, workspace, self.session_dir, "human",
+                               principal=self.principal)
+            self.pair = pair
+            self.session = pair.planner
+            _APPS[id(pair.planner)] = self
+            _APPS[id(pair.executor)] = self
+            return pair.planner
         session = host.open_session(workspace, session_dir=self.session_dir, origin="human",
                                     name=self.session_name, principal=self.principal)
         if self.plan_mode:
@@ -325,13 +347,24 @@ class CallgateMCP:
             if session is not None:
                 _APPS.pop(id(session), None)
                 with anyio.CancelScope(shield=True):
-                    await session.close()
+                    await self._close_sessions(session)
+
+    async def _close_sessions(self, session: Session) -> None:
+        """Close the connection's session; of a pair, both (the shared connections stop
+        with the second)."""
+        pair = self.pair
+        if pair is None:
+            await session.close()
+            return
+        for member in (pair.planner, pair.executor):
+            _APPS.pop(id(member), None)
+        await pair.close()
 
     async def aclose(self) -> None:
         """Close the session now (idempotent): cancel its batch, kill its jobs, stop its servers."""
         if self.session is not None and not self.session.closed:
             self.session.cancel()
-            await self.session.close()
+            await self._close_sessions(self.session)
 
     def _live_session(self) -> Session:
         if self.session is None or self._tasks is None or self.session.closed:
@@ -477,6 +510,8 @@ class CallgateMCP:
         listed = providers.surface(await self._session_or_error(ctx), "mcp")
         if self.plan_mode:
             listed = [*listed, _plan.tool_definition()]
+        elif self.pair_mode:  # listed after the handover too: the list never changes
+            listed = [*listed, _pair.tool_definition()]
         tools = [types.Tool.model_validate(t, by_name=False) for t in listed]
         return types.ListToolsResult(tools=tools)
 
@@ -568,7 +603,7 @@ class CallgateMCP:
             running.session = session
             channel = self._channel(ctx, running, session, self._elicit_for(ctx, running))
             assert self._tasks is not None
-            if self.plan_mode and params.name == _plan.EXIT_PLAN_TOOL:
+            if (self.plan_mode or self.pair_mode) and params.name == _plan.EXIT_PLAN_TOOL:
                 self._tasks.start_soon(self._run_plan_exit, running, channel,
                                        name=f"callgate {params.name}")
             else:
@@ -656,7 +691,10 @@ class CallgateMCP:
         with running.scope:
             async with self._turn:
                 running.started = True
-                result = await self._plan_exit(session, running.call, channel)
+                if self.pair_mode:
+                    result = await self._hand_over(running.call, channel)
+                else:
+                    result = await self._plan_exit(session, running.call, channel)
                 result.call_id, result.name = running.call.id, running.call.name
             running.events_in.send_nowait(("done", result))
 
@@ -682,6 +720,36 @@ class CallgateMCP:
             return _plan.refused(why)
         session.set_mode("default")
         return _plan.approved()
+
+    async def _hand_over(self, call: ToolCall, channel: ApprovalChannel) -> ToolResult:
+        """The pair's ``exit_plan_mode``: the user approves the plan (an elicitation form,
+        never the model, never a configured fallback), then the connection's calls go to the
+        executor."""
+        pair = self.pair
+        assert pair is not None
+        plan = _plan.plan_argument(call.arguments if call.arguments is not None else {})
+        if plan is None:
+            return _plan.invalid_plan_call()
+        if pair.approved:
+            return _pair.already_handed_over()
+        if channel.elicit is None:
+            return _pair.no_elicitation()
+        try:
+            answer = await channel.elicit(_pair.approval_message(plan), _plan.APPROVE_SCHEMA)
+        except Exception as exc:  # the client failed to answer: the plan stays unapproved
+            log.warning("plan approval failed: %s", exc)
+            answer = None
+        why = _plan.decide(answer)
+        if why is not None:
+            return _pair.refused(why)
+        if pair.approved:  # another call handed over while the user was asked
+            return _pair.already_handed_over()
+        pair.approve()
+        pair.executor.record_message("user", _pair.executor_message(plan))
+        self.session = pair.executor
+        log.info("the plan was approved: session %s hands over to executor %s",
+                 pair.planner.id, pair.executor.id)
+        return _pair.approved()
 
     async def _outcome(self, running: _Running
                        ) -> types.CallToolResult | types.InputRequiredResult:

@@ -62,6 +62,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--mode", choices=["default", "plan"], default="default",
                    help="start in plan mode: only read-only calls run until the user approves "
                         "the plan the model presents with the exit_plan_mode tool")
+    p.add_argument("--pair", action="store_true",
+                   help="make each MCP session a planner/executor pair: the client's calls "
+                        "run in a read-only planner until the user approves (in the client, "
+                        "by elicitation) the plan handed over with exit_plan_mode, then in "
+                        "the executor; a client without elicitation can never hand over")
     p.add_argument("--session", metavar="NAME",
                    help="join the stored session NAME (created on first use); every connection "
                         "that names it continues it")

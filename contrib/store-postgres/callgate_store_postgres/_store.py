@@ -18,7 +18,7 @@ from callgate import store as st
 log = logging.getLogger("callgate.store.postgres")
 
 BACKEND = "postgresql"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SNIPPET_WORDS = 24
 POOL_MAX = 8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -93,6 +93,16 @@ ALTER TABLE callgate_sessions ADD COLUMN IF NOT EXISTS principal TEXT;
 CREATE INDEX IF NOT EXISTS callgate_sessions_principal
     ON callgate_sessions (principal, workspace, started);
 """,
+    # the execution facts of the writer and destructive calls that ran (issue 36.11); a
+    # database of an earlier version keeps what it held and gains an empty table
+    3: """
+CREATE TABLE IF NOT EXISTS callgate_facts (
+    id BIGSERIAL PRIMARY KEY, session TEXT NOT NULL, call_id TEXT NOT NULL,
+    tool TEXT NOT NULL, profile TEXT, depth BIGINT NOT NULL DEFAULT 0, paths TEXT NOT NULL,
+    destructive SMALLINT NOT NULL DEFAULT 0, started DOUBLE PRECISION NOT NULL,
+    ended DOUBLE PRECISION NOT NULL, outcome TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS callgate_facts_session ON callgate_facts (session, started);
+""",
 }
 
 TABLES = (
@@ -103,6 +113,7 @@ TABLES = (
     "callgate_state",
     "callgate_ledger",
     "callgate_jobs",
+    "callgate_facts",
 )
 
 
@@ -569,6 +580,28 @@ class PostgresStore:
             (op.session, seq, op.at, op.text),
         )
 
+    def _fact(self, cur: Any, op: st.FactRecorded, filled: list[Any]) -> None:
+        fact = op.fact
+        self._x(
+            cur,
+            "INSERT INTO callgate_facts (session, call_id, tool, profile, depth, paths, "
+            "destructive, started, ended, outcome) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+            "%s, %s)",
+            (
+                fact.session,
+                fact.call_id,
+                fact.tool,
+                fact.profile,
+                fact.depth,
+                # ASCII JSON: an undecodable byte's lone surrogate comes back exactly
+                json.dumps(list(fact.paths), ensure_ascii=True),
+                int(fact.destructive),
+                fact.started,
+                fact.ended,
+                fact.outcome,
+            ),
+        )
+
     def _state(self, cur: Any, op: st.StatePut, filled: list[Any]) -> None:
         if op.value is None:
             self._x(
@@ -672,6 +705,7 @@ class PostgresStore:
         st.CallEnded: _call_ended,
         st.MessageRecorded: _message,
         st.NoticeRecorded: _notice,
+        st.FactRecorded: _fact,
         st.StatePut: _state,
         st.LedgerPut: _ledger,
         st.JobPut: _job,
@@ -872,6 +906,30 @@ class PostgresStore:
             )
         ]
 
+    def facts(self, session: str) -> list[st.FactRecord]:
+        """The execution facts of the calls this session ran, oldest first."""
+        return [
+            st.FactRecord(
+                session,
+                call_id,
+                tool,
+                profile,
+                int(depth),
+                tuple(json.loads(paths)),
+                bool(destructive),
+                started,
+                ended,
+                outcome,
+            )
+            for call_id, tool, profile, depth, paths, destructive, started, ended, outcome in (
+                self._query(
+                    "SELECT call_id, tool, profile, depth, paths, destructive, started, ended, "
+                    "outcome FROM callgate_facts WHERE session = %s ORDER BY started, id",
+                    (session,),
+                )
+            )
+        ]
+
     def job_log(self, session: str, job_id: str) -> bytes | None:
         rows = self._query(
             "SELECT log FROM callgate_jobs WHERE session = %s AND job_id = %s", (session, job_id)
@@ -1003,7 +1061,13 @@ class PostgresStore:
         version = self._query("SELECT value FROM callgate_meta WHERE key = 'schema_version'")
         if not version or int(version[0][0]) != SCHEMA_VERSION:
             problems.append(f"schema version {version[0][0] if version else None}")
-        for table in ("callgate_entries", "callgate_state", "callgate_ledger", "callgate_jobs"):
+        for table in (
+            "callgate_entries",
+            "callgate_state",
+            "callgate_ledger",
+            "callgate_jobs",
+            "callgate_facts",
+        ):
             orphans = self._query(
                 f"SELECT COUNT(*) FROM {table} x WHERE NOT EXISTS (SELECT 1 "
                 "FROM callgate_sessions s WHERE s.id = x.session)"
@@ -1024,7 +1088,13 @@ class PostgresStore:
             "SELECT id FROM callgate_sessions WHERE parent = %s", (session,)
         ).fetchall():
             self._delete_session(cur, child)
-        for table in ("callgate_entries", "callgate_state", "callgate_ledger", "callgate_jobs"):
+        for table in (
+            "callgate_entries",
+            "callgate_state",
+            "callgate_ledger",
+            "callgate_jobs",
+            "callgate_facts",
+        ):
             cur.execute(f"DELETE FROM {table} WHERE session = %s", (session,))
         cur.execute("DELETE FROM callgate_sessions WHERE id = %s", (session,))
 
@@ -1071,7 +1141,8 @@ class PostgresStore:
             "SELECT COALESCE((SELECT SUM(pg_column_size(e.*)) FROM callgate_entries e), 0) + "
             "COALESCE((SELECT SUM(pg_column_size(j.*)) FROM callgate_jobs j), 0) + "
             "COALESCE((SELECT SUM(pg_column_size(l.*)) FROM callgate_ledger l), 0) + "
-            "COALESCE((SELECT SUM(pg_column_size(x.*)) FROM callgate_state x), 0)"
+            "COALESCE((SELECT SUM(pg_column_size(x.*)) FROM callgate_state x), 0) + "
+            "COALESCE((SELECT SUM(pg_column_size(f.*)) FROM callgate_facts f), 0)"
         ).fetchone()
         return int(row[0])
 

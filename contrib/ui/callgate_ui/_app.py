@@ -225,6 +225,10 @@ class UI:
             if log is not None:
                 text = log[-LOG_SHOWN:].decode("utf-8", "replace")
                 logs[job.job_id] = (text, max(0, len(log) - LOG_SHOWN))
+        # the execution facts of the writer and destructive calls that ran (a call the gate
+        # refused has none), each linked to its call when the call is on this page
+        on_page = {e.call_id: e.seq for e in rows if e.kind == "call"}
+        facts = [(fact, on_page.get(fact.call_id)) for fact in self.store.facts(info.id)]
         parent = self.store.session(info.parent) if info.parent else None
         last = rows[-1].seq if rows else 0
         return self.render(
@@ -246,6 +250,7 @@ class UI:
             state_keys=sorted(f"{ns}/{k}" for ns, k in state),
             jobs=jobs,
             logs=logs,
+            facts=facts,
             page_size=PAGE,
             session_id=info.id,
         )

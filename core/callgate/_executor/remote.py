@@ -75,12 +75,18 @@ class Connection:
 
     async def open(self, owner: SessionView, timeout: float) -> None:
         """Start the transport through the spawn door and shake hands."""
-        from .. import process
-
         try:
             boot = owner.host.worker_boot()
         except ValueError as exc:
             raise WorkerUnavailable(f"no worker was started: {exc}") from None
+        await self._start(owner, timeout)
+        await self._shake_hands(boot, timeout)
+
+    async def _start(self, owner: SessionView, timeout: float) -> None:
+        """Start the transport (the worker's stdio become this connection's pipes) and
+        the tasks that read them."""
+        from .. import process
+
         try:
             prepared = process.prepare(
                 owner,
@@ -104,6 +110,9 @@ class Connection:
             ) from None
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._read()), loop.create_task(self._read_stderr())]
+
+    async def _shake_hands(self, boot: dict[str, Any], timeout: float) -> None:
+        """``initialize``: the protocol version checked, the tools the worker serves kept."""
         try:
             with _deadline(timeout):
                 answer = await self.call(
@@ -286,12 +295,16 @@ class Link:
             replaced = current is not None
             if current is not None:
                 await current.close()
-            fresh = Connection([a.replace("{session_id}", owner.id) for a in self.argv])
+            fresh = self.new_connection(owner)
             await fresh.open(owner, self.connect_timeout)
             self.connection = fresh
             if replaced:
                 self.restarts += 1
             return fresh, replaced
+
+    def new_connection(self, owner: SessionView) -> Connection:
+        """A connection to a new worker of ``owner``'s family (not open yet)."""
+        return Connection([a.replace("{session_id}", owner.id) for a in self.argv])
 
 
 class RemoteExecutor:
@@ -472,7 +485,11 @@ class RemoteExecutor:
             if gate:
                 step.gate = (gate[0], gate[1])
         fact = reply.get("fact") if reply is not None else None
-        if not step.read_only or step.destructive:
+        # the worker answers a writer's fact only when it ran: one it answered without one
+        # was refused by its gate and never ran, so it has no fact (issue 36.11); a call
+        # whose worker never answered may have run, and keeps one
+        ran = reply is None or fact is not None
+        if ran and (not step.read_only or step.destructive):
             paths = tuple(fact.get("paths") or ()) if fact else ()
             held = float(fact.get("held_s") or 0.0) if fact else ended - started
             record.dispatched(state, step, result, paths, max(started, ended - held), ended)

@@ -62,16 +62,6 @@ def temp_name(target: str) -> str:
     return os.path.join(directory, temp_basename(base))
 
 
-def fsync_dir(directory: str) -> None:
-    """Make a rename or link in ``directory`` durable (best effort)."""
-    try:
-        held = open_dir(directory)
-    except OSError:
-        return
-    with held:
-        held.fsync()
-
-
 def unlink_quietly(path: str) -> None:
     try:
         os.unlink(path)

@@ -637,7 +637,3 @@ def walk_dirs(
             current.close()
         for held in stack:
             held.close()
-
-
-def is_regular(st: os.stat_result) -> bool:
-    return stat_mod.S_ISREG(st.st_mode)

@@ -15,7 +15,6 @@ it to ``open()`` yourself gives up that guarantee.
 from __future__ import annotations
 
 import os
-import posixpath
 from collections.abc import Sequence
 
 import attrs
@@ -250,8 +249,3 @@ def root_path(directory: str | os.PathLike[str]) -> ResolvedPath:
     """
     path = os.path.abspath(os.fspath(directory))
     return ResolvedPath(path, path, path, "", Anchor(path))
-
-
-def posix_rel(path: str, root: str) -> str:
-    """``path`` relative to ``root`` with ``/`` separators."""
-    return posixpath.join(*os.path.relpath(path, root).split(os.sep))

@@ -207,6 +207,27 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
                 "x-workspace": "user",
                 "x-kind": "limit",
             },
+            # a worker listening on a websocket (`callgate worker --listen`), instead of a
+            # transport; its bearer token from a file or a variable, never from the config
+            "url": {
+                "type": "string",
+                "pattern": "^(wss?://.+)?$",
+                "default": "",
+                "x-workspace": "user",
+                "x-kind": "program",
+            },
+            "token_file": {
+                "type": "string",
+                "default": "",
+                "x-workspace": "user",
+                "x-kind": "path",
+            },
+            "token_env": {
+                "type": "string",
+                "default": "",
+                "x-workspace": "user",
+                "x-kind": "env",
+            },
         },
     },
     # read only from the user config (`_config.layers.is_trusted`); claimed so it validates there
@@ -531,7 +552,7 @@ class Host:
         return sorted((s for s in self.registry.tools() if s.route is not None), key=_surface_key)
 
     def surface_specs(self) -> list[ToolSpec]:
-        """The visible tools, in surface order (`callgate.providers.surface` renders them)."""
+        """The visible tools, in surface order (`callgate_providers.surface` renders them)."""
         return [s for n in self.visible_names() if (s := self.registry.get(n)) is not None]
 
     # --- validation cache ---------------------------------------------------
@@ -593,15 +614,18 @@ class Host:
         user config's ``[executor] transport``, else here), an argv (a worker's transport:
         ``workspace`` is then the workspace as the worker sees it, and need not exist
         here), ``[]`` (here, whatever the config says) or an `Executor`. ``show`` puts hidden
-        tools on this session's surface (a native rendering's `callgate.providers.shows`),
+        tools on this session's surface (a native rendering's `callgate_providers.shows`),
         unless the user's ``[surface] hide`` names them."""
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
         from .._session.session import Session  # with the pipeline: on first open, not at boot
 
+        bound: Executor | None = None
         if executor is None:
             executor = self.config("executor")["transport"]
-        bound: Executor | None = None
+            if self.config("executor")["url"]:
+                bound = self._socket_executor(workspace, bool(executor))
+                executor = bound
         if isinstance(executor, Sequence) and not isinstance(executor, str):
             if executor:
                 from .._executor.remote import RemoteExecutor
@@ -628,6 +652,21 @@ class Host:
             executor=bound,
             show=show,
         )
+
+    def _socket_executor(self, workspace: str | os.PathLike[str], transport: bool) -> Executor:
+        """The executor of ``[executor] url``: a worker listening on a websocket, its token
+        from ``token_file`` or ``token_env`` (docs/executors.md)."""
+        from .._executor.remote import RemoteExecutor
+        from .._executor.websocket import SocketLink
+
+        table = self.config("executor")
+        if transport:
+            raise ValueError("[executor] sets both transport and url: a session has one worker")
+        timeout = table["connect_timeout_s"]
+        link = SocketLink(
+            table["url"], table["token_file"] or None, table["token_env"] or None, timeout
+        )
+        return RemoteExecutor([table["url"]], os.fspath(workspace), link=link)
 
     def worker_boot(self) -> dict[str, Any]:
         """How a worker of this host's sessions boots (`_executor.protocol`'s

@@ -4,10 +4,10 @@ A provider may have trained its models on its own tool shapes (Anthropic's
 ``text_editor_20250728`` and ``bash_20250124``, OpenAI's ``apply_patch`` and ``shell``).
 Such a shape is only a *rendering* plus an *argument mapping*: the plugin that owns the
 canonical tools declares a face on one of its `ToolSpec`\\ s (``ToolSpec.native``), and
-`callgate.providers` sends the face's entry in place of the tools it replaces, turns the
-provider's raw call item into canonical calls (run through the one pipeline: validation,
-permissions, the file gate, the sandbox) and their results into the provider's raw
-result item. The core names no tool: the face does.
+an installed rendering (`callgate_providers.native`) sends the face's entry in place of
+the tools it replaces, turns the provider's raw call item into canonical calls (run
+through the one pipeline: validation, permissions, the file gate, the sandbox) and their
+results into the provider's raw result item. The core names no tool: the face does.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class NativeInputError(Exception):
 class NativeFace:
     """One provider-native tool entry and how its calls map onto canonical tools.
 
-    - ``rendering`` names the `callgate.providers` rendering it belongs to.
+    - ``rendering`` names the rendering it belongs to (`callgate_providers.native`).
     - ``entry`` is the tool entry sent, exactly (``{"type": "bash_20250124", "name": "bash"}``).
     - ``replaces`` names the canonical tools it stands in for: they are left out of the
       rendering, and the entry takes the place of the first one on the surface.

@@ -104,7 +104,7 @@ class ToolSpec:
       them (Anthropic's ``input_examples``).
     - ``native`` holds the `NativeFace`\ s of the tool's family: how a provider-native
       rendering (``anthropic-native``, ``openai-responses-native``, ...) shows it and maps
-      the provider's calls onto canonical ones (`callgate.providers`).
+      the provider's calls onto canonical ones (`callgate_providers`).
     - ``output_schema`` (a JSON Schema whose root is an object) says the tool's result is
       data too: MCP lists it as the tool's ``outputSchema``, and every successful result
       carries that data, valid against it, in ``result.meta["structured_content"]``

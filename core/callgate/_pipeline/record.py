@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .._model.facts import ExecutionFact
 from .._model.values import ToolResult
+from .._store.records import FactRecord
 from . import telemetry
 from .step import Event, Step
 
@@ -66,24 +67,41 @@ def dispatched(
     ended: float,
 ) -> None:
     """A writer's (or a destructive call's) gate finding on the span, and its execution fact
-    on the host: the paths its gate held, and from when to when (monotonic)."""
+    on the host: the paths its gate held, and from when to when (monotonic); a session that
+    records its calls keeps the fact in the session store too (Unix times there)."""
     event(step, step.gate)
     profile = state.profile
     error = result.error
-    state.host.record_fact(
-        ExecutionFact(
-            session=state.id,
-            profile=profile.name if profile is not None else None,
-            depth=state.depth,
-            call_id=step.sent.id,
-            tool=str(step.call.name),
-            paths=paths,
-            destructive=step.destructive,
-            started=started,
-            ended=ended,
-            outcome=error.kind if error is not None else "ok",
-        )
+    fact = ExecutionFact(
+        session=state.id,
+        profile=profile.name if profile is not None else None,
+        depth=state.depth,
+        call_id=step.sent.id,
+        tool=str(step.call.name),
+        paths=paths,
+        destructive=step.destructive,
+        started=started,
+        ended=ended,
+        outcome=error.kind if error is not None else "ok",
     )
+    state.host.record_fact(fact)
+    journal = state.journal
+    if journal.calls:
+        offset = time.time() - time.monotonic()  # monotonic spans as wall-clock times
+        journal.fact(
+            FactRecord(
+                fact.session,
+                fact.call_id,
+                fact.tool,
+                fact.profile,
+                fact.depth,
+                fact.paths,
+                fact.destructive,
+                fact.started + offset,
+                fact.ended + offset,
+                fact.outcome,
+            )
+        )
 
 
 def shaped(

@@ -10,10 +10,16 @@ A session opened with
 - a ``session_dir`` and neither continues the session last opened on that directory
   (so a session directory still brings its state back), else starts one;
 
-and otherwise starts a new session. A continued session must be on the same workspace and
-belong to the same principal (`_store.principal`): another principal's session is, to
-``resume``, unknown; to ``name``, a name taken; to a session directory, not there (a new
-session starts).
+and otherwise starts a new session.
+
+A host with no store backend installed (a bare ``callgate``: ``callgate-store-sqlite``
+serves the default location) and no ``[sessions] store`` keeps its sessions in memory, as
+``record = "off"`` does: nothing is recorded, and resuming or joining a session is a
+`callgate.store.StoreError` that says so (a warning is logged once per process).
+
+A continued session must be on the same workspace and belong to the same principal
+(`_store.principal`): another principal's session is, to ``resume``, unknown; to ``name``,
+a name taken; to a session directory, not there (a new session starts).
 It gets back its observation ledger, plugin state, background jobs and, on demand, its
 stored results (`_results.results.ResultStore` reads them from the store).
 """
@@ -26,6 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._results.results import ResultStore
+from .._store import locations
 from .._store import records as m
 from .._store.journal import Journal
 from .._store.principal import visible_to
@@ -60,6 +67,7 @@ class Session(Protocol):
 
 
 log = logging.getLogger("callgate.store")
+_warned_memory_only = False
 
 
 def attach(
@@ -73,6 +81,12 @@ def attach(
             which = f"resume {resume!r}" if resume is not None else f"join session {name!r}"
             raise m.StoreError(f'cannot {which}: [sessions] record = "off" keeps no sessions')
         return Journal(session.id, mode), None
+    if memory_only(host):
+        if resume is not None or name is not None:
+            which = f"resume {resume!r}" if resume is not None else f"join session {name!r}"
+            raise m.StoreError(f"cannot {which}: {MEMORY_ONLY}")
+        _warn_memory_only()
+        return Journal(session.id, "off"), None
     store, recorder = host.session_store()
     run = recorder.acquire()
     try:
@@ -81,6 +95,29 @@ def attach(
         recorder.release()
         raise
     return Journal(session.id, mode, recorder, run), restored
+
+
+#: why a host without a store backend keeps no sessions (the warning and the errors say it)
+MEMORY_ONLY = (
+    "no session-store backend is installed, so sessions are kept in memory only and "
+    "cannot be resumed; install callgate-store-sqlite (callgate[all] includes it) or set "
+    "[sessions] store to a store an installed backend serves"
+)
+
+
+def memory_only(host: HostView) -> bool:
+    """Whether ``host`` keeps its sessions in memory: no ``[sessions] store`` is set and no
+    installed backend serves the default location."""
+    if host.config("sessions")["store"]:
+        return False  # a configured store must open, or the session fails naming it
+    return locations.opener_for(locations.default_location()) is None
+
+
+def _warn_memory_only() -> None:
+    global _warned_memory_only
+    if not _warned_memory_only:
+        _warned_memory_only = True
+        logging.getLogger("callgate.store.memory").warning("warning: %s", MEMORY_ONLY)
 
 
 def _continue(

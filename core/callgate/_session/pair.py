@@ -40,12 +40,14 @@ APPROVED_PLANNER = (
 
 class SessionPair:
     """A planner and an executor (see the module docstring): ``SessionPair(host, workspace,
-    session_dir=None, origin=None, *, planner_profile=None)``. They are independent sessions
+    session_dir=None, origin=None, *, planner_profile=None, principal=None)``. They are
+    independent sessions
     (their own ``use_capability``, ledgers and records) sharing the host's connections. The
     planner stays in plan mode under ``planner_profile`` (default: MCP tools without
     ``readOnlyHint`` allowed, never a destructive one); the executor is in plan mode until
-    `approve`. ``session_dir`` gets ``planner/`` and ``executor/`` below it. Use ``async
-    with`` or ``await pair.close()``."""
+    `approve`. ``session_dir`` gets ``planner/`` and ``executor/`` below it. ``principal``
+    names who both belong to (as `Host.open_session`'s; default: the operating-system user).
+    Use ``async with`` or ``await pair.close()``."""
 
     def __init__(
         self,
@@ -55,6 +57,7 @@ class SessionPair:
         origin: str | None = None,
         *,
         planner_profile: ChildProfile | None = None,
+        principal: str | None = None,
     ) -> None:
         if not os.path.isdir(workspace):
             raise FileNotFoundError(f"workspace {os.fspath(workspace)} is not a directory")
@@ -65,11 +68,19 @@ class SessionPair:
             executor_dir = os.path.join(os.fspath(session_dir), "executor")
         #: the session that plans: plan mode, the ``planner`` profile
         self.planner: Session = Session(
-            host, workspace, planner_dir, origin, profile=planner_profile or PLANNER, shared=shared
+            host,
+            workspace,
+            planner_dir,
+            origin,
+            profile=planner_profile or PLANNER,
+            shared=shared,
+            principal=principal,
         )
         try:
             #: the session that carries the plan out once it is approved
-            self.executor: Session = Session(host, workspace, executor_dir, origin, shared=shared)
+            self.executor: Session = Session(
+                host, workspace, executor_dir, origin, shared=shared, principal=principal
+            )
         except BaseException:
             self.planner._end()
             raise

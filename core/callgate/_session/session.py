@@ -343,7 +343,7 @@ class Session:
         return self._shown
 
     def surface_specs(self) -> list[ToolSpec]:
-        """The visible surface's tools, in surface order (`callgate.providers.surface`
+        """The visible surface's tools, in surface order (`callgate_providers.surface`
         renders them for a provider)."""
         return [self.state.tools[n] for n in self._visible]
 

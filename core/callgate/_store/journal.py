@@ -121,6 +121,10 @@ class Journal:
         self.recorder.submit(op)  # type: ignore[union-attr]
         return op
 
+    def fact(self, fact: m.FactRecord) -> None:
+        """An executed writer's or destructive call's execution fact (with its calls)."""
+        self.recorder.submit(m.FactRecorded(fact))  # type: ignore[union-attr]
+
     def batch_ended(self) -> None:
         self.recorder.kick()  # type: ignore[union-attr]
 

@@ -2,11 +2,13 @@
 
 ``[sessions] store`` names it: a path (``~`` expanded; relative to the config file's
 directory), or a URL whose scheme names a backend installed under the
-``callgate.stores`` entry-point group (``postgresql://...`` once such a backend
-exists). Without it, the store is ``<state dir>/sessions/sessions.sqlite3``
+``callgate.stores`` entry-point group (a plain path is the ``file`` scheme, which
+``callgate-store-sqlite`` serves; ``postgresql://...`` is ``callgate-store-postgres``'s).
+Without it, the store is ``<state dir>/sessions/sessions.sqlite3``
 (`callgate.paths.state_dir`: ``$CALLGATE_HOME`` or the platform's user state
-directory). Each process opens a location once; its sessions share the store and
-its writer (`_store.recorder.Recorder`).
+directory). No backend is part of the core: a host without one keeps its sessions in
+memory only (`_session.durable`). Each process opens a location once; its sessions
+share the store and its writer (`_store.recorder.Recorder`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 
 _lock = threading.Lock()
 _open: dict[str, tuple[Any, Recorder]] = {}
+_openers: dict[str, Any] = {}
 
 
 def default_location() -> str:
@@ -52,25 +55,44 @@ def resolve_location(configured: str | None, config_file: str | None = None) -> 
     return os.path.abspath(path)
 
 
-def _backend_for(location: str) -> Any:
+def scheme_of(location: str) -> str:
+    """The scheme naming ``location``'s backend: a URL's own, ``file`` for a plain path."""
     found = _URL.match(location)
-    if found is None or found.group(1).lower() in ("file", "sqlite"):
-        from .sqlite import SqliteStore
+    return "file" if found is None else found.group(1).lower()
 
-        path = location if found is None else location[found.end() :]
-        return SqliteStore.open(path)
-    scheme = found.group(1).lower()
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == scheme:
-            opener = ep.load()
-            return opener(location)
+
+def opener_for(location: str) -> Any:
+    """The opener an installed backend registers for ``location``'s scheme (the
+    ``callgate.stores`` entry points; ``callgate-store-sqlite`` serves ``file`` and
+    ``sqlite``), or ``None`` when no installed backend serves it."""
+    scheme = scheme_of(location)
+    if scheme not in _openers:  # looked up once per process: a session open asks each time
+        found = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == scheme]
+        _openers[scheme] = found[0].load() if found else None
+    return _openers[scheme]
+
+
+def _no_backend(location: str) -> Exception:
     from .records import StoreError
 
-    raise StoreError(
-        f"session store {location}: no installed backend serves {scheme}:// "
-        f"(backends are entry points in the {ENTRY_POINT_GROUP} group)",
+    scheme = scheme_of(location)
+    hint = (
+        " (install callgate-store-sqlite, which callgate[all] includes)"
+        if scheme in ("file", "sqlite")
+        else ""
+    )
+    return StoreError(
+        f"session store {location}: no installed backend serves {scheme}:// stores{hint}; "
+        f"backends are entry points in the {ENTRY_POINT_GROUP} group",
         location,
     )
+
+
+def _backend_for(location: str) -> Any:
+    opener = opener_for(location)
+    if opener is None:
+        raise _no_backend(location)
+    return opener(location)
 
 
 def open_store(location: str | None = None) -> Any:
@@ -79,31 +101,19 @@ def open_store(location: str | None = None) -> Any:
 
 
 def open_reader(location: str | None = None) -> Any:
-    """The store at ``location`` opened to read only, apart from the writing one: an SQLite
-    file is opened read-only (nothing created, migrated or settled; `StoreError` if it is
-    missing). Another backend's opener is asked with ``read_only=True`` when it takes it."""
+    """The store at ``location`` opened to read only, apart from the writing one: the
+    backend's opener is asked with ``read_only=True`` when it takes it (an SQLite file is
+    then opened read-only: nothing created, migrated or settled; `StoreError` if it is
+    missing)."""
     import inspect
 
     where = location or default_location()
-    found = _URL.match(where)
-    if found is None or found.group(1).lower() in ("file", "sqlite"):
-        from .sqlite import SqliteReader
-
-        return SqliteReader.open(where if found is None else where[found.end() :])
-    scheme = found.group(1).lower()
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == scheme:
-            opener = ep.load()
-            if "read_only" in inspect.signature(opener).parameters:
-                return opener(where, read_only=True)
-            return opener(where)
-    from .records import StoreError
-
-    raise StoreError(
-        f"session store {where}: no installed backend serves {scheme}:// "
-        f"(backends are entry points in the {ENTRY_POINT_GROUP} group)",
-        where,
-    )
+    opener = opener_for(where)
+    if opener is None:
+        raise _no_backend(where)
+    if "read_only" in inspect.signature(opener).parameters:
+        return opener(where, read_only=True)
+    return opener(where)
 
 
 def opened(location: str | None = None) -> tuple[Any, Recorder]:

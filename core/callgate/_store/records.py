@@ -147,6 +147,26 @@ class JobRecord:
 
 
 @attrs.frozen
+class FactRecord:
+    """One executed writer or destructive call's execution fact (issue 36.11), as the
+    session store keeps it: ``tool`` as it ran, ``profile`` (the child profile's name),
+    ``depth``, the canonical ``paths`` its gate leased, ``destructive``, when it held them
+    (``started``/``ended``, Unix seconds) and ``outcome`` (``"ok"`` or the error kind).
+    A call the gate refused never ran and has none."""
+
+    session: str
+    call_id: str
+    tool: str
+    profile: str | None
+    depth: int
+    paths: tuple[str, ...]
+    destructive: bool
+    started: float
+    ended: float
+    outcome: str
+
+
+@attrs.frozen
 class SearchHit:
     """One history match: where it is (``session``, ``seq`` = its message index), what it is,
     its bm25 score (lower is better, as SQLite reports it) and a snippet."""
@@ -291,6 +311,13 @@ class NoticeRecorded:
 
 
 @attrs.define(slots=True, eq=False)
+class FactRecorded:
+    """An executed call's execution fact."""
+
+    fact: FactRecord
+
+
+@attrs.define(slots=True, eq=False)
 class StatePut:
     """A plugin's state value (``None`` deletes it)."""
 
@@ -345,6 +372,7 @@ Op = (
     | CallEnded
     | MessageRecorded
     | NoticeRecorded
+    | FactRecorded
     | StatePut
     | LedgerPut
     | JobPut

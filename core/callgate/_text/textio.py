@@ -516,3 +516,14 @@ def decode_text(data: bytes, declared: Declaration | None = None) -> DecodedText
         )
         return DecodedText(decode_bytes(data, "utf-8-lossy"), "utf-8-lossy", "unknown", note=note)
     return DecodedText(text, found.encoding, found.basis, found.origin, found.note)
+
+
+def lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point (so it is not Unicode text)."""
+    if text.isascii():  # O(1): CPython keeps the flag
+        return False
+    try:  # surrogates are the only code points UTF-32 cannot encode; ~2 ms per million
+        text.encode("utf-32")
+    except UnicodeEncodeError:
+        return True
+    return False

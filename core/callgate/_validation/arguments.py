@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._model.values import ToolResult, Violation
+from .._text.textio import lone_surrogate
 from .patterns import PATTERN_BUDGET_S, pattern_budget
 
 if TYPE_CHECKING:
@@ -120,17 +121,6 @@ def shape_problem(value: Any) -> str | None:
             elif isinstance(item, dict | list | tuple):
                 stack.append((item, depth + 1, (*where, key)))
     return None
-
-
-def lone_surrogate(text: str) -> bool:
-    """Whether ``text`` holds a surrogate code point (so it is not Unicode text)."""
-    if text.isascii():  # O(1): CPython keeps the flag
-        return False
-    try:  # surrogates are the only code points UTF-32 cannot encode; ~2 ms per million
-        text.encode("utf-32")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _shown_pointer(path: tuple[Any, ...]) -> str:

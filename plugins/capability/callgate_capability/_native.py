@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate import ToolResult
-from callgate.providers.native import NativeFace, NativeInputError
+from callgate.native import NativeFace, NativeInputError
 
 from .tools.specs import PROXY_NAME
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate import ToolResult
-from callgate.providers import render_result
-from callgate.providers.native import NativeFace, NativeInputError
+from callgate.native import NativeFace, NativeInputError
+from callgate_providers import render_result
 
 EDITOR = "str_replace_based_edit_tool"
 #: the canonical tools the native editors stand in for

@@ -12,8 +12,11 @@ unknown one is: its existence is not revealed.
 
 The tools are hidden (reached through ``use_capability``) and read-only.
 
-Entry point (``pyproject.toml``): ``[project.entry-points.callgate] sessions =
-"callgate_sessions"``.
+It also adds ``callgate sessions`` (list, show, search, export, prune) to the command line
+(``_cli``; the ``callgate.commands`` entry point ``callgate_sessions.plugin:register_command``).
+
+Entry points (``pyproject.toml``): ``[project.entry-points.callgate] sessions =
+"callgate_sessions"``, ``[project.entry-points."callgate.commands"] sessions = ...``.
 """
 
 from .plugin import callgate_register_tools

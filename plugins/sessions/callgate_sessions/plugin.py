@@ -1,4 +1,5 @@
-"""The sessions plugin's hook implementation: its three tools."""
+"""The sessions plugin's hook implementation (its three tools), and the ``callgate sessions``
+command it adds to the command line (the ``callgate.commands`` entry point)."""
 
 from __future__ import annotations
 
@@ -13,3 +14,10 @@ from .tools.specs import TOOLS
 def callgate_register_tools(registry: Any) -> None:
     for spec in TOOLS:
         registry.add(spec)
+
+
+def register_command(subparsers: Any) -> None:
+    """``callgate sessions``: list, show, search, export and prune the session store."""
+    from . import _cli  # the command's machinery: loaded for ``callgate sessions`` only
+
+    _cli.register(subparsers)

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate import ToolResult
-from callgate.providers import render_result
-from callgate.providers.native import NativeFace, NativeInputError
+from callgate.native import NativeFace, NativeInputError
+from callgate_providers import render_result
 
 #: the status line bash's result ends with (``[exit code 3]``)
 _STATUS = re.compile(r"\n?\[exit code -?\d+\]\Z")

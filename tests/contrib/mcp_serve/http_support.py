@@ -34,7 +34,7 @@ class Served:
     def __init__(
         self, args: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None
     ) -> None:
-        self.args = [sys.executable, "-m", "callgate.cli", "serve", *args]
+        self.args = [sys.executable, "-m", "callgate_cli", "serve", *args]
         self.env = {**os.environ, **child_env(), **(env or {})}
         self.cwd = cwd
         self.proc: subprocess.Popen[str] | None = None
@@ -96,7 +96,7 @@ class Served:
 def run_cli(args: Sequence[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
     """``callgate serve ARGS`` run to its end (for usage errors)."""
     return subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "serve", *args],
+        [sys.executable, "-m", "callgate_cli", "serve", *args],
         env={**os.environ, **child_env()},
         text=True,
         capture_output=True,

@@ -262,7 +262,7 @@ def test_the_message_shows_the_diff_the_paths_and_keeps_the_first_change(tmp_pat
         command=sys.executable,
         args=[
             "-m",
-            "callgate.cli",
+            "callgate_cli",
             "serve",
             "--workspace",
             str(ws),

@@ -61,7 +61,7 @@ def test_serve_end_to_end_with_files_and_shell(tmp_path: Path, user_config: Path
 
     async def scenario() -> None:
         params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "callgate.cli", "serve", "--workspace", str(ws)],
+                                       args=["-m", "callgate_cli", "serve", "--workspace", str(ws)],
                                        env=child_env())
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             init = await client.initialize()

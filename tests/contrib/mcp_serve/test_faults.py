@@ -61,7 +61,7 @@ def test_sigkill_of_serve_leaves_no_job_process(tmp_path: Path) -> None:
             server = next(
                 p
                 for p in psutil.Process().children(recursive=True)
-                if "serve" in p.cmdline() and "callgate.cli" in p.cmdline()
+                if "serve" in p.cmdline() and "callgate_cli" in p.cmdline()
             )
             async with anyio.create_task_group() as tg:
 

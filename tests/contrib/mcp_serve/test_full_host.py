@@ -328,7 +328,7 @@ def test_serve_workspace_from_roots_over_stdio(tmp_path: Path) -> None:
     project.mkdir()
     (project / "here.txt").write_text("the project\n")
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "callgate.cli", "serve", "--workspace-from-roots"],
+        command=sys.executable, args=["-m", "callgate_cli", "serve", "--workspace-from-roots"],
         env=child_env())
 
     async def scenario() -> str:

@@ -149,7 +149,7 @@ def test_callgate_serve_mode_plan_over_stdio(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         params = StdioServerParameters(command=sys.executable, args=[
-            "-m", "callgate.cli", "serve", "--workspace", str(ws), "--mode", "plan"],
+            "-m", "callgate_cli", "serve", "--workspace", str(ws), "--mode", "plan"],
             env=child_env())
         async with stdio_client(params) as (read, write), \
                 ClientSession(read, write, elicitation_callback=approve) as client:

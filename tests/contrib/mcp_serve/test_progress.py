@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="runs bash")
 def serve(ws: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "callgate.cli", "serve", "--workspace", str(ws)],
+        args=["-m", "callgate_cli", "serve", "--workspace", str(ws)],
         env=child_env(),
     )
 

@@ -67,7 +67,7 @@ async def serving(
 ) -> AsyncIterator[tuple[ClientSession, types.InitializeResult]]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "callgate.cli", "serve", "--workspace", str(ws)],
+        args=["-m", "callgate_cli", "serve", "--workspace", str(ws)],
         env=child_env(HOME=str(ws.parent / "home"), **env),
     )
     async with (

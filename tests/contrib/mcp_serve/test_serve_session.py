@@ -27,7 +27,7 @@ def one_call(ws: Path, name: str, arguments: dict[str, Any], *session: str) -> A
     async def scenario() -> Any:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "callgate.cli", "serve", "--workspace", str(ws), "--surface", "full",
+            args=["-m", "callgate_cli", "serve", "--workspace", str(ws), "--surface", "full",
                   *session],
             env=child_env(CALLGATE_LOAD_PLUGINS="files,shell,capability"))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import callgate_providers as providers
 import mcp_types as types
 import pytest
-from callgate import Host, providers
+from callgate import Host
 from callgate_mcp_serve import CallgateMCP, ElicitationApprover
 from callgate_mcp_serve._approval import APPROVAL_KEY
 from mcp import Client

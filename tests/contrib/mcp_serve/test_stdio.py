@@ -135,7 +135,7 @@ def test_a_signal_closes_the_session_and_exits_promptly(ws: Path, tmp_path: Path
 
 
 def callgate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "callgate.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "callgate_cli", *args], capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
@@ -169,7 +169,7 @@ def test_serve_answers_initialize_and_lists_the_installed_surface(ws: Path) -> N
     async def scenario() -> list[types.Tool]:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "callgate.cli", "serve", "--workspace", str(ws), "--surface", "full"],
+            args=["-m", "callgate_cli", "serve", "--workspace", str(ws), "--surface", "full"],
             env=child_env(CALLGATE_LOAD_PLUGINS="word_count"))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             await client.initialize()

@@ -172,7 +172,7 @@ def run_plugins_command(tmp_path: Path, toml: str) -> subprocess.CompletedProces
     config = tmp_path / "callgate.toml"
     config.write_text(toml)
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "shell,sandbox"}
-    return subprocess.run([sys.executable, "-m", "callgate.cli", "plugins", "--config",
+    return subprocess.run([sys.executable, "-m", "callgate_cli", "plugins", "--config",
                            str(config)], capture_output=True, text=True, env=env, timeout=60,
                           cwd=REPO, check=False)
 

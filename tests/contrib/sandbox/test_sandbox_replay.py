@@ -37,7 +37,7 @@ def test_replay_with_the_sandbox_on(tmp_path):
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "shell,sandbox"}
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "callgate.cli", "replay", str(tmp_path / "t.jsonl"),
+            [sys.executable, "-m", "callgate_cli", "replay", str(tmp_path / "t.jsonl"),
              "--workspace", str(workspace), "--config", str(tmp_path / "callgate.toml")],
             capture_output=True, text=True, env=env, timeout=120, cwd=REPO, check=False)
     finally:

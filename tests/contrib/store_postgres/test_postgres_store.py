@@ -72,7 +72,7 @@ def test_version_1_gains_principals_and_old_sessions_stay_the_local_users(
                      "VALUES ('old', '/ws', 1.0)")
     store = PostgresStore.open(pg_url)
     try:
-        assert SCHEMA_VERSION == 2
+        assert SCHEMA_VERSION >= 2
         assert store.session("old").principal is None
         assert [i.id for i in store.sessions(principal="user:alice")] == ["old"]
         assert store.sessions(principal="token-0123456789ab") == []
@@ -81,6 +81,43 @@ def test_version_1_gains_principals_and_old_sessions_stay_the_local_users(
         assert store.integrity_check() == "ok"
     finally:
         store.close()
+
+
+def test_version_2_gains_execution_facts_and_keeps_what_it_held(pg_url: str) -> None:
+    """Schema version 3 keeps execution facts (issue 36.11): a version 2 database is
+    migrated in place, keeps its sessions and timeline, has no facts for its old calls and
+    keeps the facts written from now on."""
+    import psycopg
+    from callgate_store_postgres import SCHEMA, SCHEMA_VERSION, PostgresStore
+    from callgate_store_postgres._store import MIGRATIONS
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for statement in (s.strip() for s in (SCHEMA + MIGRATIONS[2]).split(";")):
+            if statement:
+                conn.execute(statement)
+        conn.execute("INSERT INTO callgate_meta (key, value) VALUES ('schema_version', '2')")
+        conn.execute("INSERT INTO callgate_sessions (id, workspace, started, last_seq, "
+                     "principal) VALUES ('old', '/ws', 1.0, 1, 'user:alice')")
+        conn.execute("INSERT INTO callgate_entries (session, seq, kind, role, at, text) "
+                     "VALUES ('old', 1, 'message', 'user', 1.0, 'an old capacitor')")
+        assert conn.execute("SELECT to_regclass('callgate_facts')").fetchone()[0] is None
+    store = PostgresStore.open(pg_url)
+    try:
+        assert SCHEMA_VERSION == 3
+        assert store.session("old").principal == "user:alice"
+        assert store.entries("old")[0].text == "an old capacitor"
+        assert store.facts("old") == []
+        made = st.FactRecord("old", "c1", "write_file", None, 0, ("/ws/a.txt",), False, 2.0,
+                             2.5, "ok")
+        Writer(store).write(st.FactRecorded(made))
+        assert store.facts("old") == [made]
+        assert store.integrity_check() == "ok"
+    finally:
+        store.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        version = conn.execute(
+            "SELECT value FROM callgate_meta WHERE key = 'schema_version'").fetchone()[0]
+        assert version == "3"
 
 
 def test_an_unreachable_server_is_a_clear_error(tmp_path: Any) -> None:

@@ -42,7 +42,7 @@ def start_ui(*extra: str) -> tuple[subprocess.Popen[str], str]:
         [
             sys.executable,
             "-m",
-            "callgate.cli",
+            "callgate_cli",
             "ui",
             "--store",
             str(store_path()),

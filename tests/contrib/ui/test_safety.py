@@ -125,7 +125,7 @@ def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
 def ui(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     """``callgate ui ARGS`` through the command line's own entry point (each case here ends
     before anything is served); its exit status and stderr."""
-    from callgate.cli import main
+    from callgate_cli.cli import main
 
     status = main(["ui", *args])
     return status, capsys.readouterr().err
@@ -152,7 +152,7 @@ def test_the_command_refuses_a_public_bind_without_a_token_and_bad_tokens(
 
 def test_the_installed_command_refuses_a_public_bind_without_a_token(recorded: Any) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "ui", "--host", "0.0.0.0", "--port", "0"],
+        [sys.executable, "-m", "callgate_cli", "ui", "--host", "0.0.0.0", "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from callgate import store as st
-from callgate._store.sqlite import SqliteStore
+from callgate_store_sqlite._store import SqliteStore
 
 
 def _sqlite(tmp_path: Path) -> Any:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from callgate import store as st
-from callgate._store.sqlite import LATEST, SqliteStore, _statements, migrations, template
+from callgate_store_sqlite._store import LATEST, SqliteStore, _statements, migrations, template
 
 from .conftest import Writer
 
@@ -140,7 +140,7 @@ def test_version_2_gains_principals_and_old_sessions_stay_the_local_users(
     conn.execute("COMMIT")
     conn.close()
     store = SqliteStore.open(str(path))
-    assert store._version(store._writer_conn()) == LATEST == 3
+    assert store._version(store._writer_conn()) == LATEST >= 3
     assert store.session("old").principal is None
     assert [i.id for i in store.sessions(principal="user:alice")] == ["old"]
     assert store.sessions(principal="token-0123456789ab") == []
@@ -148,6 +148,41 @@ def test_version_2_gains_principals_and_old_sessions_stay_the_local_users(
     Writer(store).session("new", principal="token-0123456789ab")
     assert store.session("new").principal == "token-0123456789ab"
     assert store.integrity_check() == "ok"
+    store.close()
+
+
+def test_version_3_gains_execution_facts_and_keeps_what_it_held(tmp_path: Path) -> None:
+    """Version 4 keeps execution facts (issue 36.11): a store of version 3 is migrated in
+    place, keeps its sessions and timeline, has no facts for its old calls (they lived in
+    their host's memory) and keeps the facts written from now on."""
+    path = tmp_path / "sessions.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN")
+    for number, sql in migrations()[:3]:
+        for statement in _statements(sql):
+            conn.execute(statement)
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(number),))
+    conn.execute("INSERT INTO sessions (id, workspace, started, last_seq, principal) "
+                 "VALUES ('old', '/ws', 1.0, 1, 'user:alice')")
+    conn.execute("INSERT INTO entries (session, seq, kind, role, at, text) "
+                 "VALUES ('old', 1, 'message', 'user', 1.0, 'an old capacitor')")
+    conn.execute("COMMIT")
+    conn.close()
+    store = SqliteStore.open(str(path))
+    assert store._version(store._writer_conn()) == LATEST == 4
+    assert store.session("old").principal == "user:alice"
+    assert store.entries("old")[0].text == "an old capacitor"
+    assert store.facts("old") == []
+    made = st.FactRecord("old", "c1", "write_file", None, 0, ("/ws/a.txt",), False, 2.0,
+                         2.5, "ok")
+    Writer(store).write(st.FactRecorded(made))
+    assert store.facts("old") == [made]
+    assert store.integrity_check() == "ok"
+    store.close()
+    store = SqliteStore.open(str(path))  # opened again: nothing more to migrate, still there
+    assert store.facts("old") == [made]
     store.close()
 
 
@@ -174,7 +209,7 @@ def test_the_template_is_the_migrations_applied_in_order(tmp_path: Path) -> None
 
 CREATE = """
 import sys, time
-from callgate._store.sqlite import SqliteStore
+from callgate_store_sqlite._store import SqliteStore
 from callgate import store as st
 s = SqliteStore.open(sys.argv[1])
 run = st.RunStarted(sys.argv[2], 1, "h", None, time.time())

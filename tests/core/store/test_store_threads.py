@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from callgate import store as st
-from callgate._store.sqlite import SqliteStore
+from callgate_store_sqlite._store import SqliteStore
 
 
 def test_closing_while_other_threads_write_and_read_is_safe(tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ def _replay(tmp_path: Path, transcript: list[dict], *extra: str) -> subprocess.C
     path.write_text("".join(json.dumps(line) + "\n" for line in transcript))
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "ask"}
     return subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(path), "--workspace", str(ws), *extra],
+        [sys.executable, "-m", "callgate_cli", "replay", str(path), "--workspace", str(ws), *extra],
         capture_output=True,
         text=True,
         env=env,

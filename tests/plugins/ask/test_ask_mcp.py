@@ -62,7 +62,7 @@ def test_callgate_serve_asks_over_stdio_and_the_clients_user_answers(ws: Path) -
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "callgate.cli", "serve", "--workspace", str(ws), "--surface", "full"],
+            args=["-m", "callgate_cli", "serve", "--workspace", str(ws), "--surface", "full"],
             env={
                 "CALLGATE_HOME": os.environ["CALLGATE_HOME"],
                 "CALLGATE_CONFIG_HOME": os.environ["CALLGATE_CONFIG_HOME"],

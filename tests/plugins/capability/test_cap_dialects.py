@@ -82,7 +82,7 @@ def _replay(tmp_path: Path, ref_url: str, calls: list[dict]) -> tuple[dict, floa
     transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+        [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
          str(workspace), "--config", str(cfg), "--approve", "all"],
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "CALLGATE_LOAD_PLUGINS": "capability,files"})

@@ -46,7 +46,7 @@ def _replay(tmp_path, cfg, workspace, *extra):
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("\n".join(json.dumps(line) for line in TRANSCRIPT) + "\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+        [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
          str(workspace), "--config", str(cfg), *extra],
         capture_output=True, text=True, env=_env(), timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -104,7 +104,7 @@ def test_the_tool_surface_is_the_same_with_and_without_servers(tmp_path):
     empty.write_text("")
     outputs = []
     for path in (cfg, empty):
-        proc = subprocess.run([sys.executable, "-m", "callgate.cli", "tools", "--json",
+        proc = subprocess.run([sys.executable, "-m", "callgate_cli", "tools", "--json",
                                "--provider", "anthropic", "--config", str(path)],
                               capture_output=True, text=True, env=_env(), timeout=60)
         assert proc.returncode == 0, proc.stderr

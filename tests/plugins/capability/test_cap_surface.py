@@ -6,8 +6,9 @@ import json
 import sys
 
 import callgate_capability
+import callgate_providers as providers
 import pytest
-from callgate import Host, providers
+from callgate import Host
 from callgate.host import BootError
 
 from .helpers import (

@@ -17,7 +17,7 @@ PY = ("class Service:\n    def start(self):\n        return 1\n\n    @property\n
 def replay(workspace: Path, calls: list[dict], config: str = "") -> list[dict]:
     transcript = workspace.parent / f"{workspace.name}.jsonl"
     transcript.write_text("\n".join(json.dumps(c) for c in calls) + "\n", encoding="utf-8")
-    args = [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+    args = [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
             str(workspace), "--surface", "full"]
     if config:
         cfg = workspace.parent / f"{workspace.name}.toml"

@@ -163,7 +163,7 @@ def _replay_with_user_config(tmp_path: Path, user: str, workspace_config: str,
     transcript.write_text("\n".join(json.dumps(c) for c in calls) + "\n")
     env = {**os.environ, "CALLGATE_HOME": str(home), "CALLGATE_CONFIG_HOME": str(conf),
            "CALLGATE_LOAD_PLUGINS": "files"}
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", "-v",
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", "-v",
                            str(transcript), "--workspace", str(ws)],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -188,7 +188,7 @@ def test_attack_a_workspace_config_cannot_set_the_fallback_list(tmp_path):
 def test_a_fallback_list_callgate_cannot_use_fails_boot_naming_the_entry(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text('[files]\nfallback_encodings = [\n  "gb18030",\n  "utf-7",\n]\n')
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "call", "read_file",
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "call", "read_file",
                            '{"path": "x"}', "--workspace", str(tmp_path), "--config", str(cfg)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2

@@ -61,7 +61,7 @@ def replay(tmp_path: Path, files: dict[str, bytes], calls: list[dict[str, Any]],
         # a C locale makes stdout escape lone surrogates as raw bytes instead of failing:
         # exactly how the defect reached the output
         "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "utf-8:surrogateescape"}
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                            "--workspace", str(ws), "--surface", "full", "--config", str(cfg)],
                           capture_output=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")

@@ -71,7 +71,7 @@ def test_replay_reads_edits_moves_and_refuses_a_stale_edit(tmp_path):
     transcript.write_text("\n".join(json.dumps(c) for c in calls) + "\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get(
         "PYTHONPATH", "")]), "CALLGATE_LOAD_PLUGINS": "files,outside"}
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                            "--workspace", str(ws), "--surface", "full"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr

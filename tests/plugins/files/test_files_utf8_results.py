@@ -2,7 +2,7 @@
 UTF-8, and no edit writes non-ASCII text into a file whose encoding is only guessed.
 
 Random files (random bytes, legacy-encoded words, UTF-8, CRLF, tabs) go through one
-transcript each, run by the replay entry point (``callgate._cli.replay.replay``, what
+transcript each, run by the replay entry point (``callgate_cli._replay.replay``, what
 ``callgate replay`` runs) on one host: read_file, edit_file (ASCII, then non-ASCII),
 multi_edit, delete_range, write_file, an outside change and the stale refusal with its
 detail, a read after it and edits that miss (the FS_NO_MATCH hints). Each result is
@@ -22,7 +22,7 @@ import anyio
 import callgate_files
 import pytest
 from callgate import Host, ToolSpec, hookimpl
-from callgate._cli.replay import replay
+from callgate_cli._replay import replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

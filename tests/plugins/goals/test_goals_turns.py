@@ -131,7 +131,7 @@ def test_replay_demonstrates_the_lifecycle_and_authority(tmp_path: Path) -> None
     transcript.write_text("\n".join(lines) + "\n")
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "goals"}
     proc = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+        [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
          str(workspace), "--session-dir", str(session_dir), "--surface", "full"],
         capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr

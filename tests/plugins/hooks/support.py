@@ -71,7 +71,7 @@ def replay(workspace: Path, lines: list[dict[str, Any]], *extra: str,
     transcript = workspace.parent / f"t{os.urandom(4).hex()}.jsonl"
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
     proc = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+        [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
          str(workspace), "--surface", "full", *extra],
         capture_output=True, text=True, timeout=180,
         env={**os.environ, "CALLGATE_LOAD_PLUGINS": plugins, **(env or {})})

@@ -113,7 +113,7 @@ def imported(tmp_path: Path, user_config: Path) -> Path:
 
 
 def rules_cli(ws: Path, *args: str) -> tuple[int, Any, str]:
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "rules", *args],
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "rules", *args],
                           capture_output=True, text=True, timeout=120, cwd=ws,
                           env={**os.environ, "CALLGATE_LOAD_PLUGINS": "files,shell,hooks"})
     try:

@@ -41,7 +41,7 @@ def test_hooks_run_through_callgate_serve(tmp_path: Path, user_config: Path) -> 
 
     async def scenario() -> dict[str, types.CallToolResult]:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "callgate.cli", "serve", "--workspace", str(ws)],
+            command=sys.executable, args=["-m", "callgate_cli", "serve", "--workspace", str(ws)],
             env=child_env(CALLGATE_LOAD_PLUGINS="files,shell,hooks"))
         out = {}
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import callgate_capability
+import callgate_providers as providers
 import pytest
-from callgate import hookimpl, providers
+from callgate import hookimpl
 from callgate.results import ImageBlock, TextBlock
 
 from .conftest import LIMIT

@@ -12,7 +12,7 @@ from typing import Any
 
 def replay(transcript: Path, workspace: Path, *extra: str) -> list[dict[str, Any]]:
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "media"}
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                            "--workspace", str(workspace), *extra],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -11,9 +11,10 @@ from typing import Any
 
 import callgate_capability
 import callgate_files
+import callgate_providers as providers
 import callgate_sessions
 import pytest
-from callgate import ToolCall, providers, sync
+from callgate import ToolCall, sync
 
 PLUGINS = [callgate_sessions, callgate_files]
 

@@ -45,7 +45,7 @@ def test_replay_runs_the_shell_story_and_leaves_nothing_running(tmp_path):
     transcript.write_text("".join(json.dumps(line) + "\n" for line in TRANSCRIPT))
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "shell"}
     done = subprocess.run(
-        [sys.executable, "-m", "callgate.cli", "replay", str(transcript), "--workspace",
+        [sys.executable, "-m", "callgate_cli", "replay", str(transcript), "--workspace",
          str(workspace)], capture_output=True, text=True, env=env, timeout=120, cwd=REPO,
         check=False)
     assert done.returncode == 0, done.stderr

@@ -172,7 +172,7 @@ def test_every_bypass_through_replay(tmp_path: Path):
         json.dumps({"id": f"c{i}", "name": "bash", "arguments": {"command": command}}) + "\n"
         for i, command in enumerate(COMMANDS)), encoding="utf-8")
     env = dict(os.environ, CALLGATE_LOAD_PLUGINS="shell")
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                            "--workspace", str(workspace), "--config", str(config), "--os",
                            "posix"], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

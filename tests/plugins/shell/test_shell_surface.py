@@ -9,9 +9,10 @@ import shutil
 import subprocess
 import sys
 
+import callgate_providers as providers
 import callgate_shell
 import pytest
-from callgate import Host, providers
+from callgate import Host
 from callgate.host import BootError
 from callgate_shell.config import DEFAULTS, ShellNotFound, select_shell
 
@@ -138,7 +139,7 @@ def test_a_forced_windows_surface_boots_but_pwsh_cannot_start(shell):  # §5.2
 
 def _cli(*args):
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "shell"}
-    return subprocess.run([sys.executable, "-m", "callgate.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "callgate_cli", *args], capture_output=True,
                           text=True, env=env, timeout=60, check=False)
 
 

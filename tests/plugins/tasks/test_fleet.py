@@ -495,7 +495,7 @@ def test_a_fleet_end_to_end_through_replay_with_scripted_children(tmp_path) -> N
         [
             sys.executable,
             "-m",
-            "callgate.cli",
+            "callgate_cli",
             "replay",
             str(transcript),
             "--workspace",

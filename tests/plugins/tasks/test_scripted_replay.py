@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from callgate._cli.scripted import slug
 from callgate.testing import run_replay
+from callgate_cli._scripted import slug
 
 
 def _kid(directory: Path, name: str, *lines: dict) -> None:

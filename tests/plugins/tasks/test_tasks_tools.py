@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import anyio
+import callgate_providers as providers
 import pytest
-from callgate import providers
 from callgate_tasks import SUBAGENTS, SubagentError, SubagentOutcome
 
 from .conftest import ScriptedRunner, completed, refs

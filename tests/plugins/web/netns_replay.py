@@ -70,7 +70,7 @@ def main() -> None:
         {"id": "i1", "name": "view_image", "arguments": {"path": "a.png"}},
     ]) + "\n")
     env = {**os.environ, "CALLGATE_LOAD_PLUGINS": "web,media"}
-    proc = subprocess.run([sys.executable, "-m", "callgate.cli", "replay", str(transcript),
+    proc = subprocess.run([sys.executable, "-m", "callgate_cli", "replay", str(transcript),
                            "--workspace", str(work / "ws"), "--config", str(config)],
                           capture_output=True, text=True, env=env, timeout=120)
     server.shutdown()

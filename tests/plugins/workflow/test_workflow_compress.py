@@ -6,8 +6,9 @@ import threading
 import time
 from typing import Any
 
+import callgate_providers as providers
 import pytest
-from callgate import ToolSpec, hookimpl, providers
+from callgate import ToolSpec, hookimpl
 
 from .conftest import Integration, ListConversation, RecordingSummarizer, five_turns
 

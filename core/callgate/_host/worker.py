@@ -24,7 +24,6 @@ import time
 from typing import Any
 
 from .._executor import protocol
-from .._host.host import Host
 from .._model.errors import ToolError
 from .._model.facts import ExecutionFact
 from .._pipeline import pipeline
@@ -32,6 +31,7 @@ from .._pipeline.progress import PROGRESS_SINK
 from .._pipeline.step import Step
 from .._pipeline.worker import CancelEvent
 from .._session.session import Session
+from .host import Host
 
 log = logging.getLogger("callgate")
 

@@ -5,7 +5,7 @@
   every write group in one short ``BEGIN IMMEDIATE`` transaction, so any number of
   processes record at once without "database is locked".
 - The schema is versioned (``meta.schema_version``) and migrated by the files in
-  ``callgate/_store/migrations``; a newer store is refused, never downgraded.
+  ``callgate_store_sqlite/migrations``; a newer store is refused, never downgraded.
 - The directory is made 0700 and the file 0600 (created exclusively, never through a
   symlink); SQLite gives its ``-wal``/``-shm`` files the database's mode.
 - A process that opens the store first settles the runs of processes that died:
@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from typing import Any, ClassVar
 
-from . import records as m
-from .kit import (
+from callgate import store as m
+from callgate.store import (
     ENTRY_COLUMNS,
     entry_from_row,
     json_or_text,
@@ -54,7 +54,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def migrations() -> list[tuple[int, str]]:
     """``(version, sql)`` of every SQLite migration, in order."""
     found = []
-    for item in resources.files("callgate._store").joinpath("migrations").iterdir():
+    for item in resources.files("callgate_store_sqlite").joinpath("migrations").iterdir():
         match = re.fullmatch(r"sqlite_(\d{4})\.sql", item.name)
         if match:
             found.append((int(match.group(1)), item.read_text(encoding="utf-8")))
@@ -587,6 +587,26 @@ class SqliteStore:
             (op.session, seq, op.at, op.text),
         )
 
+    def _fact(self, conn: sqlite3.Connection, op: m.FactRecorded) -> None:
+        fact = op.fact
+        _x(
+            conn,
+            "INSERT INTO facts (session, call_id, tool, profile, depth, paths, destructive, "
+            "started, ended, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                fact.session,
+                fact.call_id,
+                fact.tool,
+                fact.profile,
+                fact.depth,
+                _dumps(list(fact.paths)),  # a lone surrogate comes back exactly
+                int(fact.destructive),
+                fact.started,
+                fact.ended,
+                fact.outcome,
+            ),
+        )
+
     def _state(self, conn: sqlite3.Connection, op: m.StatePut) -> None:
         if op.value is None:
             _x(
@@ -687,6 +707,7 @@ class SqliteStore:
         m.CallEnded: _call_ended,
         m.MessageRecorded: _message,
         m.NoticeRecorded: _notice,
+        m.FactRecorded: _fact,
         m.StatePut: _state,
         m.LedgerPut: _ledger,
         m.JobPut: _job,
@@ -900,6 +921,30 @@ class SqliteStore:
             )
         ]
 
+    def facts(self, session: str) -> list[m.FactRecord]:
+        """The execution facts of the calls this session ran, oldest first."""
+        return [
+            m.FactRecord(
+                session,
+                call_id,
+                tool,
+                profile,
+                depth,
+                tuple(json.loads(paths)),
+                bool(destructive),
+                started,
+                ended,
+                outcome,
+            )
+            for call_id, tool, profile, depth, paths, destructive, started, ended, outcome in (
+                self._query(
+                    "SELECT call_id, tool, profile, depth, paths, destructive, started, ended, "
+                    "outcome FROM facts WHERE session = ? ORDER BY started, rowid",
+                    (session,),
+                )
+            )
+        ]
+
     def job_log(self, session: str, job_id: str) -> bytes | None:
         rows = self._query(
             "SELECT log FROM jobs WHERE session = ? AND job_id = ?", (session, job_id)
@@ -1043,7 +1088,7 @@ class SqliteStore:
             r[0] for r in conn.execute("SELECT id FROM sessions WHERE parent = ?", (session,))
         ]:
             self.delete_session(conn, child)
-        for table in ("entries", "state", "ledger", "jobs"):
+        for table in ("entries", "state", "ledger", "jobs", "facts"):
             conn.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
         conn.execute("DELETE FROM sessions WHERE id = ?", (session,))
 

@@ -1,5 +1,5 @@
 """The base provider renderings of the one canonical schema per tool, and of results
-(host.md §2, §7); `callgate.providers` adds the native renderings on top.
+(host.md §2, §7); `callgate_providers` adds the native renderings on top.
 
 Adapters only transform: every rendering starts from the canonical schema
 and the registry's flags. Supported providers:
@@ -24,7 +24,7 @@ and the registry's flags. Supported providers:
   ``idempotentHint``, ``openWorldHint``, ``readOnlyHint``,
   ``destructiveHint``), ``CallToolResult``.
 
-The native renderings (`callgate.providers.native`: ``anthropic-native``,
+The native renderings (`callgate_providers.native`: ``anthropic-native``,
 ``openai-responses-native``, ``openai-chat-freeform``) show the provider's own tool
 shapes in place of the tools they replace; `surface` renders them too, and
 `native.run_items` takes their raw call items in and gives raw result items out.
@@ -38,9 +38,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .._model.canonical import canonical_schema
-from .._model.spec import ToolSpec
-from .._model.values import ImageBlock, ToolResult
+from callgate import ToolResult, ToolSpec
+from callgate.results import ImageBlock
+from callgate.schema import canonical_schema, contract_entries, contract_entry
 
 PROVIDERS = ("openai-chat", "openai-chat-strict", "openai-responses", "anthropic", "gemini", "mcp")
 #: The renderings in OpenAI's strict form, whose calls `accept_arguments` maps back.
@@ -290,21 +290,6 @@ def surface(source: Surfaced, provider: str | None = None) -> list[dict[str, Any
     """The visible tools of a host or a session as ``provider`` defines them (``None``:
     canonical entries), in surface order. A session's surface is fixed when it opens."""
     return render_tools(source.surface_specs(), provider)
-
-
-def contract_entry(spec: ToolSpec) -> dict[str, Any]:
-    """``{name, read_only, description, schema}``: a tool as the contract shows it."""
-    return {
-        "name": spec.name,
-        "read_only": spec.contract_read_only,
-        "description": spec.description,
-        "schema": canonical_schema(spec.schema),
-    }
-
-
-def contract_entries(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """The contract entries of ``specs``, by name."""
-    return [contract_entry(s) for s in sorted(specs, key=lambda s: s.name)]
 
 
 # --- arguments coming back -------------------------------------------------------------

@@ -26,8 +26,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .._model.errors import ConfigError
-from .._store.names import SEARCH_KINDS, StoreError
+from callgate.host import ConfigError, sessions_settings
+from callgate.store import SEARCH_KINDS, StoreError, open_store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PREVIEW = 80
@@ -60,23 +60,11 @@ def _json_line(value: Any) -> str:
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _sessions_table(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
-    from .._config import load as _config
-    from .._host.host import CORE_TABLES
-
-    source = _config.load(getattr(args, "config", None), getattr(args, "workspace", None))
-    source.schema_for = CORE_TABLES.get
-    table = _config.validate_table(source, "sessions", CORE_TABLES["sessions"])
-    origin = source.origin(("sessions", "store"))  # a relative store: from its own file
-    return table, origin.file if origin is not None else None
-
-
 def _store(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    from .._store.locations import open_store, resolve_location
-
-    table, config_file = _sessions_table(args)
-    location = args.store or resolve_location(table["store"] or None, config_file)
-    return open_store(location), table
+    table, location = sessions_settings(
+        getattr(args, "config", None), getattr(args, "workspace", None)
+    )
+    return open_store(args.store or location), table
 
 
 def _fail(message: str) -> int:
@@ -157,10 +145,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     store, _ = _store(args)
     info = _found(store, args.id)
     entries = store.entries(info.id)
+    facts = store.facts(info.id)
     if args.json:
         print(_json_line({"session": _info_json(info)}))
         for entry in entries:
             print(_json_line({"kind": entry.kind, **attrs.asdict(entry)}))
+        for fact in facts:
+            print(_json_line({"kind": "fact", **attrs.asdict(fact)}))
         return EXIT_OK
     _say(f"session {info.id}" + (f" ({info.name})" if info.name else "") + f": {info.status}")
     _say(f"  workspace {info.workspace}")
@@ -176,11 +167,29 @@ def cmd_show(args: argparse.Namespace) -> int:
         _say(f"  child session {child.id} ({child.calls} calls)")
     for entry in entries:
         _say(_entry_line(entry))
+    if facts:
+        _say("execution facts (the writer and destructive calls that ran):")
+        for fact in facts:
+            _say(_fact_line(fact))
     return EXIT_OK
 
 
+def _fact_line(fact: Any) -> str:
+    """One execution fact: the call, the paths its gate held, for how long, how it ended."""
+    held = ", ".join(fact.paths) if fact.paths else "no paths"
+    took = max(0.0, fact.ended - fact.started) * 1000
+    who = [f"profile {fact.profile}"] if fact.profile else []
+    who += [f"depth {fact.depth}"] if fact.depth else []
+    who += ["destructive"] if fact.destructive else []
+    extra = f" [{', '.join(who)}]" if who else ""
+    return (
+        f"  call {fact.call_id} {fact.tool} → {fact.outcome}: held {held} from "
+        f"{_when(fact.started)} for {took:.0f} ms{extra}"
+    )
+
+
 def _entry_line(entry: Any) -> str:
-    from .._store.records import CallRecord, MessageRecord, NoticeRecord
+    from callgate.store import CallRecord, MessageRecord, NoticeRecord
 
     if isinstance(entry, MessageRecord):
         return f"#{entry.seq} {entry.role}: {_short(entry.text, 200)}"
@@ -323,7 +332,11 @@ def register(subparsers: Any) -> None:
     q.add_argument("--children", action="store_true", help="include subagent sessions")
     q.set_defaults(func=lambda a: _run(cmd_list, a))
 
-    q = sub.add_parser("show", help="one session's timeline: messages, calls, notices")
+    q = sub.add_parser(
+        "show",
+        help="one session's timeline: messages, calls, notices, and the execution facts "
+        "of the calls that ran",
+    )
     common(q)
     q.add_argument("id", help="a session id, name, or unique id prefix (8+ characters)")
     q.add_argument("--json", action="store_true", help="the records as JSON lines")

@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from callgate import ToolCall, ToolResult, ToolSpec
+from callgate.native import NativeFace, NativeInputError
 
-from .._model.native import NativeFace, NativeInputError
-from .._model.spec import ToolSpec
-from .._model.values import ToolCall, ToolResult
 from .base import accept_arguments, render_result, render_tool
 
 

@@ -21,12 +21,11 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import attrs
+from callgate import ToolCall, ToolResult, hookimpl
+from callgate.host import MODES, Session
+from callgate.text import lone_surrogate
 
-from .._model.values import ToolCall, ToolResult
-from .._session.session import MODES, Session
-from .._validation.arguments import lone_surrogate
-from ..hookspecs import hookimpl
-from .serial import call_from_json, result_to_json
+from ._serial import call_from_json, result_to_json
 
 MODE_NOTICES = {
     "default": "[plan approved] The user approved the plan and ended plan mode: calls that "
@@ -183,7 +182,7 @@ def _entry(item: Any, line: int, default_id: str) -> Entry:
 
 
 def result_json(result: ToolResult, line: int | None = None) -> dict[str, Any]:
-    """A result's replay line (see `_cli.serial`); ``meta.line`` names its transcript line."""
+    """A result's replay line (see `_serial`); ``meta.line`` names its transcript line."""
     out = result_to_json(result)
     if line is not None:
         out["meta"].setdefault("line", line)
@@ -328,9 +327,12 @@ async def replay_native(
     """``callgate replay --provider NAME``: each line one raw call item of the native
     rendering ``rendering`` (a ``tool_use`` block, an ``apply_patch_call`` ...), or a JSON
     list of them for one batch, or a mode line; yields the raw result items, in order
-    (`callgate.providers.native.run_items`). A line that is not JSON, or neither an
-    object nor a list, yields ``{"type": "invalid_transcript", "line", "message"}``."""
-    from ..providers import native
+    (the installed rendering's ``run_items``: `callgate_providers.native.run_items`). A
+    line that is not JSON, or neither an object nor a list, yields
+    ``{"type": "invalid_transcript", "line", "message"}``."""
+    from callgate.host import rendering as installed_rendering
+
+    native = installed_rendering(rendering)
 
     for number, text in enumerate(lines, first):
         if not text.strip():
@@ -358,5 +360,5 @@ async def replay_native(
             continue
         items = value if isinstance(value, list) else [value]
         session.begin_turn("human")
-        for item in await native.run_items(session, rendering, items):
+        for item in await native.run_items(session, items):
             yield item

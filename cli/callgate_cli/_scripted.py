@@ -31,8 +31,9 @@ import threading
 from collections import Counter
 from typing import Any
 
-from ..hookspecs import hookimpl
-from . import replay as _replay
+from callgate import hookimpl
+
+from . import _replay
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 #: how much of each result the default answer quotes

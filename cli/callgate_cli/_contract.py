@@ -15,11 +15,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._model.canonical import canonical_bytes, fingerprint, short_fingerprint
-from .._model.spec import ToolSpec
+from callgate import ToolSpec
+from callgate.schema import canonical_bytes, fingerprint, short_fingerprint
 
 if TYPE_CHECKING:
-    from .._host.host import Host
+    from callgate.host import Host
 
 DOC_PATH = "docs/TOOL_CONTRACT.md"
 

@@ -16,14 +16,20 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import hookspecs
-from ._cli import contract as _contract
-from ._cli import sessions as _sessions_cli
-from ._config.state import HOME_VARIABLE
-from ._host.host import NO_TOOLS, Host
-from ._model import entrypoints as metadata
-from ._model.errors import BootError
-from ._model.values import Decision
+from callgate import Decision, hookspecs
+from callgate.host import (
+    NO_TOOLS,
+    BootError,
+    Host,
+    entry_points,
+    rendering,
+    rendering_names,
+    serve_worker,
+)
+from callgate.paths import HOME_VARIABLE
+from callgate.schema import contract_entry
+
+from . import _contract
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -116,13 +122,11 @@ async def _replay_session(
     executor: list[str] | None = None,
     provider: str | None = None,
 ) -> None:
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     show: list[str] = []
     if provider is not None:
-        from .providers import native
-
-        show = native.shows(host, provider)
+        show = rendering(provider).shows(host)
     async with host.open_session(
         workspace, session_dir=session_dir, resume=resume, executor=executor, show=show
     ) as session:
@@ -142,8 +146,9 @@ async def _replay_pair(
     """``replay --pair``: the lines before the approval line ``{"approve": true}`` go to the
     planner (plan mode, the planner profile), the approval hands over, the lines after it go
     to the executor; each result says whose it is (``meta.session``)."""
-    from ._cli import replay as _replay  # the replay machinery: only here
-    from ._session.pair import SessionPair
+    from callgate.host import SessionPair
+
+    from . import _replay  # the replay machinery: only here
 
     split = _replay.approval_index(lines)
     planning = lines if split is None else lines[:split]
@@ -169,16 +174,16 @@ def _scripted_subagents(args: argparse.Namespace) -> list[tuple[str, Any]] | int
         return []
     if not os.path.isdir(directory):
         return _fail(f"--subagents {directory} is not a directory")
-    from ._cli.scripted import ScriptedSubagents
+    from ._scripted import ScriptedSubagents
 
     return [("callgate.scripted_subagents", ScriptedSubagents(directory))]
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     import anyio  # the session machinery: imported by the commands that run calls only
+    from callgate.store import StoreError
 
-    from ._cli import replay as _replay  # the replay machinery: only here
-    from ._store.names import StoreError
+    from . import _replay  # the replay machinery: only here
 
     try:
         lines = _read_lines(args.transcript)
@@ -192,6 +197,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "--pair runs a new planner and executor here: the approval line sets their "
             "modes, so it takes neither --mode, --resume, --executor nor --provider"
         )
+    if args.provider:
+        try:
+            rendering(args.provider)  # installed (callgate-providers), else say so
+        except ValueError as exc:
+            return _fail(str(exc))
     approver: list[tuple[str, Any]] = []
     if args.approve == "all":
         approver.append(("callgate.cli.approve_all", _ApproveAll()))
@@ -207,7 +217,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         host = _boot(args, args.workspace, approver + scripted)
     except BootError as exc:
         return _fail(str(exc))
-    remote = executor if executor is not None else host.config("executor")["transport"]
+    table = host.config("executor")
+    remote = executor if executor is not None else (table["transport"] or table["url"])
     if not remote and not os.path.isdir(args.workspace):
         # with a worker the workspace is the worker's: it need not exist here
         return _fail(f"workspace {args.workspace} is not a directory")
@@ -257,13 +268,23 @@ def _executor_option(value: str | None) -> list[str] | int | None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from ._cli import worker as _worker
-
     if not os.path.isdir(args.workspace):
         return _fail(f"workspace {args.workspace} is not a directory")
+    if args.listen is None:
+        if args.token_file is not None or args.token_env is not None:
+            return _fail("--token-file and --token-env go with --listen")
+        try:
+            return serve_worker(args.workspace)
+        except BootError as exc:
+            return _fail(str(exc))
     try:
-        return _worker.serve(args.workspace)
-    except BootError as exc:
+        return serve_worker(
+            args.workspace,
+            listen=args.listen,
+            token_file=args.token_file,
+            token_env=args.token_env,
+        )
+    except (BootError, ValueError) as exc:
         return _fail(str(exc))
 
 
@@ -277,9 +298,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.provider or args.json:
         try:
-            from . import providers
-
-            tools = providers.surface(host, args.provider)
+            if args.provider:
+                tools = rendering(args.provider).surface(host)
+            else:
+                tools = [contract_entry(spec) for spec in host.surface_specs()]
         except ValueError as exc:
             return _fail(str(exc))
         print(json.dumps(tools, indent=2, ensure_ascii=False))
@@ -373,9 +395,9 @@ def cmd_call(args: argparse.Namespace) -> int:
     """One call through a fresh session; exit 0 when its result is a success, 1 when it is
     an error (invalid arguments, refused, failed), 2 when it cannot run at all."""
     import anyio
+    from callgate.store import StoreError
 
-    from ._cli import replay as _replay  # the replay machinery: only here
-    from ._store.names import StoreError
+    from . import _replay  # the replay machinery: only here
 
     line = json.dumps({"id": "c1", "name": args.name, "arguments": args.arguments})
     workspace = args.workspace or os.getcwd()
@@ -457,7 +479,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from ._cli import replay as _replay  # the replay machinery: only here
+    from . import _replay  # the replay machinery: only here
 
     examples = examples_dir()
     if examples is None:
@@ -547,8 +569,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     ``callgate.commands`` add-ons unloaded (importing ``serve`` or ``rules`` is no part of
     ``callgate tools``' cold start, issue 38); help, an add-on's command or an unknown word
     loads them all, so they are listed and parsed as before."""
-    from .providers import PROVIDERS
-    from .providers.native import NATIVE_PROVIDERS
+    # the installed renderings (callgate-providers registers them)
+    PROVIDERS = rendering_names(native=False)
+    NATIVE_PROVIDERS = rendering_names(native=True)
 
     parser = argparse.ArgumentParser(
         prog="callgate",
@@ -603,7 +626,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--provider",
         type=_provider,
-        choices=NATIVE_PROVIDERS,
+        choices=NATIVE_PROVIDERS or None,  # none installed: the command says so
         metavar="PROVIDER",
         help="read raw call items of this native rendering, one per line (a JSON list for "
         "a batch), and print its raw result items, one per line: "
@@ -640,6 +663,24 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "sessions' tools here, next to the files (docs/executors.md).",
     )
     p.add_argument("--workspace", required=True, help="the directory the tools work in")
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve over a websocket on HOST:PORT instead of stdio; hosts must present the "
+        "bearer token (--token-file or --token-env)",
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --listen: the bearer token is the first line of FILE that is not blank "
+        "or a # comment",
+    )
+    p.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="with --listen: the bearer token is the value of the environment variable NAME "
+        "(never the token itself on the command line, which other users can read)",
+    )
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")
@@ -647,7 +688,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--provider",
         type=_provider,
-        choices=(*PROVIDERS, *NATIVE_PROVIDERS),
+        choices=[*PROVIDERS, *NATIVE_PROVIDERS] or None,
         metavar="PROVIDER",
         help="print that provider's tool definitions, exactly as sent: "
         f"{', '.join((*PROVIDERS, *NATIVE_PROVIDERS))} (openai means openai-chat)",
@@ -706,10 +747,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="replay examples/tour.jsonl in a temporary workspace")
     p.set_defaults(func=cmd_demo)
 
-    _sessions_cli.register(sub)
-
     core_command = argv is not None and _command_word(argv) in sub.choices
-    for ep in () if core_command else metadata.entry_points(group="callgate.commands"):
+    for ep in () if core_command else entry_points("callgate.commands"):
         try:
             ep.load()(sub)
         except Exception as exc:  # a broken add-on must not break the core commands
@@ -726,6 +765,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING if args.verbose else logging.ERROR, format="callgate: %(message)s"
     )
+    # a host without a session-store backend keeps no sessions: said with or without -v
+    logging.getLogger("callgate.store.memory").setLevel(logging.WARNING)
     return int(args.func(args) or 0)
 
 

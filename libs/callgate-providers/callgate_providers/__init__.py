@@ -1,8 +1,8 @@
 """Provider renderings of the one canonical schema per tool, and of results (host.md §2, §7).
 
 The base renderings (``openai-chat``, ``openai-chat-strict``, ``openai-responses``,
-``anthropic``, ``gemini``, ``mcp``) are described once, in `callgate.providers.base`.
-The native renderings (`callgate.providers.native`: ``anthropic-native``,
+``anthropic``, ``gemini``, ``mcp``) are described once, in `callgate_providers.base`.
+The native renderings (`callgate_providers.native`: ``anthropic-native``,
 ``openai-responses-native``, ``openai-chat-freeform``) show the provider's own tool
 shapes in place of the tools they replace; `surface` renders them too, and
 `native.run_items` takes their raw call items in and gives raw result items out.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._model.spec import ToolSpec
+from callgate import ToolSpec
+
 from . import base, native
 from .base import (
     GEMINI_MAX_DECLARATIONS,

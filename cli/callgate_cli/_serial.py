@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from .._model.values import ErrorInfo, ImageBlock, TextBlock, ToolCall, ToolResult
+from callgate import ToolCall, ToolResult
+from callgate.results import ErrorInfo, ImageBlock, TextBlock
 
 if TYPE_CHECKING:
     import cattrs
