@@ -8,7 +8,8 @@ filesystem) never looks. So the pipeline runs every tool here:
 - `CancelEvent` is the ``threading.Event`` behind ``ctx.cancelled`` that also
   tells the event loop, from whichever thread ``session.cancel()`` runs on.
 - `run_sync` runs a sync tool in a daemon worker thread (threads are reused)
-  and `run_async` awaits an async one; once the call is cancelled and has not
+  and `run_async` awaits an async one (in a cancel scope from its first
+  suspension on: one that never suspends cannot block); once the call is cancelled and has not
   finished ``grace`` seconds later, the pipeline stops waiting and raises
   `Abandoned`: the batch lock is released and the call reports ``cancelled``.
   An abandoned sync tool runs on in its thread until its system call returns;
@@ -21,7 +22,8 @@ import contextlib
 import contextvars
 import queue
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator
+from types import CoroutineType
 from typing import Any, TypeVar
 
 import anyio
@@ -128,12 +130,40 @@ async def _grace_scope(cancelled: threading.Event, grace: float) -> AsyncIterato
 async def run_async(
     fn: Callable[[], Awaitable[T]], cancelled: threading.Event, grace: float = DEFAULT_GRACE_S
 ) -> T:
-    """Await ``fn()``; `Abandoned` when cancelled and still running ``grace`` s later.
+    """Await ``fn()``; `Abandoned` when cancelled and still running ``grace`` s later
+    (`begin_guarded`: the guard is set up only once the tool suspends)."""
+    done, value = begin_guarded(fn(), cancelled, grace)
+    return value if done else await value  # type: ignore[no-any-return]
 
-    The scope is written out rather than taken from `_grace_scope`: this runs for every
-    async tool call, and the context-manager generator costs as much as the scope."""
+
+def begin_guarded(
+    awaitable: Awaitable[T], cancelled: threading.Event, grace: float = DEFAULT_GRACE_S
+) -> tuple[bool, Any]:
+    """Start awaiting an async tool's ``awaitable`` so that a cancel can walk away from it:
+    ``(True, value)`` when it finished without suspending, else ``(False, rest)``, where
+    awaiting ``rest`` finishes it (raising `Abandoned` when it is cancelled and still
+    running ``grace`` s later).
+
+    The guard is set up only where the tool can block: its coroutine runs to its first
+    suspension here, unguarded (a cancel reaches a coroutine only where it suspends, so a
+    tool that finishes without suspending, as most async tools answering from memory do,
+    has nothing to walk away from and pays nothing for the guard); from its first
+    suspension on, it runs inside the cancel scope a cancel shortens."""
     if not isinstance(cancelled, CancelEvent):
-        return await fn()
+        return False, awaitable
+    if type(awaitable) is not CoroutineType:  # another awaitable: guarded from the start
+        return False, _guarded(_Awaiting(awaitable), cancelled, grace)
+    try:
+        first = awaitable.send(None)
+    except StopIteration as done:  # finished without suspending: nothing could block
+        return True, done.value
+    return False, _guarded(_Resumed(awaitable, first), cancelled, grace)
+
+
+async def _guarded(rest: Awaitable[T], cancelled: CancelEvent, grace: float) -> T:
+    """Await ``rest`` in a cancel scope that expires ``grace`` s after ``cancelled`` (written
+    out rather than taken from `_grace_scope`: the context-manager generator costs as much
+    as the scope)."""
     with anyio.CancelScope() as scope:
 
         def shorten() -> None:
@@ -141,10 +171,58 @@ async def run_async(
 
         handle = cancelled.subscribe(shorten)
         try:
-            return await fn()
+            return await rest
         finally:
             cancelled.unsubscribe(handle)
     raise Abandoned(grace)  # the scope caught the cancellation it was shortened for
+
+
+class _Awaiting:
+    """An awaitable awaited as is (what `_guarded` awaits for a non-coroutine)."""
+
+    __slots__ = ("_awaitable",)
+
+    def __init__(self, awaitable: Awaitable[Any]) -> None:
+        self._awaitable = awaitable
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return self._awaitable.__await__()
+
+
+class _Resumed:
+    """A coroutine that has already run to its first suspension (``first``: what it
+    yielded to the event loop), awaited from there with ``await``'s own delegation: what
+    the loop sends or throws (a cancellation) goes to the coroutine, what it yields goes
+    to the loop, closing it closes the coroutine."""
+
+    __slots__ = ("_coroutine", "_first")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Any], first: Any) -> None:
+        self._coroutine = coroutine
+        self._first = first
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return _resume(self._coroutine, self._first)
+
+
+def _resume(coroutine: Coroutine[Any, Any, T], first: Any) -> Generator[Any, Any, T]:
+    value = first
+    while True:
+        try:
+            sent = yield value
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as exc:  # a cancellation (or anything the loop throws in)
+            try:
+                value = coroutine.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                value = coroutine.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 async def run_sync(

@@ -1,0 +1,196 @@
+"""Per-tool plans and the dispatch of tools that do not block (issue 38).
+
+A session works out once, per tool, which of its stages a call of that tool really runs
+(`_pipeline.plan`): the order stays the session's; a hook stage no plugin implements is
+left out, and comes back as soon as a plugin implementing it registers. A tool that does
+not block runs on the event loop (no thread hop), and an async tool gets its cancel guard
+only once it suspends: a tool that answers without suspending pays nothing for it, one
+that suspends is still abandoned after the grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import anyio
+import pytest
+from callgate import Host, ToolCall, ToolSpec, hookimpl
+from callgate._pipeline import worker
+from callgate.hookspecs import Refuse
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string", "minLength": 1}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+THREADS: list[int] = []
+
+
+async def answers_at_once(ctx: Any, args: dict[str, Any]) -> str:
+    THREADS.append(threading.get_ident())
+    return "at once"
+
+
+async def suspends(ctx: Any, args: dict[str, Any]) -> str:
+    await anyio.sleep(0)
+    return "after a suspension"
+
+
+async def hangs(ctx: Any, args: dict[str, Any]) -> str:
+    await anyio.sleep(30)  # never looks at ctx.cancelled
+    return "too late"
+
+
+def plain_inline(ctx: Any, args: dict[str, Any]) -> str:
+    THREADS.append(threading.get_ident())
+    return "inline"
+
+
+class Tools:
+    __name__ = "plan-tools"
+
+    @hookimpl
+    def callgate_register_tools(self, registry: Any) -> None:
+        for name, fn, blocking in (
+            ("answers_at_once", answers_at_once, True),
+            ("suspends", suspends, True),
+            ("hangs", hangs, True),
+            ("plain_inline", plain_inline, False),
+        ):
+            registry.add(
+                ToolSpec(
+                    name=name,
+                    description="A test tool.",
+                    schema=SCHEMA,
+                    read_only=True,
+                    execute=fn,
+                    blocking=blocking,
+                )
+            )
+
+
+class RefuseAll:
+    __name__ = "refuse-all"
+
+    @hookimpl
+    def callgate_pre_tool_use(self, call: ToolCall, tool: ToolSpec, session: Any) -> Any:
+        return Refuse("refused by a plugin registered after the first call")
+
+
+def call(name: str, i: int = 0) -> ToolCall:
+    return ToolCall(f"c{i}", name, {"path": "a.txt"})
+
+
+def boot() -> Host:
+    return Host.boot({}, plugins=[Tools()], entrypoints=False, surface="full")
+
+
+def test_an_async_tool_gets_its_cancel_guard_only_once_it_suspends(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard (a cancel scope and a subscription to the session's cancel) is set up for
+    the tool that suspends, never for the one that answers at once; both answer."""
+    guarded: list[int] = []
+    real = worker._guarded
+
+    def counting(*args: Any) -> Any:
+        guarded.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(worker, "_guarded", counting)
+
+    async def main() -> None:
+        async with boot().open_session(tmp_path) as session:
+            for i in range(3):
+                [r] = await session.run_batch([call("answers_at_once", i)])
+                assert r.text == "at once" and not r.is_error
+            assert guarded == []
+            [r] = await session.run_batch([call("suspends")])
+            assert r.text == "after a suspension" and not r.is_error
+            assert guarded == [1]
+
+    asyncio.run(main())
+
+
+def test_a_suspended_async_tool_is_still_abandoned_after_the_grace(tmp_path: Any) -> None:
+    async def main() -> None:
+        async with boot().open_session(tmp_path) as session:
+            session.cancel_grace_s = 0.2
+
+            async def cancel_soon() -> None:
+                await anyio.sleep(0.2)
+                session.cancel()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_soon)
+                [r] = await session.run_batch([call("hangs")])
+            assert r.is_error and r.error is not None and r.error.kind == "cancelled", r.text
+            assert r.meta.get("abandoned") is True
+
+    asyncio.run(main())
+
+
+def test_tools_that_do_not_block_run_on_the_event_loop_thread(tmp_path: Any) -> None:
+    """No thread hop: a plain tool declared non-blocking and an async tool run on the
+    thread of the loop that runs the batch."""
+
+    async def main() -> int:
+        async with boot().open_session(tmp_path) as session:
+            THREADS.clear()
+            for i in range(2):
+                await session.run_batch([call("plain_inline", i)])
+                await session.run_batch([call("answers_at_once", i)])
+                await session.run_batch([call("plain_inline", i), call("answers_at_once", i)])
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert THREADS and set(THREADS) == {loop_thread}
+
+
+def test_a_plan_keeps_the_session_order_and_leaves_out_hooks_nobody_implements(
+    tmp_path: Any,
+) -> None:
+    async def main() -> None:
+        host = boot()
+        async with host.open_session(tmp_path) as session:
+            await session.run_batch([call("plain_inline")])
+            state = session.state
+            planned = [s.__name__ for s in state.plans["plain_inline"]]
+            assert planned == [
+                "resolve_planned",
+                "validate_planned",
+                "turn",
+                "permission",
+                "approval",
+                "dispatch_planned",
+            ]
+            host.pm.register(RefuseAll())  # a plugin implementing pre-tool-use, late
+            [r] = await session.run_batch([call("plain_inline", 1)])
+            assert r.is_error and "registered after the first call" in r.text, r.text
+            planned = [s.__name__ for s in state.plans["plain_inline"]]
+            assert planned[:4] == ["resolve_planned", "validate_planned", "turn", "pre_tool_use"]
+            full = [s.__name__ for s in state.stages]
+            assert [n for n in full if n in planned] == [n for n in planned if n in full]
+
+    asyncio.run(main())
+
+
+def test_names_without_a_plan_take_the_general_path(tmp_path: Any) -> None:
+    """An unknown name gets no plan (its call is answered by `resolve`, as before), and
+    invalid arguments of a planned tool still get the full validation's answer."""
+
+    async def main() -> None:
+        async with boot().open_session(tmp_path) as session:
+            [r] = await session.run_batch([call("no_such_tool")])
+            assert r.error is not None and r.error.kind == "unknown_tool"
+            assert "no_such_tool" not in session.state.plans
+            [r] = await session.run_batch([ToolCall("x", "plain_inline", {"path": ""})])
+            assert r.error is not None and r.error.kind == "invalid_arguments", r.text
+            assert r.error.signature.startswith("argument_validation:plain_inline:")
+            counts = session.counters()
+            assert counts["argument_validations"] == 1 and counts["argument_failures"] == 1
+
+    asyncio.run(main())
