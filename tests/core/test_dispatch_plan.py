@@ -194,3 +194,27 @@ def test_names_without_a_plan_take_the_general_path(tmp_path: Any) -> None:
             assert counts["argument_validations"] == 1 and counts["argument_failures"] == 1
 
     asyncio.run(main())
+
+
+def test_the_flat_shape_check_finds_what_the_full_scan_finds() -> None:
+    """`shape_problem`'s fast path for flat objects passes only exact scalar types and
+    ASCII text: a str subclass, a non-ASCII name or value, and nesting get the full scan."""
+    from collections import OrderedDict
+
+    from callgate._validation.arguments import MAX_DEPTH, shape_problem
+
+    class Text(str):
+        pass
+
+    assert shape_problem({"a": "x", "b": 1, "c": None, "d": 1.5, "e": True}) is None
+    assert shape_problem({"a": "héllo", "ü": "ok"}) is None
+    assert shape_problem({"a": Text("\udc80")}) is not None
+    assert shape_problem({"a": "\udc80"}) is not None
+    assert shape_problem({"\udc80": 1}) is not None
+    assert shape_problem({"a": OrderedDict({"b": "\udc80"})}) is not None
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(MAX_DEPTH + 1):
+        node["a"] = {}
+        node = node["a"]
+    assert shape_problem(deep) is not None

@@ -58,7 +58,7 @@ from .context import ToolContext
 from .plan import planned_stages
 from .step import Answered, Event, Step, judged
 from .suggest import did_you_mean, meanings_of
-from .worker import Abandoned, begin_guarded, run_async, run_sync
+from .worker import Abandoned, begin, begin_guarded, run_async, run_sync
 
 if TYPE_CHECKING:
     from .batch import Slot
@@ -1013,8 +1013,10 @@ def _dispatch_for(state: SessionState, tool: ToolSpec) -> Stage:
                 done, out = begin_guarded(out, ctx.cancelled, state.cancel_grace_s)
                 if not done:
                     return _dispatch_awaited(state, step, ctx, out, started)
-            elif inspect.isawaitable(out):
-                return _dispatch_awaited(state, step, ctx, out, started)
+            elif inspect.isawaitable(out):  # declared non-blocking: no guard
+                done, out = begin(out)
+                if not done:
+                    return _dispatch_awaited(state, step, ctx, out, started)
         except ToolError as exc:
             out = exc.to_result()
         except Exception as exc:

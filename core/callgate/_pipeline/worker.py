@@ -136,6 +136,19 @@ async def run_async(
     return value if done else await value  # type: ignore[no-any-return]
 
 
+def begin(awaitable: Awaitable[T]) -> tuple[bool, Any]:
+    """Start awaiting ``awaitable`` here, without a task or a wrapping coroutine:
+    ``(True, value)`` when it finished without suspending, else ``(False, rest)``, where
+    awaiting ``rest`` finishes it (a tool declared non-blocking: no guard)."""
+    if type(awaitable) is not CoroutineType:
+        return False, awaitable
+    try:
+        first = awaitable.send(None)
+    except StopIteration as done:
+        return True, done.value
+    return False, _Resumed(awaitable, first)
+
+
 def begin_guarded(
     awaitable: Awaitable[T], cancelled: threading.Event, grace: float = DEFAULT_GRACE_S
 ) -> tuple[bool, Any]:

@@ -307,7 +307,9 @@ class ResultStore:
         """Stop indexing a committed result: the store keeps it (and finds it by name)."""
         if self._items.get(item.seq) is not item:
             return
-        self._drop_data(item)
+        if item.data is not None:  # not named first (`_drop_data`): its record has the ref,
+            item.data = None  # and nothing here looks up what it no longer indexes
+            self.memory_bytes -= item.total_bytes
         del self._items[item.seq]
         self._total -= item.total_bytes
         if item._trimmable:
