@@ -772,8 +772,9 @@ async def dispatch(state: SessionState, step: Step) -> None:
         )
     elif step.gate is not None and step.span is not None:
         record.event(step, step.gate)
-    if ctx.gated and not result.is_error:  # before shaping: a plugin's shaper sees them known
-        state.file_changes.publish(after_tool(ctx.gated.values()))
+    changes = state.file_changes
+    if ctx.gated and not result.is_error and changes.listened:  # before shaping: a plugin's
+        changes.publish(after_tool(ctx.gated.values()))  # shaper sees them known
     step.result = result
 
 
@@ -1057,7 +1058,7 @@ def _dispatch_ended(
     if not step.read_only or step.destructive:
         paths = tuple(sorted({g.path for g in gated.values()})) if gated else ()
         record.dispatched(state, step, result, paths, started, time.monotonic())
-    if gated and not result.is_error:
+    if gated and not result.is_error and state.file_changes.listened:
         state.file_changes.publish(after_tool(gated.values()))
     step.result = result
 
