@@ -218,3 +218,37 @@ def test_the_flat_shape_check_finds_what_the_full_scan_finds() -> None:
         node["a"] = {}
         node = node["a"]
     assert shape_problem(deep) is not None
+
+
+def test_the_one_call_leaf_checks_never_accept_what_jsonschema_refuses() -> None:
+    """The certainly-valid check builds the usual leaf (one scalar type and its bounds) and
+    an object with its shape as one closure each (issue 38): still never ``True`` for
+    arguments jsonschema refuses, and ``True`` for the plain valid ones."""
+    import jsonschema
+    from callgate._validation.fastcheck import compile_fast
+
+    leaves = [
+        {"type": "string"},
+        {"type": "string", "minLength": 1, "description": "x"},
+        {"type": "string", "minLength": 2, "maxLength": 3},
+        {"type": "integer", "minimum": 1},
+        {"type": "integer", "minimum": 0, "exclusiveMaximum": 10},
+        {"type": "number", "exclusiveMinimum": 0, "maximum": 2.5},
+        {"type": "boolean"},
+    ]
+    values = ["", "a", "ab", "abcd", 0, 1, 9, 10, -1, 1.5, 2.5, 3.0, 1.0, True, False, None,
+              [], {}, float("nan")]
+    for leaf in leaves:
+        schema = {"type": "object", "properties": {"x": leaf}, "required": ["x"],
+                  "additionalProperties": False}
+        fast = compile_fast(schema)
+        assert fast is not None
+        for value in values:
+            args = {"x": value}
+            valid = jsonschema.Draft202012Validator(schema).is_valid(args)
+            if fast(args):
+                assert valid, (leaf, value)
+            elif valid:  # unsure only of a float where an integer is wanted, and of NaN
+                assert isinstance(value, float), (leaf, value)
+                assert leaf["type"] == "integer" or value != value, (leaf, value)
+        assert not fast([]) and not fast({}) and not fast({"x": "a", "y": 1})
