@@ -87,7 +87,8 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
     if len(calls) == 1:  # the usual turn: no task, no waiting, nothing to order
         call = calls[0]
         step = Step(call, decoded(call))
-        if state.journal.calls:
+        journal = state.journal
+        if journal.calls:
             record.batch_started(state, (step,))
         try:
             await run_call(state, step, ALONE, stages_of(state, call.name))
@@ -97,8 +98,8 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
                 state.counters.count("storm_hints")
             return [shape(state, step, FIRST if hint is None else Tail(True, hint))]
         finally:
-            if state.journal.calls:
-                record.batch_ended(state)
+            if journal.calls:
+                journal.batch_ended()
     steps = [Step(call, decoded(call)) for call in calls]
     record.batch_started(state, steps)
     try:
