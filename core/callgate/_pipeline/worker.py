@@ -18,11 +18,10 @@ filesystem) never looks. So the pipeline runs every tool here:
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import queue
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from types import CoroutineType
 from typing import Any, TypeVar
 
@@ -107,26 +106,6 @@ def _call_on_loop(callback: Callable[[], None], token: Any, thread: int) -> None
         pass  # that loop has stopped: nobody is waiting any more
 
 
-@contextlib.asynccontextmanager
-async def _grace_scope(cancelled: threading.Event, grace: float) -> AsyncIterator[None]:
-    """A cancel scope that expires ``grace`` seconds after ``cancelled`` is set."""
-    if not isinstance(cancelled, CancelEvent):
-        yield
-        return
-    with anyio.CancelScope() as scope:
-
-        def shorten() -> None:
-            scope.deadline = min(scope.deadline, anyio.current_time() + grace)
-
-        handle = cancelled.subscribe(shorten)
-        try:
-            yield
-        finally:
-            cancelled.unsubscribe(handle)
-    if scope.cancelled_caught:
-        raise Abandoned(grace)
-
-
 async def run_async(
     fn: Callable[[], Awaitable[T]], cancelled: threading.Event, grace: float = DEFAULT_GRACE_S
 ) -> T:
@@ -174,9 +153,9 @@ def begin_guarded(
 
 
 async def _guarded(rest: Awaitable[T], cancelled: CancelEvent, grace: float) -> T:
-    """Await ``rest`` in a cancel scope that expires ``grace`` s after ``cancelled`` (written
-    out rather than taken from `_grace_scope`: the context-manager generator costs as much
-    as the scope)."""
+    """Await ``rest`` in a cancel scope that expires ``grace`` s after ``cancelled``, then
+    `Abandoned` if the scope caught that cancellation (a plain coroutine, not a context
+    manager: its generator would cost as much as the scope, on every call)."""
     with anyio.CancelScope() as scope:
 
         def shorten() -> None:
@@ -258,7 +237,9 @@ async def run_sync(
             pass  # the loop is gone (an abandoned call finishing late)
 
     _POOL.submit(job)
-    async with _grace_scope(cancelled, grace):
+    if isinstance(cancelled, CancelEvent):  # the guard written out: no context-manager generator
+        await _guarded(done.wait(), cancelled, grace)
+    else:
         await done.wait()
     ok, value = outcome[0]
     if ok:
