@@ -252,3 +252,46 @@ def test_the_one_call_leaf_checks_never_accept_what_jsonschema_refuses() -> None
                 assert isinstance(value, float), (leaf, value)
                 assert leaf["type"] == "integer" or value != value, (leaf, value)
         assert not fast([]) and not fast({}) and not fast({"x": "a", "y": 1})
+
+
+def test_a_planned_proxy_and_alias_run_the_tool_they_resolve_to(tmp_path: Any) -> None:
+    """A proxy's plan keeps the general dispatch: its call runs the `Target` its
+    ``resolve_target`` names (not the proxy's own code), and an alias runs its primary,
+    both declared non-blocking."""
+    from callgate import Target
+
+    def target_tool(ctx: Any, args: dict[str, Any]) -> str:
+        return f"target ran with {args['path']}"
+
+    target = ToolSpec(name="target_tool", description="The target.", schema=SCHEMA,
+                      read_only=True, execute=target_tool, blocking=False)
+
+    def proxy_own(ctx: Any, args: dict[str, Any]) -> str:
+        return "the proxy's own code ran"
+
+    def resolve(ctx: Any, args: dict[str, Any]) -> Any:
+        return Target(tool=target, arguments={"path": "t.txt"}, label="tool:target_tool")
+
+    class Proxy:
+        __name__ = "plan-proxy"
+
+        @hookimpl
+        def callgate_register_tools(self, registry: Any) -> None:
+            registry.add(target)
+            registry.add(ToolSpec(name="proxy_tool", description="A proxy.", schema=SCHEMA,
+                                  read_only=True, execute=proxy_own, blocking=False,
+                                  resolve_target=resolve))
+            registry.add(ToolSpec(name="alias_tool", description="An alias.", schema=SCHEMA,
+                                  visibility="alias", alias_of="target_tool",
+                                  alias_args=lambda a: {"path": "alias-" + a["path"]}))
+
+    async def main() -> None:
+        host = Host.boot({}, plugins=[Proxy()], entrypoints=False, surface="full")
+        async with host.open_session(tmp_path) as session:
+            for i in range(2):  # the first call plans, the second runs the plan
+                [r] = await session.run_batch([call("proxy_tool", i)])
+                assert r.text == "target ran with t.txt", r.text
+                [r] = await session.run_batch([call("alias_tool", i)])
+                assert r.text == "target ran with alias-a.txt", r.text
+
+    asyncio.run(main())

@@ -991,13 +991,14 @@ def _hook_stage_for(stage: Stage, hook: str) -> Any:
 
 
 def _dispatch_for(state: SessionState, tool: ToolSpec) -> Stage:
-    """`dispatch` for a tool the host gate has nothing to check for (it mutates no paths):
+    """`dispatch` for a tool that runs itself (no proxy, no alias) and that the host gate has
+    nothing to check for (it mutates no paths):
     a tool that does not block, or an async one, runs right here, with no closure, no
     task and no thread hop; an async tool's cancel guard is set up only if it suspends
     (`worker.begin_guarded`). A plain tool that may block goes to a worker thread
     (`dispatch`)."""
-    if tool.execute is None or tool.mutates:
-        return dispatch
+    if tool.execute is None or tool.mutates or tool.resolve_target is not None or tool.alias_of:
+        return dispatch  # a proxy or an alias may run another tool (`target`): the general path
     execute, blocking = tool.execute, tool.blocking
 
     def dispatch_planned(state: SessionState, step: Step) -> Awaitable[None] | None:
