@@ -1065,12 +1065,33 @@ def _dispatch_ended(
     step.result = result
 
 
+def _permission_for(state: SessionState, tool: ToolSpec) -> Stage:
+    """`permission` for a read-only tool no plugin judges (no proxy, no alias: its calls are
+    judged as themselves): with no ``[permissions]`` rule it is the fallback's allow for a
+    read-only call, as `permission` finds it, without asking hooks nobody implements."""
+    if (
+        tool.read_only is not True
+        or tool.resolve_target is not None
+        or tool.alias_of
+        or state.host.hooks.implemented("callgate_check_permission")
+    ):
+        return permission
+
+    def permission_planned(state: SessionState, step: Step) -> Event | None:
+        if state.host.permissions.rules:
+            return permission(state, step)
+        return judged(step, "allow", "read_only")
+
+    return permission_planned
+
+
 #: How each stage is bound to one tool in a plan (a stage not named here is run as is).
 SPECIALISE: dict[Stage, Any] = {
     resolve: _resolve_for,
     validate: _validate_for,
     target: _target_for,
     pre_tool_use: _hook_stage_for(pre_tool_use, "callgate_pre_tool_use"),
+    permission: _permission_for,
     dispatch: _dispatch_for,
     post_tool_use: _hook_stage_for(post_tool_use, POST_TOOL_USE),
 }

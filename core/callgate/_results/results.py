@@ -248,7 +248,8 @@ class ResultStore:
         """Keep ``text`` whole; returns the entry (its ``ref`` is computed on demand). With a
         session store, the caller links it to the call's record (``item.end``)."""
         data = text.encode("utf-8", "surrogatepass")
-        self.recorded()  # an earlier call that was never recorded still owes its trim
+        if self._trim_due is not None:
+            self.recorded()  # an earlier call that was never recorded still owes its trim
         with self._lock:
             self._seq += 1
             item = StoredResult(self._seq, call_id, tool, len(data), store=self._store)
