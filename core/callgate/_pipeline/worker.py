@@ -223,6 +223,9 @@ async def run_sync(
     """Run ``fn()`` in a daemon worker thread; `Abandoned` as for `run_async`."""
     done = anyio.Event()
     token = _loop.current_token()
+    # asyncio's loop is woken without the worker waiting for it (anyio's run_sync would:
+    # one more thread wake-up per call, competing with the loop as it resumes the call)
+    soon = getattr(token.native_token, "call_soon_threadsafe", None)
     outcome: list[Any] = []
     context = contextvars.copy_context()
 
@@ -232,7 +235,10 @@ async def run_sync(
         except BaseException as exc:  # handed to the awaiting task
             outcome.append((False, exc))
         try:
-            _loop.run_sync(done.set, token=token)
+            if soon is not None:
+                soon(done.set)
+            else:
+                _loop.run_sync(done.set, token=token)
         except RuntimeError:
             pass  # the loop is gone (an abandoned call finishing late)
 
