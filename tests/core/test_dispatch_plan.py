@@ -39,6 +39,16 @@ async def suspends(ctx: Any, args: dict[str, Any]) -> str:
     return "after a suspension"
 
 
+async def own_scopes(ctx: Any, args: dict[str, Any]) -> str:
+    """A tool whose own task group and cancel scope span a suspension (they must nest
+    inside the guard's scope)."""
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.sleep, 0)
+        with anyio.CancelScope():
+            await anyio.sleep(0)
+    return "scopes nested"
+
+
 async def hangs(ctx: Any, args: dict[str, Any]) -> str:
     await anyio.sleep(30)  # never looks at ctx.cancelled
     return "too late"
@@ -58,6 +68,7 @@ class Tools:
             ("answers_at_once", answers_at_once, True),
             ("suspends", suspends, True),
             ("hangs", hangs, True),
+            ("own_scopes", own_scopes, True),
             ("plain_inline", plain_inline, False),
         ):
             registry.add(
@@ -88,19 +99,19 @@ def boot() -> Host:
     return Host.boot({}, plugins=[Tools()], entrypoints=False, surface="full")
 
 
-def test_an_async_tool_gets_its_cancel_guard_only_once_it_suspends(
+def test_an_async_tool_is_subscribed_to_the_cancel_only_once_it_suspends(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The guard (a cancel scope and a subscription to the session's cancel) is set up for
-    the tool that suspends, never for the one that answers at once; both answer."""
+    """No wrapping coroutine and no subscription to the session's cancel for the tool that
+    answers at once; the one that suspends gets both; both answer."""
     guarded: list[int] = []
-    real = worker._guarded
+    real = worker._guarded_rest
 
     def counting(*args: Any) -> Any:
         guarded.append(1)
         return real(*args)
 
-    monkeypatch.setattr(worker, "_guarded", counting)
+    monkeypatch.setattr(worker, "_guarded_rest", counting)
 
     async def main() -> None:
         async with boot().open_session(tmp_path) as session:
@@ -111,6 +122,16 @@ def test_an_async_tool_gets_its_cancel_guard_only_once_it_suspends(
             [r] = await session.run_batch([call("suspends")])
             assert r.text == "after a suspension" and not r.is_error
             assert guarded == [1]
+
+    asyncio.run(main())
+
+
+def test_an_async_tool_s_own_scopes_nest_inside_the_guard(tmp_path: Any) -> None:
+    async def main() -> None:
+        async with boot().open_session(tmp_path) as session:
+            for i in range(2):
+                [r] = await session.run_batch([call("own_scopes", i)])
+                assert r.text == "scopes nested", r.text
 
     asyncio.run(main())
 

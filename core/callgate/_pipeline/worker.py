@@ -8,9 +8,9 @@ filesystem) never looks. So the pipeline runs every tool here:
 - `CancelEvent` is the ``threading.Event`` behind ``ctx.cancelled`` that also
   tells the event loop, from whichever thread ``session.cancel()`` runs on.
 - `run_sync` runs a sync tool in a daemon worker thread (threads are reused)
-  and `run_async` awaits an async one (in a cancel scope from its first
-  suspension on: one that never suspends cannot block); once the call is cancelled and has not
-  finished ``grace`` seconds later, the pipeline stops waiting and raises
+  and `run_async` awaits an async one (in a cancel scope; the cancel's subscription
+  is taken once it suspends: one that never suspends cannot block); once the call is
+  cancelled and has not finished ``grace`` seconds later, the pipeline stops waiting and raises
   `Abandoned`: the batch lock is released and the call reports ``cancelled``.
   An abandoned sync tool runs on in its thread until its system call returns;
   the worker is a daemon, so it never keeps the process from exiting.
@@ -110,7 +110,7 @@ async def run_async(
     fn: Callable[[], Awaitable[T]], cancelled: threading.Event, grace: float = DEFAULT_GRACE_S
 ) -> T:
     """Await ``fn()``; `Abandoned` when cancelled and still running ``grace`` s later
-    (`begin_guarded`: the guard is set up only once the tool suspends)."""
+    (`begin_guarded`: no wrapping coroutine; the cancel subscription only once it suspends)."""
     done, value = begin_guarded(fn(), cancelled, grace)
     return value if done else await value  # type: ignore[no-any-return]
 
@@ -133,23 +133,54 @@ def begin_guarded(
 ) -> tuple[bool, Any]:
     """Start awaiting an async tool's ``awaitable`` so that a cancel can walk away from it:
     ``(True, value)`` when it finished without suspending, else ``(False, rest)``, where
-    awaiting ``rest`` finishes it (raising `Abandoned` when it is cancelled and still
-    running ``grace`` s later).
+    awaiting ``rest`` (at once, in the same task) finishes it, raising `Abandoned` when it
+    is cancelled and still running ``grace`` s later.
 
-    The guard is set up only where the tool can block: its coroutine runs to its first
-    suspension here, unguarded (a cancel reaches a coroutine only where it suspends, so a
-    tool that finishes without suspending, as most async tools answering from memory do,
-    has nothing to walk away from and pays nothing for the guard); from its first
-    suspension on, it runs inside the cancel scope a cancel shortens."""
+    The cancel scope is entered first (the tool's own scopes and task groups nest inside
+    it, as they must), and the coroutine runs to its first suspension here, without a
+    wrapping coroutine; the subscription to the session's cancel, which only matters
+    where the tool can be cancelled, is taken only once it suspends."""
     if not isinstance(cancelled, CancelEvent):
         return False, awaitable
-    if type(awaitable) is not CoroutineType:  # another awaitable: guarded from the start
-        return False, _guarded(_Awaiting(awaitable), cancelled, grace)
+    scope = anyio.CancelScope()
+    scope.__enter__()
     try:
-        first = awaitable.send(None)
-    except StopIteration as done:  # finished without suspending: nothing could block
-        return True, done.value
-    return False, _guarded(_Resumed(awaitable, first), cancelled, grace)
+        if type(awaitable) is not CoroutineType:  # another awaitable: guarded as it is
+            return False, _guarded_rest(scope, _Awaiting(awaitable), cancelled, grace)
+        try:
+            first = awaitable.send(None)
+        except StopIteration as done:  # finished without suspending
+            scope.__exit__(None, None, None)
+            return True, done.value
+    except BaseException as exc:
+        if scope.__exit__(type(exc), exc, exc.__traceback__):
+            raise Abandoned(grace) from None
+        raise
+    return False, _guarded_rest(scope, _Resumed(awaitable, first), cancelled, grace)
+
+
+async def _guarded_rest(
+    scope: anyio.CancelScope, rest: Awaitable[T], cancelled: CancelEvent, grace: float
+) -> T:
+    """The rest of a call `begin_guarded` started inside ``scope`` (entered, in this task):
+    a cancel shortens the scope to ``grace`` s; the scope is left when the call ends."""
+
+    def shorten() -> None:
+        scope.deadline = min(scope.deadline, anyio.current_time() + grace)
+
+    handle = cancelled.subscribe(shorten)
+    try:
+        value = await rest
+    except BaseException as exc:
+        cancelled.unsubscribe(handle)
+        if scope.__exit__(type(exc), exc, exc.__traceback__):
+            raise Abandoned(
+                grace
+            ) from None  # the scope caught the cancellation it was shortened for
+        raise
+    cancelled.unsubscribe(handle)
+    scope.__exit__(None, None, None)
+    return value
 
 
 async def _guarded(rest: Awaitable[T], cancelled: CancelEvent, grace: float) -> T:
@@ -170,7 +201,7 @@ async def _guarded(rest: Awaitable[T], cancelled: CancelEvent, grace: float) -> 
 
 
 class _Awaiting:
-    """An awaitable awaited as is (what `_guarded` awaits for a non-coroutine)."""
+    """An awaitable awaited as is (what `_guarded_rest` awaits for a non-coroutine)."""
 
     __slots__ = ("_awaitable",)
 
