@@ -105,13 +105,13 @@ def test_an_async_tool_is_subscribed_to_the_cancel_only_once_it_suspends(
     """No wrapping coroutine and no subscription to the session's cancel for the tool that
     answers at once; the one that suspends gets both; both answer."""
     guarded: list[int] = []
-    real = worker._guarded_rest
+    real = worker.CancelEvent.subscribe
 
-    def counting(*args: Any) -> Any:
+    def counting(self: Any, callback: Any) -> int:
         guarded.append(1)
-        return real(*args)
+        return real(self, callback)
 
-    monkeypatch.setattr(worker, "_guarded_rest", counting)
+    monkeypatch.setattr(worker.CancelEvent, "subscribe", counting)
 
     async def main() -> None:
         async with boot().open_session(tmp_path) as session:
@@ -315,5 +315,37 @@ def test_a_planned_proxy_and_alias_run_the_tool_they_resolve_to(tmp_path: Any) -
                 assert r.text == "target ran with t.txt", r.text
                 [r] = await session.run_batch([call("alias_tool", i)])
                 assert r.text == "target ran with alias-a.txt", r.text
+
+    asyncio.run(main())
+
+
+def test_without_asyncio_the_guard_is_an_anyio_scope_entered_first(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On another event loop than asyncio's the guard is anyio's cancel scope, entered
+    before the tool's first step (forced here by hiding asyncio from the worker): a tool's
+    own scopes nest inside it, a tool that answers at once answers, one that hangs is
+    abandoned after the grace period."""
+    import types
+
+    monkeypatch.setattr(worker, "sys", types.SimpleNamespace(modules={}))
+
+    async def main() -> None:
+        async with boot().open_session(tmp_path) as session:
+            session.cancel_grace_s = 0.2
+            [r] = await session.run_batch([call("answers_at_once")])
+            assert r.text == "at once", r.text
+            [r] = await session.run_batch([call("own_scopes")])
+            assert r.text == "scopes nested", r.text
+
+            async def cancel_soon() -> None:
+                await anyio.sleep(0.2)
+                session.cancel()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_soon)
+                [r] = await session.run_batch([call("hangs")])
+            assert r.error is not None and r.error.kind == "cancelled", r.text
+            assert r.meta.get("abandoned") is True
 
     asyncio.run(main())

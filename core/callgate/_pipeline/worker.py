@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import queue
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from types import CoroutineType
@@ -136,12 +137,23 @@ def begin_guarded(
     awaiting ``rest`` (at once, in the same task) finishes it, raising `Abandoned` when it
     is cancelled and still running ``grace`` s later.
 
-    The cancel scope is entered first (the tool's own scopes and task groups nest inside
-    it, as they must), and the coroutine runs to its first suspension here, without a
-    wrapping coroutine; the subscription to the session's cancel, which only matters
-    where the tool can be cancelled, is taken only once it suspends."""
+    On asyncio the guard is set up only where the tool can block: its coroutine runs to
+    its first suspension here, unguarded (a cancel reaches a coroutine only where it
+    suspends), and from there on under an ``asyncio.timeout`` that a cancel shortens to
+    ``grace`` (a timeout keeps no stack of scopes, so the tool's own cancel scopes and
+    task groups, entered before it, need not nest inside it). On another event loop an
+    anyio cancel scope is entered before the first step (its scopes must nest)."""
     if not isinstance(cancelled, CancelEvent):
         return False, awaitable
+    aio = sys.modules.get("asyncio")
+    if aio is not None and aio._get_running_loop() is not None:
+        if type(awaitable) is not CoroutineType:
+            return False, _guarded_asyncio(_Awaiting(awaitable), cancelled, grace)
+        try:
+            first = awaitable.send(None)
+        except StopIteration as done:  # finished without suspending: nothing could block
+            return True, done.value
+        return False, _guarded_asyncio(_Resumed(awaitable, first), cancelled, grace)
     scope = anyio.CancelScope()
     scope.__enter__()
     try:
@@ -157,6 +169,33 @@ def begin_guarded(
             raise Abandoned(grace) from None
         raise
     return False, _guarded_rest(scope, _Resumed(awaitable, first), cancelled, grace)
+
+
+async def _guarded_asyncio(rest: Awaitable[T], cancelled: CancelEvent, grace: float) -> T:
+    """Await ``rest`` (a suspended tool) under an ``asyncio.timeout`` that a cancel of the
+    session shortens to ``grace`` s; `Abandoned` when that timeout ends it (a tool's own
+    ``TimeoutError`` stays its own)."""
+    import asyncio  # this runs on asyncio's loop: already imported
+
+    loop = asyncio.get_running_loop()
+    timeout = asyncio.timeout(None)
+
+    def shorten() -> None:
+        when, current = loop.time() + grace, timeout.when()
+        if current is None or when < current:
+            timeout.reschedule(when)
+
+    try:
+        async with timeout:
+            handle = cancelled.subscribe(shorten)
+            try:
+                return await rest
+            finally:
+                cancelled.unsubscribe(handle)
+    except TimeoutError:
+        if timeout.expired():
+            raise Abandoned(grace) from None
+        raise
 
 
 async def _guarded_rest(
