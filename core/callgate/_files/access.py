@@ -271,6 +271,19 @@ class FileAccess:
         if not same:
             raise changed_while_applying(source.display)
 
+    def double_check_held(self, source: SourceFile, fd: int, held: os.stat_result) -> None:
+        """`double_check` on the descriptor the publish holds (and leases) on the file it
+        replaces, opened by name in the held parent just before (``held`` is its stat): the
+        same verdict, without opening and stat-ing the file a second time."""
+        if not _same_file(held, source.stat):
+            raise changed_while_applying(source.display)
+        try:
+            same = _same_content(fd, source.data) and _same_file(os.fstat(fd), source.stat)
+        except OSError:
+            raise changed_while_applying(source.display) from None
+        if not same:
+            raise changed_while_applying(source.display)
+
     def publish(self, source: SourceFile, data: bytes, *, text: str | None = None) -> bool:
         """Steps 10-12: same bytes → nothing written (returns ``False``); else replace the
         file atomically (mode kept, double-checked) and record the new version. Every
@@ -294,8 +307,8 @@ class FileAccess:
                     name,
                     data,
                     stat_mod.S_IMODE(source.stat.st_mode),
-                    before_publish=lambda: self.double_check(source, directory),
                     guard_writers=True,
+                    check_held=lambda fd, held: self.double_check_held(source, fd, held),
                 )
         except ToolError:
             raise

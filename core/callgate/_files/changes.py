@@ -71,6 +71,11 @@ class FileChanges:
 
         return unsubscribe
 
+    @property
+    def listened(self) -> bool:
+        """Whether anyone listens (what a change was need not be worked out otherwise)."""
+        return bool(self._listeners)
+
     def publish(self, changes: Iterable[FileChange]) -> None:
         """Hand ``changes`` (one batch) to every listener; nothing when it is empty."""
         batch = tuple(changes)

@@ -113,17 +113,20 @@ def replace_in(
     before_publish: Callable[[], None] | None = None,
     *,
     guard_writers: bool = False,
+    check_held: Callable[[int, os.stat_result], None] | None = None,
 ) -> None:
     """`replace_file` once the directory is held: sweep, temp, check, ``renameat``, fsync.
 
     ``guard_writers``: the replace happens under a kernel read lease on the file it
-    replaces (`replace_guarded`), so a write by another program is never lost to it.
+    replaces (`replace_guarded`), so a write by another program is never lost to it;
+    ``check_held`` is then the double check, handed the leased descriptor and its stat
+    (it reads the file on that descriptor: no second open, no second stat).
     """
     sweep_held(directory)
     tmp = write_temp(directory, name, data, mode)
     try:
         if guard_writers:
-            replace_guarded(directory, tmp, name, before_publish)
+            replace_guarded(directory, tmp, name, before_publish, check_held)
         else:
             if before_publish is not None:
                 before_publish()
@@ -135,7 +138,11 @@ def replace_in(
 
 
 def replace_guarded(
-    directory: HeldDir, tmp: str, name: str, before_publish: Callable[[], None] | None = None
+    directory: HeldDir,
+    tmp: str,
+    name: str,
+    before_publish: Callable[[], None] | None = None,
+    check_held: Callable[[int, os.stat_result], None] | None = None,
 ) -> None:
     """Rename ``tmp`` over ``name`` so that no write to the replaced file can be lost.
 
@@ -158,6 +165,8 @@ def replace_guarded(
                 raise FileChanged()
             if before_publish is not None:
                 before_publish()
+            if check_held is not None:
+                check_held(old, held)
             if _identity(directory.stat(name)) != _identity(held):
                 raise FileChanged()
             if not exchange_in(directory, tmp, name):

@@ -210,6 +210,10 @@ class Workspace:
     def entry_path(self, resolved: ResolvedPath) -> str:
         """The path of the directory entry itself: parents resolved, the final name not
         followed (a symlink there stays the link; for a regular file it is ``path``)."""
+        if resolved.path == resolved.lexical:
+            # resolving changed nothing: no component of the path, so none of its parents,
+            # is a symlink; the entry is the path (no second walk of every parent)
+            return resolved.path
         parent, name = os.path.split(resolved.lexical)
         if not name:
             return resolved.path

@@ -131,6 +131,19 @@ class FifoLock:
         self._held = False
         self._waiters: deque[anyio.Event] = deque()
 
+    def take_now(self) -> bool:
+        """Take the lock if it is free (``True``), without awaiting: what ``async with``
+        does uncontended, minus a coroutine; else leave it to ``__aenter__`` (``False``).
+        Pair a ``True`` with `release`."""
+        if not self._held and not self._waiters:
+            self._held = True
+            return True
+        return False
+
+    def release(self) -> None:
+        """Let the lock go (to the next waiter, in arrival order)."""
+        self._release()
+
     async def __aenter__(self) -> None:
         if not self._held and not self._waiters:
             self._held = True

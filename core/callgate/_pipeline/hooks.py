@@ -233,6 +233,11 @@ class PipelineHooks:
     def implemented(self, name: str) -> bool:
         return self._caller(name) is not None
 
+    @property
+    def generation(self) -> int:
+        """Moves whenever a plugin comes or goes (what depends on the hooks asks again)."""
+        return self._pm.generation
+
     def validate_arguments(self, call: ToolCall, tool: ToolSpec, session: Any) -> list[Violation]:
         caller = self._caller("callgate_validate_arguments")
         if caller is None:

@@ -55,9 +55,10 @@ from . import profiles as _profiles
 from . import record
 from .batch import ALONE, FIRST, LATER, BatchOrder, Tail, cancelled_result
 from .context import ToolContext
+from .plan import planned_stages
 from .step import Answered, Event, Step, judged
 from .suggest import did_you_mean, meanings_of
-from .worker import Abandoned, run_async, run_sync
+from .worker import Abandoned, begin, begin_guarded, run_async, run_sync
 
 if TYPE_CHECKING:
     from .batch import Slot
@@ -84,26 +85,29 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
         state.storm.observe([])  # an empty turn is no failure: it ends a failing streak
         return []
     if len(calls) == 1:  # the usual turn: no task, no waiting, nothing to order
-        step = Step(calls[0], decoded(calls[0]))
-        if state.journal.calls:
+        call = calls[0]
+        step = Step(call, decoded(call))
+        journal = state.journal
+        if journal.calls:
             record.batch_started(state, (step,))
         try:
-            await run_call(state, step, ALONE)
+            await run_call(state, step, ALONE, stages_of(state, call.name))
             assert step.result is not None
             hint = state.storm.observe([step.result], [step.sent.arguments])
             if hint:
                 state.counters.count("storm_hints")
             return [shape(state, step, FIRST if hint is None else Tail(True, hint))]
         finally:
-            if state.journal.calls:
-                record.batch_ended(state)
+            if journal.calls:
+                journal.batch_ended()
     steps = [Step(call, decoded(call)) for call in calls]
     record.batch_started(state, steps)
     try:
         order = BatchOrder(len(steps))
         async with anyio.create_task_group() as tg:
             for index, step in enumerate(steps):
-                tg.start_soon(run_call, state, step, order.slot(index))
+                stages = stages_of(state, step.sent.name)
+                tg.start_soon(run_call, state, step, order.slot(index), stages)
         # the barrier: every call has its result; the storm breaker looks at all of them,
         # then each is shaped, in call order (the first carries the hint and the notices)
         done = [(s.result, s.sent.arguments) for s in steps if s.result is not None]
@@ -132,15 +136,29 @@ def decoded(call: ToolCall) -> ToolCall:
 # --- one call: the stages, in order ----------------------------------------------------------
 
 
-async def run_call(state: SessionState, step: Step, slot: Slot) -> None:
-    """One call through every stage (``slot``: its place in the batch) until one answers;
-    ``step.result`` is then its unshaped result."""
+def stages_of(state: SessionState, name: Any) -> tuple[Stage, ...]:
+    """The stages a call of ``name`` runs: its tool's plan (`_pipeline.plan`: the session's
+    stages, each bound to the tool or left out where it has nothing to do for it), or the
+    session's own stages for a name it runs no tool of (`resolve` answers it)."""
+    if type(name) is str:
+        planned = planned_stages(state, name, SPECIALISE)
+        if planned is not None:
+            return planned
+    return state.stages
+
+
+async def run_call(
+    state: SessionState, step: Step, slot: Slot, stages: tuple[Stage, ...] | None = None
+) -> None:
+    """One call through every stage (``slot``: its place in the batch; ``stages``: its
+    tool's plan, by default the session's stages) until one answers; ``step.result`` is
+    then its unshaped result."""
     step.slot = slot
     if state.tracer is not None:
         record.call_started(state, step)
     try:
         # dispatch leaves the result in ``step.result`` (post-tool-use may replace it)
-        for stage in state.stages:
+        for stage in state.stages if stages is None else stages:
             try:
                 news = stage(state, step)
                 if news is not None:
@@ -755,8 +773,9 @@ async def dispatch(state: SessionState, step: Step) -> None:
         )
     elif step.gate is not None and step.span is not None:
         record.event(step, step.gate)
-    if ctx.gated and not result.is_error:  # before shaping: a plugin's shaper sees them known
-        state.file_changes.publish(after_tool(ctx.gated.values()))
+    changes = state.file_changes
+    if ctx.gated and not result.is_error and changes.listened:  # before shaping: a plugin's
+        changes.publish(after_tool(ctx.gated.values()))  # shaper sees them known
     step.result = result
 
 
@@ -784,18 +803,18 @@ async def _dispatched(
         else:  # one worker-thread hop for gate and tool: a hop costs 0.1-0.2 ms on a busy machine
             out = await run_sync(gate_then_run, ctx.cancelled, state.cancel_grace_s)
     except Abandoned as exc:
-        return ToolResult.failure(
-            "cancelled",
-            f"{tool.name} was cancelled and {exc}, so the session stopped "
-            "waiting for it; it may still be running, and what it has changed is unknown",
-            "cancelled",
-            {"abandoned": True},
-        )
+        return abandoned(tool, exc)
     except ToolError as exc:
         out = exc.to_result()
     except Exception as exc:
         log.debug("tool %s raised", tool.name, exc_info=True)
         return ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+    return answer_of(state, tool, out)
+
+
+def answer_of(state: SessionState, tool: ToolSpec, out: Any) -> ToolResult:
+    """What a tool returned, as its result: a string is its text; a tool's own
+    ``invalid_arguments`` answer gets the contract's form (`argument_problem`)."""
     if isinstance(out, str):
         return ToolResult.ok(out)
     if not isinstance(out, ToolResult):
@@ -810,6 +829,18 @@ async def _dispatched(
     ):
         return argument_problem(state, tool, out, error)
     return out
+
+
+def abandoned(tool: ToolSpec, exc: Abandoned) -> ToolResult:
+    """A cancelled call that did not stop within the grace period: the session stopped
+    waiting for it."""
+    return ToolResult.failure(
+        "cancelled",
+        f"{tool.name} was cancelled and {exc}, so the session stopped "
+        "waiting for it; it may still be running, and what it has changed is unknown",
+        "cancelled",
+        {"abandoned": True},
+    )
 
 
 ARGUMENT_SIGNATURE = "argument_validation:"
@@ -899,6 +930,171 @@ def stages_for(profiled: bool, run: Stage = dispatch) -> tuple[Stage, ...]:
     host. The executor is chosen once per session, so the loop pays nothing for the seam."""
     stages = STAGES if profiled else tuple(s for s in STAGES if s is not profile)
     return stages if run is dispatch else tuple(run if s is dispatch else s for s in stages)
+
+
+# --- per-tool plans: each stage as one tool's calls run it (`_pipeline.plan`) ---------------
+
+
+def _resolve_for(state: SessionState, tool: ToolSpec) -> Stage:
+    """The plan found the tool and checked that the session may call it directly."""
+
+    def resolve_planned(state: SessionState, step: Step) -> None:
+        step.tool = tool
+
+    return resolve_planned
+
+
+def _validate_for(state: SessionState, tool: ToolSpec) -> Stage:
+    """`validate` for a tool nobody but its schema judges and whose schema has a
+    certainly-valid check: that check (and the shape scan), then the general path only
+    for arguments it is unsure of; the tool's flags read once."""
+    certain = state.host.certainly_valid(tool)
+    if certain is None or tool.validate is not None or state.host.hooks.implemented(VALIDATE):
+        return validate
+    flag = tool.read_only
+    read_only = None if callable(flag) else bool(flag)
+    exclusive = tool.exclusive
+    destructive = tool.is_destructive if tool.destructive is not None else False
+
+    def validate_planned(state: SessionState, step: Step) -> None:
+        state.counters.count("argument_validations")
+        raw = step.call.arguments
+        if type(raw) is not dict or not certain(raw) or shape_problem(raw) is not None:
+            arguments, error = check_arguments(state, tool, raw, step.sent.id)
+            if error is not None:
+                raise Answered(error)
+            assert arguments is not None
+            if arguments is not raw:
+                step.call = ToolCall(step.sent.id, step.sent.name, arguments)
+        step.read_only = tool.is_read_only(step.call.arguments) if read_only is None else read_only
+        step.exclusive, step.destructive = exclusive, destructive
+
+    return validate_planned
+
+
+def _target_for(state: SessionState, tool: ToolSpec) -> Stage | None:
+    """Nothing to do for a tool that is no proxy and no alias, unless a span hears the
+    verdict."""
+    if tool.resolve_target is not None or tool.alias_of or state.tracer is not None:
+        return target
+    return None
+
+
+def _hook_stage_for(stage: Stage, hook: str) -> Any:
+    """A hook stage is left out while no plugin implements its hook (a plugin registered
+    later drops the plans: `_pipeline.plan`)."""
+
+    def specialise(state: SessionState, tool: ToolSpec) -> Stage | None:
+        return stage if state.host.hooks.implemented(hook) else None
+
+    return specialise
+
+
+def _dispatch_for(state: SessionState, tool: ToolSpec) -> Stage:
+    """`dispatch` for a tool that runs itself (no proxy, no alias) and that the host gate has
+    nothing to check for (it mutates no paths):
+    a tool that does not block, or an async one, runs right here, with no closure, no
+    task and no thread hop; an async tool's cancel guard is set up only if it suspends
+    (`worker.begin_guarded`). A plain tool that may block goes to a worker thread
+    (`dispatch`)."""
+    if tool.execute is None or tool.mutates or tool.resolve_target is not None or tool.alias_of:
+        return dispatch  # a proxy or an alias may run another tool (`target`): the general path
+    execute, blocking = tool.execute, tool.blocking
+
+    def dispatch_planned(state: SessionState, step: Step) -> Awaitable[None] | None:
+        run = resolved(execute, tool.name, tool.plugin)  # declared code: imported now
+        if blocking and not _is_async(run):
+            return dispatch(state, step)  # a worker thread
+        call = step.call
+        ctx = ToolContext(
+            state.view, call, tool, state.cancel_event, expected_versions=step.expected
+        )
+        started = time.monotonic()
+        try:
+            out = run(ctx, call.arguments)
+            if blocking:  # async, and it may block: guarded from its first suspension on
+                done, out = begin_guarded(out, ctx.cancelled, state.cancel_grace_s)
+                if not done:
+                    return _dispatch_awaited(state, step, ctx, out, started)
+            elif inspect.isawaitable(out):  # declared non-blocking: no guard
+                done, out = begin(out)
+                if not done:
+                    return _dispatch_awaited(state, step, ctx, out, started)
+        except ToolError as exc:
+            out = exc.to_result()
+        except Exception as exc:
+            log.debug("tool %s raised", tool.name, exc_info=True)
+            out = ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+        _dispatch_ended(state, step, ctx, out, started)
+        return None
+
+    return dispatch_planned
+
+
+async def _dispatch_awaited(
+    state: SessionState, step: Step, ctx: ToolContext, pending: Awaitable[Any], started: float
+) -> None:
+    tool = step.tool
+    assert tool is not None
+    try:
+        out = await pending
+    except Abandoned as exc:
+        out = abandoned(tool, exc)
+    except ToolError as exc:
+        out = exc.to_result()
+    except Exception as exc:
+        log.debug("tool %s raised", tool.name, exc_info=True)
+        out = ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+    _dispatch_ended(state, step, ctx, out, started)
+
+
+def _dispatch_ended(
+    state: SessionState, step: Step, ctx: ToolContext, out: Any, started: float
+) -> None:
+    """As `dispatch` ends a call the gate had no paths for: its result, a writer's
+    execution fact, and the files the tool says it changed."""
+    tool = step.tool
+    assert tool is not None
+    result = answer_of(state, tool, out)
+    gated = ctx.gated
+    if not step.read_only or step.destructive:
+        paths = tuple(sorted({g.path for g in gated.values()})) if gated else ()
+        record.dispatched(state, step, result, paths, started, time.monotonic())
+    if gated and not result.is_error and state.file_changes.listened:
+        state.file_changes.publish(after_tool(gated.values()))
+    step.result = result
+
+
+def _permission_for(state: SessionState, tool: ToolSpec) -> Stage:
+    """`permission` for a read-only tool no plugin judges (no proxy, no alias: its calls are
+    judged as themselves): with no ``[permissions]`` rule it is the fallback's allow for a
+    read-only call, as `permission` finds it, without asking hooks nobody implements."""
+    if (
+        tool.read_only is not True
+        or tool.resolve_target is not None
+        or tool.alias_of
+        or state.host.hooks.implemented("callgate_check_permission")
+    ):
+        return permission
+
+    def permission_planned(state: SessionState, step: Step) -> Event | None:
+        if state.host.permissions.rules:
+            return permission(state, step)
+        return judged(step, "allow", "read_only")
+
+    return permission_planned
+
+
+#: How each stage is bound to one tool in a plan (a stage not named here is run as is).
+SPECIALISE: dict[Stage, Any] = {
+    resolve: _resolve_for,
+    validate: _validate_for,
+    target: _target_for,
+    pre_tool_use: _hook_stage_for(pre_tool_use, "callgate_pre_tool_use"),
+    permission: _permission_for,
+    dispatch: _dispatch_for,
+    post_tool_use: _hook_stage_for(post_tool_use, POST_TOOL_USE),
+}
 
 
 # --- shape: after the batch's barrier, in call order -----------------------------------------

@@ -68,7 +68,8 @@ class SessionState:
       changes between batches (the session's own attributes read and write these);
       ``fallback_floor``: the stricter permission fallback a plugin set
       (`tighten_fallback`).
-    - ``stages``: the pipeline's stages for this session, in their fixed order (`stages_for`).
+    - ``stages``: the pipeline's stages for this session, in their fixed order (`stages_for`);
+      ``plans``: each tool's stages, worked out on its first call (`_pipeline.plan`).
 
     A plain class (one per session; no generated code to build at import).
     """
@@ -86,6 +87,8 @@ class SessionState:
         "max_chars",
         "mode",
         "notices",
+        "plans",
+        "plans_generation",
         "profile",
         "profiles",
         "results",
@@ -149,6 +152,10 @@ class SessionState:
         self.cancel_grace_s = cancel_grace_s
         #: ``(mode, because)``: the stricter fallback a plugin set, if any
         self.fallback_floor: tuple[str, str] | None = None
+        #: the stages each tool's calls run here (`_pipeline.plan`), by name, and the hooks'
+        #: generation they were planned under
+        self.plans: dict[str, tuple[Any, ...]] = {}
+        self.plans_generation = -1
 
     @property
     def id(self) -> str:

@@ -248,7 +248,8 @@ class ResultStore:
         """Keep ``text`` whole; returns the entry (its ``ref`` is computed on demand). With a
         session store, the caller links it to the call's record (``item.end``)."""
         data = text.encode("utf-8", "surrogatepass")
-        self.recorded()  # an earlier call that was never recorded still owes its trim
+        if self._trim_due is not None:
+            self.recorded()  # an earlier call that was never recorded still owes its trim
         with self._lock:
             self._seq += 1
             item = StoredResult(self._seq, call_id, tool, len(data), store=self._store)
@@ -307,7 +308,9 @@ class ResultStore:
         """Stop indexing a committed result: the store keeps it (and finds it by name)."""
         if self._items.get(item.seq) is not item:
             return
-        self._drop_data(item)
+        if item.data is not None:  # not named first (`_drop_data`): its record has the ref,
+            item.data = None  # and nothing here looks up what it no longer indexes
+            self.memory_bytes -= item.total_bytes
         del self._items[item.seq]
         self._total -= item.total_bytes
         if item._trimmable:

@@ -83,7 +83,11 @@ class StormBreaker:
     ) -> str | None:
         """Record a batch outcome (its results and, in the same order, the arguments each
         call was sent with); return the hint to append to its first result, if due."""
-        if not results or not all(r.is_error and r.error for r in results):
+        for r in results:  # a loop, not all(genexpr): this runs on every batch
+            if not (r.is_error and r.error):
+                self._signature, self.streak = None, 0
+                return None
+        if not results:
             self._signature, self.streak = None, 0
             return None
         fingerprints: list[Any] = (

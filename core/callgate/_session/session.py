@@ -528,7 +528,10 @@ class Session:
         order. Batches of this session run one at a time, in arrival order."""
         if self._closed:
             raise RuntimeError("the session is closed")
-        async with self._batch_lock:
+        lock = self._batch_lock
+        if not lock.take_now():  # held: wait in arrival order
+            await lock.__aenter__()
+        try:
             if self.state.cancel_event.is_set():  # a fresh one: an abandoned call keeps its cancel
                 self.state.cancel_event = CancelEvent()
             token = _BATCH_TURN.set(_BatchTurn(self))
@@ -536,6 +539,8 @@ class Session:
                 return await _pipeline.run_batch(self.state, calls)
             finally:
                 _BATCH_TURN.reset(token)
+        finally:
+            lock.release()
 
     @contextmanager
     def progress_to(self, sink: ProgressSink | None) -> Iterator[None]:

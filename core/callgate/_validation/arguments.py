@@ -95,9 +95,25 @@ def _decode_text(raw: str | bytes) -> Any:
         raise NotAnObject("text that is not valid UTF-8 JSON") from None
 
 
+#: the exact types the flat fast path of `shape_problem` passes without a look inside
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 def shape_problem(value: Any) -> str | None:
     """Why a decoded argument object cannot be checked safely, or ``None``: nesting deeper
     than `MAX_DEPTH`, or a string (value or name) holding a lone surrogate."""
+    if type(value) is dict:  # the usual call: a flat object of ASCII names and scalars
+        for key, item in value.items():
+            kind = type(item)
+            if type(key) is not str or not key.isascii():
+                break
+            if kind is str:
+                if not item.isascii():
+                    break
+            elif kind not in _SCALARS:  # containers (and subclasses) get the full scan
+                break
+        else:
+            return None
     stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 1, ())]
     while stack:
         node, depth, where = stack.pop()

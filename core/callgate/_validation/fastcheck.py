@@ -11,6 +11,8 @@ So this can only save time, never accept what ``jsonschema`` would refuse.
 
 from __future__ import annotations
 
+import operator
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -96,14 +98,19 @@ def _all(checks: list[Check]) -> Check:
 
 
 def _object(
-    props: dict[str, Check] | None, required: tuple[str, ...], extra: Check | None, closed: bool
+    props: dict[str, Check] | None,
+    required: tuple[str, ...],
+    extra: Check | None,
+    closed: bool,
+    typed: bool = False,
 ) -> Check:
     """``properties``, ``required`` and ``additionalProperties`` of one object, in one pass
-    over the value's keys (a value that is not an object passes: ``type`` judges it)."""
+    over the value's keys (a value that is not an object passes: ``type`` judges it; with
+    ``typed``, the ``type: object`` beside them, it fails here, in the same call)."""
 
     def check(v: Any) -> bool:
         if not isinstance(v, dict):
-            return True
+            return not typed
         for name in required:
             if name not in v:
                 return False
@@ -122,11 +129,54 @@ def _object(
     return check
 
 
+_BOUNDS = {
+    "minimum": operator.ge,
+    "maximum": operator.le,
+    "exclusiveMinimum": operator.gt,
+    "exclusiveMaximum": operator.lt,
+}
+_LENGTHS = ("minLength", "maxLength")
+
+
+def _leaf(schema: dict[str, Any]) -> Check | None:
+    """The usual leaf (one scalar ``type`` and its own bounds) as one closure: the same
+    verdict `_node` builds from a check per keyword, in one call instead of several.
+    ``None`` for anything else (`_node` builds it keyword by keyword)."""
+    kind = schema.get("type")
+    keys = [k for k in schema if k not in _ANNOTATIONS and k != "type"]
+    if kind == "boolean" and not keys:
+        return _TYPES["boolean"]
+    if kind == "string" and all(k in _LENGTHS for k in keys):
+        lo, hi = schema.get("minLength", 0), schema.get("maxLength", sys.maxsize)
+        if type(lo) is not int or type(hi) is not int:
+            return None
+        return lambda v: isinstance(v, str) and lo <= len(v) <= hi
+    if kind in ("integer", "number") and all(k in _BOUNDS for k in keys):
+        bounds = tuple((_BOUNDS[k], schema[k]) for k in keys)
+        if not all(_is_number(b) for _op, b in bounds):
+            return None
+        integer = kind == "integer"
+
+        def number(v: Any) -> bool:
+            if isinstance(v, bool) or not isinstance(v, int if integer else int | float):
+                return False
+            for op, b in bounds:  # noqa: SIM110 - a loop, not all(genexpr): no generator
+                if not op(v, b):
+                    return False
+            return True
+
+        return number
+    return None
+
+
 def _node(schema: Any) -> Check:
     if schema is True or schema == {}:
         return lambda v: True
     if not isinstance(schema, dict):
         raise _Unsupported
+    leaf = _leaf(schema)
+    if leaf is not None:
+        return leaf
     checks: list[Check] = []
     props: dict[str, Check] | None = None
     required: tuple[str, ...] = ()
@@ -203,5 +253,7 @@ def _node(schema: Any) -> Check:
         else:
             raise _Unsupported
     if shaped:
+        if checks == [_TYPES["object"]]:  # ``type: object`` and its shape: one call
+            return _object(props, required, extra, closed, typed=True)
         checks.append(_object(props, required, extra, closed))
     return _all(checks)
