@@ -26,6 +26,8 @@ then, per session (the host's session id names the worker's):
   a result);
 - ``tool/cancel`` ``{"session", "epoch"}`` (a notification): cancel that session's calls
   of that batch (the worker's tools see ``ctx.cancelled``; bash ends its process group);
+- ``session/delivered`` ``{"session", "calls"}`` (a notification, host → worker): a batch's
+  results were shaped and handed to the model (``callgate_results_delivered`` runs there);
 - ``tool/progress`` ``{"request", "done", "total", "message"}`` (from the worker).
 
 A failed request answers ``{"error": {"code", "message"}}`` (JSON-RPC's codes).

@@ -418,6 +418,16 @@ class RemoteExecutor:
         conn = await self._session_connection(state)
         return await conn.call("session/snapshot", {"session": state.id, "extension": name})
 
+    def delivered(self, session: SessionView, call_ids: Sequence[str]) -> None:
+        """A batch's results reached the model: the host's plugins hear it (tools that ran
+        here), and so do the worker's (``session/delivered``, written before any later
+        call of this session, so the worker hears it first): the shell's job table there
+        announces a finished job only once the model has seen its id."""
+        session.host.hooks.results_delivered(call_ids, session)
+        conn = self.link.connection
+        if conn is not None and session.id in conn.sessions:
+            conn.notify("session/delivered", {"session": session.id, "calls": list(call_ids)})
+
     @staticmethod
     def _not_served(name: str) -> ToolResult:
         return ToolResult.failure(

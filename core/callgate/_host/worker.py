@@ -183,6 +183,16 @@ class Worker:
                 else:
                     ws.cancelled_epoch = params.get("epoch")
             return
+        if method == "session/delivered":  # before any later request: a batch ended there
+            ws = self.sessions.get(params.get("session", ""))
+            calls = params.get("calls")
+            if ws is not None and isinstance(calls, list):
+                ids = [c for c in calls if isinstance(c, str)]
+                try:
+                    self.host.hooks.results_delivered(ids, ws.session)
+                except Exception:
+                    log.exception("callgate_results_delivered failed")
+            return
         if ident is None:
             return  # an unknown notification
         task = asyncio.get_running_loop().create_task(self._answer(ident, method, params))
