@@ -5,6 +5,7 @@ finished-job notice waits for it), the worker says what its tools changed
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -107,3 +108,46 @@ def test_a_job_started_in_the_same_batch_waits_for_the_next_one_remotely(
     _wait_for(lambda: session.snapshot(JOBS)["jobs"][0]["finished"])
     assert not any("background jobs finished" in r.text for r in results)
     assert "bash-1 (echo hi) done" in session.run(call("bash", command="true")).text
+
+
+class _SeenAtShaping:
+    """A host plugin that keeps what the session's feed told it, and what it had heard by
+    the time each result was shaped (the lsp plugin's diagnostics are made then)."""
+
+    def __init__(self) -> None:
+        self.heard: list[Any] = []
+        self.at_shaping: dict[str, list[str]] = {}
+
+    @hookimpl
+    def callgate_session_start(self, session: Any) -> None:
+        session.file_changes.subscribe(self.heard.extend)
+
+    @hookimpl
+    def callgate_shape_result(self, call: Any, tool: Any, result: Any, session: Any) -> None:
+        self.at_shaping[call.id] = [c.path for c in self.heard]
+
+
+def test_the_workers_file_changes_reach_the_hosts_session_before_shaping(
+    tmp_path: Path,
+) -> None:
+    """What a remote session's tools change is published where they ran and, through
+    ``session/file_changes``, into the host session's ``file_changes``: a host plugin
+    hears of the worker's edits (paths as the worker names them), before the call's
+    result is shaped."""
+    seen = _SeenAtShaping()
+    (tmp_path / "a.txt").write_text("one\n")
+    with sync.Host.boot(CONFIG, plugins=[*PLUGINS, seen], entrypoints=False) as booted:
+        session = booted.open_session(tmp_path, executor=WORKER)
+        session.run(call("read_file", path="a.txt"))
+        assert seen.heard == []  # a read changes nothing
+        edit = call("edit_file", path="a.txt", old_string="one", new_string="two")
+        assert not session.run(edit).is_error
+        write = call("write_file", path="sub/b.txt", content="b")
+        assert not session.run(write).is_error
+    a, b = (os.path.realpath(tmp_path / p) for p in ("a.txt", "sub/b.txt"))
+    assert [(c.path, c.kind, c.origin) for c in seen.heard] == [
+        (a, "changed", "tool"),
+        (b, "created", "tool"),
+    ]
+    assert seen.at_shaping[edit.id] == [a]
+    assert seen.at_shaping[write.id] == [a, b]

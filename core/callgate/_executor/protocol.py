@@ -9,7 +9,7 @@ host speaks first::
     ← {"jsonrpc": "2.0", "id": 1, "result": {"protocol": 1, "callgate": "0.1.0",
        "os": "linux", "platform": "posix", "workspace": "/ws", "pid": 7,
        "capabilities": {"tools": [...], "cancel": true, "progress": true, "notices": true,
-                        "preview": true,
+                        "preview": true, "file_changes": true,
                         "sessions": true}}}
 
 then, per session (the host's session id names the worker's):
@@ -28,6 +28,9 @@ then, per session (the host's session id names the worker's):
   of that batch (the worker's tools see ``ctx.cancelled``; bash ends its process group);
 - ``session/delivered`` ``{"session", "calls"}`` (a notification, host → worker): a batch's
   results were shaped and handed to the model (``callgate_results_delivered`` runs there);
+- ``session/file_changes`` ``{"session", "changes": [[path, kind, origin], ...]}`` (a
+  notification, worker → host): what the session's tools (and watcher) changed there,
+  published into the host session's ``file_changes``; a tool's come before its answer;
 - ``tool/progress`` ``{"request", "done", "total", "message"}`` (from the worker).
 
 A failed request answers ``{"error": {"code", "message"}}`` (JSON-RPC's codes).

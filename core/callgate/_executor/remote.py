@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._files.changes import FileChange, FileChanges
 from .._model.values import ToolResult
 from .._pipeline import record
 from .._pipeline.pipeline import dispatch as local_dispatch
@@ -61,6 +62,9 @@ class Connection:
         self.handshake: dict[str, Any] = {}
         self.served: frozenset[str] = frozenset()
         self.sessions: set[str] = set()
+        #: the host sessions' ``file_changes`` feeds, by session id (the worker's changes
+        #: are published into them)
+        self.feeds: dict[str, FileChanges] = {}
         self.gone: str | None = None  # why the worker is gone, once it is
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -206,6 +210,9 @@ class Connection:
     def _deliver(self, message: dict[str, Any]) -> None:
         ident = message.get("id")
         if ident is None:
+            if message.get("method") == "session/file_changes":
+                self._publish_changes(message.get("params") or {})
+                return
             if message.get("method") == "tool/progress":
                 params = message.get("params") or {}
                 sink = self._progress.get(params.get("request"))  # type: ignore[arg-type]
@@ -221,6 +228,24 @@ class Connection:
             future.set_exception(RuntimeError(str(err.get("message", "the worker failed"))))
         else:
             future.set_result(message.get("result"))
+
+    def _publish_changes(self, params: dict[str, Any]) -> None:
+        """The worker's changed files, published into the host session's feed (as the
+        worker names them: its paths; a malformed entry is dropped)."""
+        feed = self.feeds.get(params.get("session"))  # type: ignore[arg-type]
+        changes = params.get("changes")
+        if feed is None or not isinstance(changes, list):
+            return
+        batch = [
+            FileChange(entry[0], entry[1], entry[2])
+            for entry in changes
+            if isinstance(entry, list)
+            and len(entry) == 3
+            and isinstance(entry[0], str)
+            and entry[1] in ("created", "changed", "deleted")
+            and entry[2] in ("tool", "watch")
+        ]
+        feed.publish(batch)
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -376,6 +401,7 @@ class RemoteExecutor:
                 "read files again before editing them; earlier background jobs are gone",
             )
         if state.id not in conn.sessions:
+            conn.feeds[state.id] = state.file_changes
             await conn.call("session/open", {"session": state.id})
             conn.sessions.add(state.id)
         return conn
@@ -514,6 +540,7 @@ class RemoteExecutor:
         conn = link.connection
         if conn is None or not conn.alive:
             return
+        conn.feeds.pop(session.id, None)
         if session.id in conn.sessions:
             conn.sessions.discard(session.id)
             with (

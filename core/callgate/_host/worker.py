@@ -148,6 +148,7 @@ class Worker:
                 "notices": True,
                 "sessions": True,
                 "preview": True,
+                "file_changes": True,
             },
         }
 
@@ -232,8 +233,25 @@ class Worker:
 
     def _open(self, sid: str) -> dict[str, Any]:
         if sid not in self.sessions:
-            self.sessions[sid] = WorkerSession(self.host.open_session(self.workspace))
+            session = self.host.open_session(self.workspace)
+            session.file_changes.subscribe(self._forward_changes(sid))
+            self.sessions[sid] = WorkerSession(session)
         return {"workspace": self.workspace}
+
+    def _forward_changes(self, sid: str) -> Any:
+        """What the session's tools (and watcher) changed here goes to the host's session
+        feed too (``session/file_changes``): its plugins (a language server) hear of the
+        worker's edits. Written on the publisher's thread, so a tool's changes precede its
+        call's answer on the wire, as locally they precede its shaping."""
+        out = self.out
+
+        def forward(batch: Any) -> None:
+            changes = [[c.path, c.kind, c.origin] for c in batch]
+            out.write(
+                protocol.notification("session/file_changes", {"session": sid, "changes": changes})
+            )
+
+        return forward
 
     def _snapshot(self, params: dict[str, Any]) -> Any:
         """What a session extension here reports of itself (`Session.snapshot`)."""
