@@ -66,6 +66,8 @@ class Connection:
         #: are published into them)
         self.feeds: dict[str, FileChanges] = {}
         self.gone: str | None = None  # why the worker is gone, once it is
+        #: the worker's identity when it outlives its host (a daemon: `detach_grace_s`)
+        self.daemon: str | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._progress: dict[int, Callable[[float, float | None, str | None], None]] = {}
@@ -77,14 +79,17 @@ class Connection:
     def alive(self) -> bool:
         return self._proc is not None and self.gone is None
 
-    async def open(self, owner: SessionView, timeout: float) -> None:
-        """Start the transport through the spawn door and shake hands."""
+    async def open(
+        self, owner: SessionView, timeout: float, extra: dict[str, Any] | None = None
+    ) -> None:
+        """Start the transport through the spawn door and shake hands (``extra``: more
+        ``initialize`` parameters: ``detach``, ``attach``)."""
         try:
             boot = owner.host.worker_boot()
         except ValueError as exc:
             raise WorkerUnavailable(f"no worker was started: {exc}") from None
         await self._start(owner, timeout)
-        await self._shake_hands(boot, timeout)
+        await self._shake_hands(boot, timeout, extra)
 
     async def _start(self, owner: SessionView, timeout: float) -> None:
         """Start the transport (the worker's stdio become this connection's pipes) and
@@ -115,7 +120,9 @@ class Connection:
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._read()), loop.create_task(self._read_stderr())]
 
-    async def _shake_hands(self, boot: dict[str, Any], timeout: float) -> None:
+    async def _shake_hands(
+        self, boot: dict[str, Any], timeout: float, extra: dict[str, Any] | None = None
+    ) -> None:
         """``initialize``: the protocol version checked, the tools the worker serves kept."""
         try:
             with _deadline(timeout):
@@ -125,6 +132,7 @@ class Connection:
                         "protocol": protocol.PROTOCOL,
                         "callgate": _version(),
                         "boot": boot,
+                        **(extra or {}),
                     },
                 )
         except TimeoutError:
@@ -149,6 +157,8 @@ class Connection:
                 f"{protocol.PROTOCOL}: install the same callgate on both sides"
             )
         self.handshake = answer
+        daemon = answer.get("daemon")
+        self.daemon = daemon if isinstance(daemon, str) and daemon else None
         tools = (answer.get("capabilities") or {}).get("tools") or ()
         self.served = frozenset(t for t in tools if isinstance(t, str))
 
@@ -297,11 +307,17 @@ class Connection:
 class Link:
     """The worker a session family shares: started on first use, again after it died."""
 
-    def __init__(self, argv: Sequence[str], connect_timeout: float) -> None:
+    def __init__(
+        self, argv: Sequence[str], connect_timeout: float, detach_grace: float = 0.0
+    ) -> None:
         self.argv = tuple(argv)
         self.connect_timeout = connect_timeout
+        #: how long the worker outlives this host (``[executor] detach_grace_s``)
+        self.detach_grace = detach_grace
         self.connection: Connection | None = None
         self.restarts = 0
+        #: the worker a resumed session recorded is gone (a new one answered instead)
+        self.lost: str | None = None
         self._lock: asyncio.Lock | None = None
         self.members = 0
 
@@ -321,7 +337,15 @@ class Link:
             if current is not None:
                 await current.close()
             fresh = self.new_connection(owner)
-            await fresh.open(owner, self.connect_timeout)
+            extra: dict[str, Any] = {}
+            if self.detach_grace > 0:
+                extra["detach"] = {"grace_s": self.detach_grace}
+            attach = None if replaced else recorded_worker(owner, fresh.argv)
+            if attach is not None:
+                extra["attach"] = attach
+            await fresh.open(owner, self.connect_timeout, extra)
+            if attach is not None and fresh.daemon != attach:
+                self.lost = attach
             self.connection = fresh
             if replaced:
                 self.restarts += 1
@@ -343,6 +367,7 @@ class RemoteExecutor:
         workspace: str,
         *,
         connect_timeout: float = CONNECT_TIMEOUT_S,
+        detach_grace: float = 0.0,
         link: Link | None = None,
     ) -> None:
         if not transport or not all(isinstance(a, str) and a for a in transport):
@@ -350,7 +375,7 @@ class RemoteExecutor:
         self.transport = tuple(transport)
         self.workspace = workspace
         argv = [a.replace("{workspace}", workspace) for a in transport]
-        self.link = link or Link(argv, connect_timeout)
+        self.link = link or Link(argv, connect_timeout, detach_grace)
         self.link.members += 1
         self.name = "worker: " + shlex.join(self.link.argv)
         self._epochs: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
@@ -402,9 +427,41 @@ class RemoteExecutor:
             )
         if state.id not in conn.sessions:
             conn.feeds[state.id] = state.file_changes
-            await conn.call("session/open", {"session": state.id})
+            opened = await conn.call("session/open", {"session": state.id})
             conn.sessions.add(state.id)
+            self._record(state, conn)
+            if isinstance(opened, dict) and opened.get("resumed") and state.view.resumed:
+                state.notices.put(
+                    "callgate.executor",
+                    "[executor] reattached to this session's worker, which kept running "
+                    "while the host was away: its background jobs are there (job_output "
+                    "reads them)",
+                )
+            elif self.link.lost is not None and state.view.resumed:
+                state.notices.put(
+                    "callgate.executor",
+                    "[executor] this session's worker from before the host restarted is "
+                    "gone (its background jobs ended with it); a new one was started: read "
+                    "files again before editing them",
+                )
         return conn
+
+    def _record(self, state: SessionState, conn: Connection) -> None:
+        """The session records its executor in its store: the transport and the worker's
+        identity from the handshake (a resume after a host restart reattaches to it)."""
+        shake = conn.handshake
+        record = {
+            "transport": list(conn.argv),
+            "daemon": conn.daemon,
+            "pid": shake.get("pid"),
+            "workspace": shake.get("workspace"),
+            "callgate": shake.get("callgate"),
+        }
+        try:
+            if state.view.storage.get(RECORD[0], RECORD[1]) != record:
+                state.view.storage.put(RECORD[0], RECORD[1], record)
+        except Exception:  # a store that cannot take it costs only the reattach
+            log.exception("recording the session's worker failed")
 
     async def preview(self, state: SessionState, step: Step) -> tuple[Any, dict[str, Any]]:
         """The approval preview of an ``ask``, made by the worker where the files are (the
@@ -552,6 +609,25 @@ class RemoteExecutor:
             await conn.close()
 
 
+#: where a session keeps its executor in its store (`SessionStorage` namespace and key)
+RECORD = ("callgate.executor", "worker")
+
+
+def recorded_worker(owner: SessionView, argv: Sequence[str]) -> str | None:
+    """The worker ``owner`` (a resumed session) recorded, when it was reached through this
+    same transport and outlives its host (a daemon's identity); else ``None``. The store
+    never names a program: a recorded transport that differs from the one configured now
+    is not reattached to."""
+    try:
+        found = owner.storage.get(RECORD[0], RECORD[1])
+    except Exception:
+        return None
+    if not isinstance(found, dict) or found.get("transport") != list(argv):
+        return None
+    daemon = found.get("daemon")
+    return daemon if isinstance(daemon, str) and daemon else None
+
+
 @contextlib.contextmanager
 def _deadline(seconds: float) -> Any:
     """``asyncio.timeout`` as a plain context manager (TimeoutError when it expires)."""
@@ -570,4 +646,12 @@ def _version() -> str:
         return "0"
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "Connection", "Link", "RemoteExecutor", "WorkerUnavailable"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "RECORD",
+    "Connection",
+    "Link",
+    "RemoteExecutor",
+    "WorkerUnavailable",
+    "recorded_worker",
+]

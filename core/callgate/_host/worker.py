@@ -85,12 +85,18 @@ class WorkerSession:
 class Worker:
     """Serves the executor protocol for one workspace."""
 
-    def __init__(self, workspace: str, out: Output) -> None:
+    def __init__(self, workspace: str, out: Output, daemon: str | None = None) -> None:
         self._host: WorkerHost | None = None
         self.workspace = os.path.realpath(workspace)
         self.out = out
         self.sessions: dict[str, WorkerSession] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
+        #: this worker's identity when it is a daemon that outlives its host
+        #: (`worker_daemon`), and how long it waits for a host to come back
+        self.daemon = daemon
+        self.grace_s = 0.0
+        #: no host has connected yet (a daemon waits for its first without a deadline)
+        self.first = True
 
     @property
     def host(self) -> WorkerHost:
@@ -134,7 +140,14 @@ class Worker:
 
         if self._host is None:
             self._host = self.boot(params.get("boot"))
+        detach = params.get("detach")
+        if self.daemon is not None and isinstance(detach, dict):
+            grace = detach.get("grace_s")
+            if isinstance(grace, int | float) and not isinstance(grace, bool) and grace >= 0:
+                self.grace_s = float(grace)
         return {
+            "daemon": self.daemon,
+            "sessions": sorted(self.sessions),
             "protocol": protocol.PROTOCOL,
             "callgate": _version(),
             "os": sys.platform,
@@ -152,7 +165,10 @@ class Worker:
             },
         }
 
-    async def serve(self, reader: asyncio.StreamReader) -> None:
+    async def serve(self, reader: asyncio.StreamReader, *, close_sessions: bool = True) -> None:
+        """Answer one host until its input ends; then end every session (their jobs with
+        them), unless ``close_sessions`` is false (a daemon keeps them for a host that
+        comes back)."""
         try:
             while True:
                 line = await reader.readline()
@@ -167,10 +183,14 @@ class Worker:
         finally:
             for task in list(self.tasks):
                 task.cancel()
-            for ws in list(self.sessions.values()):
-                with contextlib.suppress(Exception):
-                    await ws.session.close()
-            self.sessions.clear()
+            if close_sessions:
+                await self.close_sessions()
+
+    async def close_sessions(self) -> None:
+        for ws in list(self.sessions.values()):
+            with contextlib.suppress(Exception):
+                await ws.session.close()
+        self.sessions.clear()
 
     def _handle(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -232,22 +252,24 @@ class Worker:
         self.out.write(protocol.response(ident, result))
 
     def _open(self, sid: str) -> dict[str, Any]:
-        if sid not in self.sessions:
+        """Open the host session ``sid``'s side here; ``resumed``: it was open already (a
+        daemon kept it, its jobs running, while its host was away)."""
+        resumed = sid in self.sessions
+        if not resumed:
             session = self.host.open_session(self.workspace)
             session.file_changes.subscribe(self._forward_changes(sid))
             self.sessions[sid] = WorkerSession(session)
-        return {"workspace": self.workspace}
+        return {"workspace": self.workspace, "resumed": resumed}
 
     def _forward_changes(self, sid: str) -> Any:
         """What the session's tools (and watcher) changed here goes to the host's session
         feed too (``session/file_changes``): its plugins (a language server) hear of the
         worker's edits. Written on the publisher's thread, so a tool's changes precede its
         call's answer on the wire, as locally they precede its shaping."""
-        out = self.out
 
         def forward(batch: Any) -> None:
             changes = [[c.path, c.kind, c.origin] for c in batch]
-            out.write(
+            self.out.write(
                 protocol.notification("session/file_changes", {"session": sid, "changes": changes})
             )
 
@@ -353,17 +375,92 @@ async def _stdin_reader() -> asyncio.StreamReader:
 
 def serve(workspace: str) -> int:
     """Serve the protocol for ``workspace`` on stdio until EOF (the host boots the worker's
-    plugins and config in its ``initialize``)."""
+    plugins and config in its ``initialize``).
+
+    An ``initialize`` that asks for a grace period (``detach``) or names a daemon to
+    reattach to (``attach``) makes this worker a relay to a daemon that outlives the
+    host (`worker_daemon`): the named one if it is still there, else a new one."""
     out = Output(os.dup(1))
     os.dup2(2, 1)  # from now on, whatever prints goes to stderr, never into the protocol
     sys.stdout = sys.stderr
-    worker = Worker(workspace, out)
 
     async def main() -> None:
-        await worker.serve(await _stdin_reader())
+        reader = await _stdin_reader()
+        first = await reader.readline()
+        path = _daemon_for(first, workspace, out)
+        if path is not None:
+            await _relay(first, path, reader, out)
+            return
+        worker = Worker(workspace, out)
+        if first:
+            try:
+                worker._handle(protocol.decode(first))
+            except ValueError:
+                out.write(protocol.error(None, protocol.PARSE_ERROR, "not JSON"))
+        await worker.serve(reader)
 
     asyncio.run(main())
     return 0
+
+
+def _daemon_for(first: bytes, workspace: str, out: Output) -> str | None:
+    """The socket of the daemon this host's ``initialize`` asks for: the one it names
+    (``attach``), if it still listens, else a new one when it asks for a grace period
+    (``detach``); ``None``: serve here (no grace asked, or no daemon could start, which
+    the host hears of as a handshake without one)."""
+    from . import worker_daemon
+
+    try:
+        params = protocol.decode(first).get("params") or {}
+    except ValueError:
+        return None
+    if not isinstance(params, dict) or protocol.decode(first).get("method") != "initialize":
+        return None
+    detach, attach = params.get("detach"), worker_daemon.check_identity(params.get("attach"))
+    try:
+        if attach is not None:
+            path = worker_daemon.socket_path(attach)
+            if _listens(path):
+                return path
+        if isinstance(detach, dict) and detach.get("grace_s"):
+            return worker_daemon.start(workspace)[1]
+    except (worker_daemon.DaemonUnavailable, OSError) as exc:
+        log.warning("serving without a daemon: %s", exc)
+    return None
+
+
+def _listens(path: str) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
+
+
+async def _relay(first: bytes, path: str, reader: asyncio.StreamReader, out: Output) -> None:
+    """Copy the host's messages (``first`` included) to the daemon and its answers back."""
+    d_reader, d_writer = await asyncio.open_unix_connection(path, limit=1 << 30)
+    d_writer.write(first)
+
+    async def up() -> None:
+        while chunk := await reader.read(1 << 16):
+            d_writer.write(chunk)
+            await d_writer.drain()
+        with contextlib.suppress(OSError):
+            d_writer.write_eof()
+
+    async def down() -> None:
+        while chunk := await d_reader.read(1 << 16):
+            out.write(chunk)
+
+    tasks = [asyncio.ensure_future(up()), asyncio.ensure_future(down())]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+    d_writer.close()
 
 
 __all__ = ["Worker", "WorkerHost", "serve"]

@@ -1,0 +1,178 @@
+"""Sessions bound to executors (issue 37): a session records its worker; with
+``[executor] detach_grace_s`` the worker outlives its host for that long, keeping the
+session's background jobs, and a resume after the host died reattaches to it.
+
+Through the front door: ``callgate replay`` reading its transcript from a pipe, killed
+with SIGKILL mid-session, then ``callgate replay --resume`` of the same session."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+WORKER = [sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+JOB = "echo one; while [ ! -e go ]; do sleep 0.05; done; echo two"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="unix sockets, /proc")
+
+
+def _wait_for(predicate: Callable[[], Any], seconds: float = 30.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while not (found := predicate()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+    return found
+
+
+class Replay:
+    """``callgate replay`` of ``calls`` (name, arguments): its result lines as they come."""
+
+    def __init__(self, workspace: Path, calls: list[tuple[str, dict[str, Any]]],
+                 *extra: str) -> None:
+        argv = [sys.executable, "-m", "callgate.cli", "replay", "--workspace", str(workspace),
+                "--surface", "full", "--executor", json.dumps(WORKER), *extra, "-"]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdin is not None
+        for n, (name, arguments) in enumerate(calls):
+            line = {"id": f"r{n}", "name": name, "arguments": arguments}
+            self.proc.stdin.write(json.dumps(line) + "\n")
+        self.proc.stdin.close()
+
+    def result(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        answer = self.proc.stdout.readline()
+        assert answer, self.proc.stderr.read() if self.proc.stderr else "no answer"
+        return json.loads(answer)  # type: ignore[no-any-return]
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)  # the host dies: no close, no goodbye
+        self.proc.wait(30)
+
+
+def _session_id() -> str:
+    listed = subprocess.run([sys.executable, "-m", "callgate.cli", "sessions", "list", "--json"],
+                            capture_output=True, text=True, check=True).stdout
+    [row] = [json.loads(line) for line in listed.splitlines() if line.strip()]
+    return row["id"]  # type: ignore[no-any-return]
+
+
+def _daemons() -> list[int]:
+    """Worker daemons of this test (their command line names a socket in this test's
+    private state directory)."""
+    home = os.environ["CALLGATE_HOME"]
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--daemon" in argv and any(home.encode() in a for a in argv):
+            found.append(int(pid))
+    return found
+
+
+@pytest.fixture
+def grace(user_config: Path) -> Callable[[float], None]:
+    def set_grace(seconds: float) -> None:
+        (user_config / "config.toml").write_text(f"[executor]\ndetach_grace_s = {seconds}\n")
+
+    return set_grace
+
+
+JOB = "echo one; while [ ! -e go ]; do sleep 0.05; done; echo two; touch finished"
+START = ("bash", {"command": JOB, "run_in_background": True})
+BUSY = ("bash", {"command": "sleep 600"})  # the host is inside this call when it dies
+
+
+def test_a_resumed_session_reattaches_to_its_worker_and_reads_a_job_started_before(
+    tmp_path: Path, grace: Callable[[float], None]
+) -> None:
+    grace(120)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = Replay(ws, [START, BUSY])
+    try:
+        started = first.result()
+        assert not started["is_error"], started
+        assert started["meta"]["job_id"] == "bash-1"
+    finally:
+        first.kill()
+    [daemon] = _wait_for(_daemons)
+
+    second = Replay(ws, [
+        ("job_output", {"job_id": "bash-1"}),
+        ("bash", {"command": "touch go; while [ ! -e finished ]; do sleep 0.05; done"}),
+        ("job_output", {"job_id": "bash-1"}),
+    ], "--resume", _session_id())
+    seen, _released, later = second.result(), second.result(), second.result()
+    assert second.proc.wait(60) == 0
+    assert not seen["is_error"], seen
+    assert seen["content"].startswith("[bash-1] running\none"), seen["content"]
+    assert "reattached to this session's worker" in seen["content"]
+    assert "two" in later["content"], later
+    # the host closed the session: its worker ends at once, grace or not
+    _wait_for(lambda: not _daemons(), 30)
+    assert daemon not in _daemons()
+
+
+def test_without_a_grace_period_the_worker_ends_with_its_host(
+    tmp_path: Path, grace: Callable[[float], None]
+) -> None:
+    """The default: nothing outlives the host (issue 30's promise); a resume starts a new
+    worker, where the old one's job is not running."""
+    grace(0)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = Replay(ws, [START, BUSY])
+    try:
+        assert not first.result()["is_error"]
+        assert _daemons() == []
+    finally:
+        first.kill()
+    second = Replay(ws, [("job_output", {"job_id": "bash-1"})], "--resume", _session_id())
+    seen = second.result()
+    assert second.proc.wait(60) == 0
+    assert "[bash-1] running" not in seen["content"], seen
+    assert "reattached" not in seen["content"]
+
+
+def test_after_the_grace_period_the_worker_ends_its_jobs_and_a_resume_is_told(
+    tmp_path: Path, grace: Callable[[float], None]
+) -> None:
+    grace(1)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = Replay(ws, [START, BUSY])
+    try:
+        started = first.result()
+        assert not started["is_error"], started
+        job_pid = started["meta"]["pid"]
+    finally:
+        first.kill()
+    _wait_for(lambda: not _daemons(), 60)  # nobody came back: it closed its sessions
+    _wait_for(lambda: not _alive(job_pid), 30)
+    assert not list((Path(os.environ["CALLGATE_HOME"]) / "workers").iterdir())
+    second = Replay(ws, [("job_output", {"job_id": "bash-1"})], "--resume", _session_id())
+    seen = second.result()
+    assert second.proc.wait(60) == 0
+    assert "worker from before the host restarted is gone" in seen["content"], seen
+    assert "[bash-1] running" not in seen["content"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
