@@ -12,9 +12,14 @@ host speaks first::
                         "preview": true, "file_changes": true,
                         "sessions": true}}}
 
-then, per session (the host's session id names the worker's):
+``initialize`` may also carry ``detach`` ``{"grace_s"}`` (the worker outlives its host that
+long: it relays to a daemon of its own, `_cli.worker_daemon`) and ``attach`` (the daemon
+identity a session recorded: relay to that daemon if it still listens); the answer then
+names its ``daemon`` (``null`` for a worker that ends with its host) and the ``sessions``
+it holds. Then, per session (the host's session id names the worker's):
 
-- ``session/open`` ``{"session"}`` → ``{"workspace"}``; ``session/close`` ``{"session"}``;
+- ``session/open`` ``{"session"}`` → ``{"workspace", "resumed"}`` (``resumed``: a daemon
+  kept it while its host was away); ``session/close`` ``{"session"}``;
 - ``tool/run`` ``{"session", "epoch", "tool", "call", "read_only", "destructive",
   "expected", "cancel_grace_s"}`` → ``{"result", "notices", "fact", "gate"}``: the worker
   runs the host gate and the tool (`pipeline.dispatch`) and answers the unshaped result, the notices
