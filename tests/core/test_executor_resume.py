@@ -176,3 +176,54 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+def _handshake(workspace: Path, **params: Any) -> dict[str, Any]:
+    """``initialize`` sent straight to ``callgate worker``: its answer (then EOF)."""
+    from callgate._executor import protocol
+
+    message = protocol.request(1, "initialize", {
+        "protocol": protocol.PROTOCOL, "callgate": "0",
+        "boot": {"config": {}, "environ": {}, "entry_points": [], "modules": []}, **params})
+    done = subprocess.run([*[a.replace("{workspace}", str(workspace)) for a in WORKER]],
+                          input=message, capture_output=True, timeout=120)
+    return json.loads(done.stdout.splitlines()[0])["result"]  # type: ignore[no-any-return]
+
+
+def test_an_attach_that_is_not_an_identity_names_no_socket(tmp_path: Path) -> None:
+    """``attach`` becomes a socket path only when it is 32 hex digits: a path in its place
+    (here to a listening socket outside the workers' directory) reaches nothing; the
+    worker serves by itself."""
+    import socket
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    workers = Path(os.environ["CALLGATE_HOME"]) / "workers"
+    workers.mkdir(parents=True, mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(outside / "x.sock"))
+    listener.listen(4)
+    listener.settimeout(0.5)
+    try:
+        for attach in (str(outside / "x"), os.path.relpath(outside / "x", workers), "A" * 32):
+            answer = _handshake(tmp_path, attach=attach)
+            assert answer["daemon"] is None and answer["protocol"] == 1
+            with pytest.raises(TimeoutError):
+                listener.accept()  # nobody connected (a probe would have)
+    finally:
+        listener.close()
+
+
+def test_a_socket_directory_others_may_enter_is_refused(tmp_path: Path) -> None:
+    """The daemon's socket lives only in this user's private directory: a workers directory
+    that others may enter (planted, or loosened) is not used; the worker serves by itself
+    (the session then ends with its host) rather than listen where others could connect."""
+    workers = Path(os.environ["CALLGATE_HOME"]) / "workers"
+    workers.mkdir(parents=True)
+    workers.chmod(0o777)
+    assert _handshake(tmp_path, detach={"grace_s": 60})["daemon"] is None
+    assert list(workers.iterdir()) == []
+    workers.chmod(0o700)
+    answer = _handshake(tmp_path, detach={"grace_s": 60})
+    assert answer["daemon"] and len(answer["daemon"]) == 32
+    _wait_for(lambda: not _daemons(), 30)  # its host left with no session open

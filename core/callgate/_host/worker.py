@@ -456,11 +456,13 @@ async def _relay(first: bytes, path: str, reader: asyncio.StreamReader, out: Out
         while chunk := await d_reader.read(1 << 16):
             out.write(chunk)
 
-    tasks = [asyncio.ensure_future(up()), asyncio.ensure_future(down())]
-    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    for task in tasks:
-        task.cancel()
-    d_writer.close()
+    # until the daemon closes: after the host's input ends, its answers still come back
+    sending = asyncio.ensure_future(up())
+    try:
+        await down()
+    finally:
+        sending.cancel()
+        d_writer.close()
 
 
 __all__ = ["Worker", "WorkerHost", "serve"]
