@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,13 +34,25 @@ def _wait_for(predicate: Callable[[], Any], seconds: float = 30.0) -> Any:
     return found
 
 
+def _bwrap() -> list[str] | None:
+    """The suites' bwrap transport (tests/conftest.py: a mount namespace of its own, the
+    host's pid namespace, /tmp shared), if bwrap can make namespaces here."""
+    from tests.conftest import bwrap_worker_transport
+
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or subprocess.run([bwrap, "--ro-bind", "/", "/", "--", "true"],
+                                       capture_output=True).returncode != 0:
+        return None
+    return bwrap_worker_transport()
+
+
 class Replay:
     """``callgate replay`` of ``calls`` (name, arguments): its result lines as they come."""
 
     def __init__(self, workspace: Path, calls: list[tuple[str, dict[str, Any]]],
-                 *extra: str) -> None:
+                 *extra: str, transport: list[str] = WORKER) -> None:
         argv = [sys.executable, "-m", "callgate.cli", "replay", "--workspace", str(workspace),
-                "--surface", "full", "--executor", json.dumps(WORKER), *extra, "-"]
+                "--surface", "full", "--executor", json.dumps(transport), *extra, "-"]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         assert self.proc.stdin is not None
@@ -96,13 +109,17 @@ START = ("bash", {"command": JOB, "run_in_background": True})
 BUSY = ("bash", {"command": "sleep 600"})  # the host is inside this call when it dies
 
 
+@pytest.mark.parametrize("where", ["worker", "bwrap"])
 def test_a_resumed_session_reattaches_to_its_worker_and_reads_a_job_started_before(
-    tmp_path: Path, grace: Callable[[float], None]
+    tmp_path: Path, grace: Callable[[float], None], where: str
 ) -> None:
+    transport = WORKER if where == "worker" else _bwrap()
+    if transport is None:
+        pytest.skip("bwrap is missing or cannot make namespaces here (.ci/run installs it)")
     grace(120)
     ws = tmp_path / "ws"
     ws.mkdir()
-    first = Replay(ws, [START, BUSY])
+    first = Replay(ws, [START, BUSY], transport=transport)
     try:
         started = first.result()
         assert not started["is_error"], started
@@ -115,7 +132,7 @@ def test_a_resumed_session_reattaches_to_its_worker_and_reads_a_job_started_befo
         ("job_output", {"job_id": "bash-1"}),
         ("bash", {"command": "touch go; while [ ! -e finished ]; do sleep 0.05; done"}),
         ("job_output", {"job_id": "bash-1"}),
-    ], "--resume", _session_id())
+    ], "--resume", _session_id(), transport=transport)
     seen, _released, later = second.result(), second.result(), second.result()
     assert second.proc.wait(60) == 0
     assert not seen["is_error"], seen
