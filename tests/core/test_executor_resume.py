@@ -106,7 +106,20 @@ def grace(user_config: Path) -> Callable[[float], None]:
 
 JOB = "echo one; while [ ! -e go ]; do sleep 0.05; done; echo two; touch finished"
 START = ("bash", {"command": JOB, "run_in_background": True})
-BUSY = ("bash", {"command": "sleep 600"})  # the host is inside this call when it dies
+# the host is inside this call when it dies (a number of its own, to find its process)
+BUSY_SECONDS = f"600.{os.getpid()}"
+BUSY = ("bash", {"command": f"sleep {BUSY_SECONDS}"})
+
+
+def _busy_running() -> bool:
+    for pid in os.listdir("/proc"):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", BUSY_SECONDS.encode()] and _alive(int(pid)):
+            return True
+    return False
 
 
 @pytest.mark.parametrize("where", ["worker", "bwrap"])
@@ -127,6 +140,9 @@ def test_a_resumed_session_reattaches_to_its_worker_and_reads_a_job_started_befo
     finally:
         first.kill()
     [daemon] = _wait_for(_daemons)
+    # the call in flight had nobody left to answer: the daemon cancelled it (its command's
+    # process group ended), while the background job runs on
+    _wait_for(lambda: not _busy_running(), 60)
 
     second = Replay(ws, [
         ("job_output", {"job_id": "bash-1"}),

@@ -181,6 +181,9 @@ class Worker:
                     continue
                 self._handle(message)
         finally:
+            if not close_sessions:  # nobody will read the calls in flight: end them (a
+                for ws in self.sessions.values():  # foreground command's process group)
+                    ws.session.cancel()  # but keep the sessions and their jobs
             for task in list(self.tasks):
                 task.cancel()
             if close_sessions:
@@ -255,7 +258,10 @@ class Worker:
         """Open the host session ``sid``'s side here; ``resumed``: it was open already (a
         daemon kept it, its jobs running, while its host was away)."""
         resumed = sid in self.sessions
-        if not resumed:
+        if resumed:  # a new host numbers its batches afresh: forget the old one's
+            kept = self.sessions[sid]
+            kept.epoch = kept.cancelled_epoch = None
+        else:
             session = self.host.open_session(self.workspace)
             session.file_changes.subscribe(self._forward_changes(sid))
             self.sessions[sid] = WorkerSession(session)
