@@ -409,6 +409,59 @@ def serve(workspace: str) -> int:
     return 0
 
 
+def serve_daemon(workspace: str, path: str) -> int:
+    """The daemon: serve one host connection at a time on ``path``; exit when a host
+    leaves with no session open, or when none came back within the grace period."""
+    import socket
+
+    from . import worker_daemon
+
+    out = worker_daemon.SocketOutput()
+    ident = os.path.basename(path).removesuffix(".sock")
+    worker = Worker(workspace, out, daemon=worker_daemon.check_identity(ident))  # type: ignore[arg-type]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o077)
+    try:
+        listener.bind(path + ".new")
+    finally:
+        os.umask(old)
+    listener.listen(4)
+    os.replace(path + ".new", path)  # the host's worker waits for the name
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        listener.setblocking(False)
+        try:
+            while True:
+                try:
+                    timeout = None if worker.first else worker.grace_s
+                    conn = await asyncio.wait_for(loop.sock_accept(listener), timeout)
+                except TimeoutError:
+                    log.info("no host came back within %g s: closing", worker.grace_s)
+                    break
+                sock = conn[0]
+                if worker_daemon.peer_uid(sock) not in (None, os.getuid()):
+                    sock.close()  # not this user (the directory is private: belt and braces)
+                    continue
+                worker.first = False
+                reader, writer = await asyncio.open_unix_connection(sock=sock, limit=1 << 30)
+                out.sock = sock
+                await worker.serve(reader, close_sessions=False)
+                out.sock = None
+                writer.close()
+                if not worker.sessions:
+                    break
+        finally:
+            await worker.close_sessions()
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            with contextlib.suppress(OSError):
+                os.unlink(path[: -len(".sock")] + ".log")
+
+    asyncio.run(main())
+    return 0
+
+
 def _daemon_for(first: bytes, workspace: str, out: Output) -> str | None:
     """The socket of the daemon this host's ``initialize`` asks for: the one it names
     (``attach``), if it still listens, else a new one when it asks for a grace period
@@ -471,4 +524,4 @@ async def _relay(first: bytes, path: str, reader: asyncio.StreamReader, out: Out
         d_writer.close()
 
 
-__all__ = ["Worker", "WorkerHost", "serve"]
+__all__ = ["Worker", "WorkerHost", "serve", "serve_daemon"]

@@ -4,10 +4,10 @@ The transport a host starts (ssh, ``podman exec``, bwrap...) dies with the host,
 spawn door's lifeline ends every process carrying the host's scope marker. So when the
 host's ``initialize`` asks for a grace period, the ``callgate worker`` the transport
 started does not serve the sessions itself: it starts a **daemon** (``callgate worker
---daemon SOCKET``: a session of its own, without the host's marker) that holds the
-sessions, their observations and their background jobs, and listens on a unix socket in
-a directory only this user can enter (``$CALLGATE_HOME/workers``, 0700). The worker then
-relays its stdio to that socket, byte for byte.
+--daemon SOCKET``, `worker.serve_daemon`: a process session of its own, without the
+host's marker) that holds the sessions, their observations and their background jobs, and
+listens on a unix socket in a directory only this user can enter
+(``$CALLGATE_HOME/workers``, 0700). The worker then relays its stdio to that socket.
 
 When the relay goes (the host closed, or died), a daemon with no session left exits at
 once (a host that closes its sessions says so first); a daemon whose sessions were not
@@ -24,8 +24,6 @@ socket's directory is checked to be this user's own and private before it is use
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
 import re
@@ -133,58 +131,7 @@ class SocketOutput:
                 self.sock = None
 
 
-def serve(workspace: str, path: str) -> int:
-    """The daemon: serve one host connection at a time on ``path``; exit when a host
-    leaves with no session open, or when none came back within the grace period."""
-    from .worker import Worker
-
-    out = SocketOutput()
-    ident = os.path.basename(path).removesuffix(".sock")
-    worker = Worker(workspace, out, daemon=check_identity(ident))  # type: ignore[arg-type]
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o077)
-    try:
-        listener.bind(path + ".new")
-    finally:
-        os.umask(old)
-    listener.listen(4)
-    os.replace(path + ".new", path)  # the host's worker waits for the name
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        listener.setblocking(False)
-        try:
-            while True:
-                try:
-                    timeout = None if worker.first else worker.grace_s
-                    conn = await asyncio.wait_for(loop.sock_accept(listener), timeout)
-                except TimeoutError:
-                    log.info("no host came back within %g s: closing", worker.grace_s)
-                    break
-                sock = conn[0]
-                if _peer_uid(sock) not in (None, os.getuid()):
-                    sock.close()  # not this user (the directory is private: belt and braces)
-                    continue
-                worker.first = False
-                reader, writer = await asyncio.open_unix_connection(sock=sock, limit=1 << 30)
-                out.sock = sock
-                await worker.serve(reader, close_sessions=False)
-                out.sock = None
-                writer.close()
-                if not worker.sessions:
-                    break
-        finally:
-            await worker.close_sessions()
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            with contextlib.suppress(OSError):
-                os.unlink(path[: -len(".sock")] + ".log")
-
-    asyncio.run(main())
-    return 0
-
-
-def _peer_uid(sock: socket.socket) -> int | None:
+def peer_uid(sock: socket.socket) -> int | None:
     """The connecting process's user (Linux's ``SO_PEERCRED``), where the system says."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
@@ -203,7 +150,7 @@ __all__ = [
     "DaemonUnavailable",
     "SocketOutput",
     "check_identity",
-    "serve",
+    "peer_uid",
     "socket_dir",
     "socket_path",
     "start",
