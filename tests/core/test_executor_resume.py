@@ -260,3 +260,16 @@ def test_a_socket_directory_others_may_enter_is_refused(tmp_path: Path) -> None:
     answer = _handshake(tmp_path, detach={"grace_s": 60})
     assert answer["daemon"] and len(answer["daemon"]) == 32
     _wait_for(lambda: not _daemons(), 30)  # its host left with no session open
+
+
+def test_a_deep_state_directory_still_holds_a_daemons_socket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unix socket's address holds ~100 bytes; ``$CALLGATE_HOME`` may be deeper (a test
+    worker's temp directory is): the socket is bound and reached through its directory."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    monkeypatch.setenv("CALLGATE_HOME", str(deep))
+    answer = _handshake(tmp_path, detach={"grace_s": 60})
+    assert answer["daemon"] and len(answer["daemon"]) == 32
+    assert len(str(deep / "workers" / f"{answer['daemon']}.sock")) > 110
+    _wait_for(lambda: not _daemons(), 30)  # its host left with no session open

@@ -422,7 +422,8 @@ def serve_daemon(workspace: str, path: str) -> int:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o077)
     try:
-        listener.bind(path + ".new")
+        with worker_daemon.address(path + ".new") as bound:
+            listener.bind(bound)
     finally:
         os.umask(old)
     listener.listen(4)
@@ -491,17 +492,23 @@ def _daemon_for(first: bytes, workspace: str, out: Output) -> str | None:
 def _listens(path: str) -> bool:
     import socket
 
+    from . import worker_daemon
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         try:
-            probe.connect(path)
-        except OSError:
+            with worker_daemon.address(path) as reach:
+                probe.connect(reach)
+        except (OSError, worker_daemon.DaemonUnavailable):
             return False
     return True
 
 
 async def _relay(first: bytes, path: str, reader: asyncio.StreamReader, out: Output) -> None:
     """Copy the host's messages (``first`` included) to the daemon and its answers back."""
-    d_reader, d_writer = await asyncio.open_unix_connection(path, limit=1 << 30)
+    from . import worker_daemon
+
+    with worker_daemon.address(path) as reach:
+        d_reader, d_writer = await asyncio.open_unix_connection(reach, limit=1 << 30)
     d_writer.write(first)
 
     async def up() -> None:

@@ -24,6 +24,7 @@ socket's directory is checked to be this user's own and private before it is use
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -33,6 +34,7 @@ import stat
 import struct
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 log = logging.getLogger("callgate")
@@ -63,10 +65,24 @@ def socket_dir() -> str:
 def socket_path(ident: str) -> str:
     if not isinstance(ident, str) or not IDENTITY.fullmatch(ident):
         raise DaemonUnavailable("a worker daemon's identity is 32 hexadecimal digits")
-    path = os.path.join(socket_dir(), f"{ident}.sock")
-    if len(os.fsencode(path)) >= 104:
-        raise DaemonUnavailable(f"the worker socket path {path} is too long for a unix socket")
-    return path
+    return os.path.join(socket_dir(), f"{ident}.sock")
+
+
+@contextlib.contextmanager
+def address(path: str) -> Iterator[str]:
+    """``path`` as a unix socket address (to bind or connect inside the block): itself when
+    short enough, else through its directory's descriptor (``/proc/self/fd/N/NAME``, Linux):
+    ``$CALLGATE_HOME`` may be deeper than the ~100 bytes an address holds."""
+    if len(os.fsencode(path)) < 100:
+        yield path
+        return
+    fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if not os.path.isdir(f"/proc/self/fd/{fd}"):
+            raise DaemonUnavailable(f"the worker socket path {path} is too long for a socket")
+        yield f"/proc/self/fd/{fd}/{os.path.basename(path)}"
+    finally:
+        os.close(fd)
 
 
 def start(workspace: str) -> tuple[str, str]:
@@ -149,6 +165,7 @@ __all__ = [
     "IDENTITY",
     "DaemonUnavailable",
     "SocketOutput",
+    "address",
     "check_identity",
     "peer_uid",
     "socket_dir",
