@@ -283,7 +283,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
             listen=args.listen,
             token_file=args.token_file,
             token_env=args.token_env,
-            daemon=args.daemon,
         )
     except (BootError, ValueError) as exc:
         return _fail(str(exc))
@@ -682,8 +681,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         help="with --listen: the bearer token is the value of the environment variable NAME "
         "(never the token itself on the command line, which other users can read)",
     )
-    # how a stdio worker starts the daemon that outlives its host (docs/executors.md)
-    p.add_argument("--daemon", metavar="SOCKET", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("tools", help="list the provider-visible tools")

@@ -55,19 +55,12 @@ def serve_worker(
     listen: str | None = None,
     token_file: str | None = None,
     token_env: str | None = None,
-    daemon: str | None = None,
 ) -> int:
     """``callgate worker --workspace DIR``: serve one executor over stdio (the far end of
     ``[executor] transport``) until stdin closes, or with ``listen="HOST:PORT"`` over a
     websocket to hosts presenting the bearer token read from ``token_file`` or the variable
     ``token_env`` names (``[executor] url``) until stopped; the exit code. `ValueError` says
-    what is wrong with the listening options (nothing listens then). ``daemon`` (a socket
-    path) is how a stdio worker whose host asked for a grace period starts the daemon that
-    outlives the host (docs/executors.md); nobody else passes it."""
-    if daemon is not None:
-        from ._host.worker import serve_daemon
-
-        return serve_daemon(workspace, daemon)
+    what is wrong with the listening options (nothing listens then)."""
     if listen is None:
         from ._host.worker import serve
 

@@ -18,7 +18,7 @@ import callgate_shell
 import pytest
 from callgate import ToolCall, hookimpl, sync
 
-WORKER = [sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+WORKER = [sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}"]
 PLUGINS = [callgate_files, callgate_search, callgate_shell]
 CONFIG = {"files": {"watch": False}}
 _ids = iter(range(1, 1 << 30))

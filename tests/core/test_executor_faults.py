@@ -14,7 +14,7 @@ from callgate import ToolCall, sync
 
 from tests import faults
 
-WORKER = [sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+WORKER = [sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}"]
 REWRITE = {"test_faults": {"rewrite_before_temp": "ONE"}}
 
 

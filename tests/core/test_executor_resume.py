@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-WORKER = [sys.executable, "-m", "callgate.cli", "worker", "--workspace", "{workspace}"]
+WORKER = [sys.executable, "-m", "callgate_cli", "worker", "--workspace", "{workspace}"]
 JOB = "echo one; while [ ! -e go ]; do sleep 0.05; done; echo two"
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="unix sockets, /proc")
@@ -51,7 +51,7 @@ class Replay:
 
     def __init__(self, workspace: Path, calls: list[tuple[str, dict[str, Any]]],
                  *extra: str, transport: list[str] = WORKER) -> None:
-        argv = [sys.executable, "-m", "callgate.cli", "replay", "--workspace", str(workspace),
+        argv = [sys.executable, "-m", "callgate_cli", "replay", "--workspace", str(workspace),
                 "--surface", "full", "--executor", json.dumps(transport), *extra, "-"]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -73,7 +73,7 @@ class Replay:
 
 
 def _session_id() -> str:
-    listed = subprocess.run([sys.executable, "-m", "callgate.cli", "sessions", "list", "--json"],
+    listed = subprocess.run([sys.executable, "-m", "callgate_cli", "sessions", "list", "--json"],
                             capture_output=True, text=True, check=True).stdout
     [row] = [json.loads(line) for line in listed.splitlines() if line.strip()]
     return row["id"]  # type: ignore[no-any-return]
@@ -91,7 +91,7 @@ def _daemons() -> list[int]:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"--daemon" in argv and any(home.encode() in a for a in argv):
+        if b"callgate._host.worker_daemon" in argv and any(home.encode() in a for a in argv):
             found.append(int(pid))
     return found
 

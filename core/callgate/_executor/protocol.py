@@ -13,7 +13,7 @@ host speaks first::
                         "sessions": true}}}
 
 ``initialize`` may also carry ``detach`` ``{"grace_s"}`` (the worker outlives its host that
-long: it relays to a daemon of its own, `_cli.worker_daemon`) and ``attach`` (the daemon
+long: it relays to a daemon of its own, `_host.worker_daemon`) and ``attach`` (the daemon
 identity a session recorded: relay to that daemon if it still listens); the answer then
 names its ``daemon`` (``null`` for a worker that ends with its host) and the ``sessions``
 it holds. Then, per session (the host's session id names the worker's):

@@ -3,11 +3,11 @@
 The transport a host starts (ssh, ``podman exec``, bwrap...) dies with the host, and the
 spawn door's lifeline ends every process carrying the host's scope marker. So when the
 host's ``initialize`` asks for a grace period, the ``callgate worker`` the transport
-started does not serve the sessions itself: it starts a **daemon** (``callgate worker
---daemon SOCKET``, `worker.serve_daemon`: a process session of its own, without the
-host's marker) that holds the sessions, their observations and their background jobs, and
-listens on a unix socket in a directory only this user can enter
-(``$CALLGATE_HOME/workers``, 0700). The worker then relays its stdio to that socket.
+started does not serve the sessions itself: it starts a **daemon** (``python -m
+callgate._host.worker_daemon WORKSPACE SOCKET``, `worker.serve_daemon`: a process session
+of its own, without the host's marker) that holds the sessions, their observations and
+their background jobs, and listens on a unix socket in a directory only this user can
+enter (``$CALLGATE_HOME/workers``, 0700). The worker then relays its stdio to that socket.
 
 When the relay goes (the host closed, or died), a daemon with no session left exits at
 once (a host that closes its sessions says so first); a daemon whose sessions were not
@@ -99,16 +99,8 @@ def start(workspace: str) -> tuple[str, str]:
     log_path = os.path.join(socket_dir(), f"{ident}.log")
     with open(log_path, "ab") as errors:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "callgate.cli",
-                "worker",
-                "--workspace",
-                workspace,
-                "--daemon",
-                path,
-            ],
+            # the core's own entry (this module), not a command line the worker may lack
+            [sys.executable, "-m", __spec__.name if __spec__ else __name__, workspace, path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errors,
@@ -172,3 +164,16 @@ __all__ = [
     "socket_path",
     "start",
 ]
+
+
+def main(argv: list[str]) -> int:
+    """``python -m callgate._host.worker_daemon WORKSPACE SOCKET``: the daemon `start`
+    starts (`worker.serve_daemon`)."""
+    from .worker import serve_daemon
+
+    workspace, path = argv
+    return serve_daemon(workspace, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
