@@ -91,7 +91,7 @@ def _daemons() -> list[int]:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"callgate._host.worker_daemon" in argv and any(home.encode() in a for a in argv):
+        if b"callgate._host.worker" in argv and any(home.encode() in a for a in argv):
             found.append(int(pid))
     return found
 

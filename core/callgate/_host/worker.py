@@ -532,3 +532,7 @@ async def _relay(first: bytes, path: str, reader: asyncio.StreamReader, out: Out
 
 
 __all__ = ["Worker", "WorkerHost", "serve", "serve_daemon"]
+
+
+if __name__ == "__main__":  # the daemon `worker_daemon.start` starts: WORKSPACE SOCKET
+    sys.exit(serve_daemon(sys.argv[1], sys.argv[2]))

@@ -4,7 +4,7 @@ The transport a host starts (ssh, ``podman exec``, bwrap...) dies with the host,
 spawn door's lifeline ends every process carrying the host's scope marker. So when the
 host's ``initialize`` asks for a grace period, the ``callgate worker`` the transport
 started does not serve the sessions itself: it starts a **daemon** (``python -m
-callgate._host.worker_daemon WORKSPACE SOCKET``, `worker.serve_daemon`: a process session
+callgate._host.worker WORKSPACE SOCKET``, `worker.serve_daemon`: a process session
 of its own, without the host's marker) that holds the sessions, their observations and
 their background jobs, and listens on a unix socket in a directory only this user can
 enter (``$CALLGATE_HOME/workers``, 0700). The worker then relays its stdio to that socket.
@@ -41,6 +41,8 @@ log = logging.getLogger("callgate")
 
 #: a daemon's identity: what ``initialize`` answers as ``daemon`` and ``attach`` names
 IDENTITY = re.compile(r"[0-9a-f]{32}")
+#: what a daemon runs (``python -m``): the worker's module (`worker.serve_daemon`)
+DAEMON_MODULE = "callgate._host.worker"
 #: seconds a new daemon has to start listening
 START_TIMEOUT_S = 30.0
 
@@ -99,8 +101,8 @@ def start(workspace: str) -> tuple[str, str]:
     log_path = os.path.join(socket_dir(), f"{ident}.log")
     with open(log_path, "ab") as errors:
         proc = subprocess.Popen(
-            # the core's own entry (this module), not a command line the worker may lack
-            [sys.executable, "-m", __spec__.name if __spec__ else __name__, workspace, path],
+            # the core's own entry (`worker.serve_daemon`), not a command line it may lack
+            [sys.executable, "-m", DAEMON_MODULE, workspace, path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errors,
@@ -154,6 +156,7 @@ def check_identity(value: Any) -> str | None:
 
 
 __all__ = [
+    "DAEMON_MODULE",
     "IDENTITY",
     "DaemonUnavailable",
     "SocketOutput",
@@ -164,16 +167,3 @@ __all__ = [
     "socket_path",
     "start",
 ]
-
-
-def main(argv: list[str]) -> int:
-    """``python -m callgate._host.worker_daemon WORKSPACE SOCKET``: the daemon `start`
-    starts (`worker.serve_daemon`)."""
-    from .worker import serve_daemon
-
-    workspace, path = argv
-    return serve_daemon(workspace, path)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
