@@ -26,7 +26,7 @@ JOB = "echo one; while [ ! -e go ]; do sleep 0.05; done; echo two"
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="unix sockets, /proc")
 
 
-def _wait_for(predicate: Callable[[], Any], seconds: float = 30.0) -> Any:
+def _wait_for(predicate: Callable[[], Any], seconds: float = 120.0) -> Any:
     deadline = time.monotonic() + seconds
     while not (found := predicate()):
         assert time.monotonic() < deadline, "timed out"
@@ -139,7 +139,9 @@ def test_a_resumed_session_reattaches_to_its_worker_and_reads_a_job_started_befo
         assert started["meta"]["job_id"] == "bash-1"
     finally:
         first.kill()
-    [daemon] = _wait_for(_daemons)
+    daemons = _wait_for(_daemons)
+    assert len(daemons) == 1, [Path(f"/proc/{p}/cmdline").read_bytes() for p in daemons]
+    [daemon] = daemons
     # the call in flight had nobody left to answer: the daemon cancelled it (its command's
     # process group ended), while the background job runs on
     _wait_for(lambda: not _busy_running(), 60)

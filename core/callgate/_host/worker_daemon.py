@@ -44,7 +44,7 @@ IDENTITY = re.compile(r"[0-9a-f]{32}")
 #: what a daemon runs (``python -m``): the worker's module (`worker.serve_daemon`)
 DAEMON_MODULE = "callgate._host.worker"
 #: seconds a new daemon has to start listening
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0
 
 
 class DaemonUnavailable(Exception):
