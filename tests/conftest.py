@@ -108,6 +108,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "user config of every test binds its sessions to it; issue 37)")
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """``@pytest.mark.local_executor_only("why")``: a test whose subject exists only in the
+    process that runs a local session's tools (an object-registered plugin, a lease held in
+    the test process) is skipped under ``--executor=bwrap-worker``, with its reason shown."""
+    marker = item.get_closest_marker("local_executor_only")
+    if marker is not None and item.config.getoption("--executor") != "local":
+        reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+        pytest.skip(f"not applicable to a remote executor: {reason}")
+
+
 def bwrap_worker_transport() -> list[str]:
     """A worker in its own mount, ipc and uts namespaces: the host's file system read-only
     except /tmp (where the tests' workspaces, and the outside targets of the confinement

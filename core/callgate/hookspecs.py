@@ -28,6 +28,8 @@ import pluggy
 from ._model.values import Refuse, Replace
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ._model.spec import ToolSpec
     from ._model.values import Decision, ToolCall, ToolResult, Violation
     from ._pipeline.launch import Confined, Launch
@@ -144,6 +146,20 @@ def callgate_shape_result(
     implementation sees the tool's result; the last replacement in call order is
     used (to build on another plugin's, implement a wrapper: it sees the outcome).
     The host's truncation and notices come after.
+    """
+
+
+@hookspec
+def callgate_results_delivered(call_ids: Sequence[str], session: SessionView) -> None:
+    """A batch's results were shaped and handed back to the caller (the model sees them
+    from now on): the ids of its calls, in call order, once per batch, after every
+    ``callgate_shape_result`` of the batch.
+
+    Called where the session's tools run: in this process for a local session, on its
+    worker for a remote one (the host sends the word after each batch, before the next
+    batch's calls; docs/executors.md). A plugin that waits until the model has seen an
+    id it returned (the shell's finished-job notice) counts here, not in shaping, which
+    runs on the host.
     """
 
 

@@ -48,6 +48,10 @@ def race(tmp_path: Path, callgate_session: Callable[..., Any], reliability: bool
             plugins: tuple[Any, ...] = ()) -> dict[str, int]:
         s = callgate_session(plugins=plugins, entrypoints=["files"],
                              workspace=arena.workspace, config={"files": {"watch": False}})
+        # reach where the tools run before the clock starts (a remote session starts its
+        # worker on its first call: under load that took the whole race's second); a path
+        # that does not exist: nothing observed, nothing in d touched
+        assert s.call("read_file", path="warm-up-absent.txt").is_error
         return racing(s, arena, name, step, seconds, figure)
 
     return run

@@ -86,6 +86,8 @@ ATTACKS: tuple[Attack, ...] = (
     Attack(("executor", "url"), "ws://127.0.0.1:9/attacker"),
     Attack(("executor", "token_file"), "{outside}"),
     Attack(("executor", "token_env"), "PATH"),
+    # a worker outliving its host keeps the session's programs running: the user's call
+    Attack(("executor", "detach_grace_s"), 86_400),
     # --- files
     Attack(("files", "max_edit_bytes"), 1 << 40),
     Attack(("files", "watch"), False),

@@ -9,12 +9,17 @@ host speaks first::
     ← {"jsonrpc": "2.0", "id": 1, "result": {"protocol": 1, "callgate": "0.1.0",
        "os": "linux", "platform": "posix", "workspace": "/ws", "pid": 7,
        "capabilities": {"tools": [...], "cancel": true, "progress": true, "notices": true,
-                        "preview": true,
+                        "preview": true, "file_changes": true,
                         "sessions": true}}}
 
-then, per session (the host's session id names the worker's):
+``initialize`` may also carry ``detach`` ``{"grace_s"}`` (the worker outlives its host that
+long: it relays to a daemon of its own, `_host.worker_daemon`) and ``attach`` (the daemon
+identity a session recorded: relay to that daemon if it still listens); the answer then
+names its ``daemon`` (``null`` for a worker that ends with its host) and the ``sessions``
+it holds. Then, per session (the host's session id names the worker's):
 
-- ``session/open`` ``{"session"}`` → ``{"workspace"}``; ``session/close`` ``{"session"}``;
+- ``session/open`` ``{"session"}`` → ``{"workspace", "resumed"}`` (``resumed``: a daemon
+  kept it while its host was away); ``session/close`` ``{"session"}``;
 - ``tool/run`` ``{"session", "epoch", "tool", "call", "read_only", "destructive",
   "expected", "cancel_grace_s"}`` → ``{"result", "notices", "fact", "gate"}``: the worker
   runs the host gate and the tool (`pipeline.dispatch`) and answers the unshaped result, the notices
@@ -26,6 +31,11 @@ then, per session (the host's session id names the worker's):
   a result);
 - ``tool/cancel`` ``{"session", "epoch"}`` (a notification): cancel that session's calls
   of that batch (the worker's tools see ``ctx.cancelled``; bash ends its process group);
+- ``session/delivered`` ``{"session", "calls"}`` (a notification, host → worker): a batch's
+  results were shaped and handed to the model (``callgate_results_delivered`` runs there);
+- ``session/file_changes`` ``{"session", "changes": [[path, kind, origin], ...]}`` (a
+  notification, worker → host): what the session's tools (and watcher) changed there,
+  published into the host session's ``file_changes``; a tool's come before its answer;
 - ``tool/progress`` ``{"request", "done", "total", "message"}`` (from the worker).
 
 A failed request answers ``{"error": {"code", "message"}}`` (JSON-RPC's codes).

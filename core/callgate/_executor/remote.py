@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._files.changes import FileChange, FileChanges
 from .._model.values import ToolResult
 from .._pipeline import record
 from .._pipeline.pipeline import dispatch as local_dispatch
@@ -61,7 +62,12 @@ class Connection:
         self.handshake: dict[str, Any] = {}
         self.served: frozenset[str] = frozenset()
         self.sessions: set[str] = set()
+        #: the host sessions' ``file_changes`` feeds, by session id (the worker's changes
+        #: are published into them)
+        self.feeds: dict[str, FileChanges] = {}
         self.gone: str | None = None  # why the worker is gone, once it is
+        #: the worker's identity when it outlives its host (a daemon: `detach_grace_s`)
+        self.daemon: str | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._progress: dict[int, Callable[[float, float | None, str | None], None]] = {}
@@ -73,14 +79,17 @@ class Connection:
     def alive(self) -> bool:
         return self._proc is not None and self.gone is None
 
-    async def open(self, owner: SessionView, timeout: float) -> None:
-        """Start the transport through the spawn door and shake hands."""
+    async def open(
+        self, owner: SessionView, timeout: float, extra: dict[str, Any] | None = None
+    ) -> None:
+        """Start the transport through the spawn door and shake hands (``extra``: more
+        ``initialize`` parameters: ``detach``, ``attach``)."""
         try:
             boot = owner.host.worker_boot()
         except ValueError as exc:
             raise WorkerUnavailable(f"no worker was started: {exc}") from None
         await self._start(owner, timeout)
-        await self._shake_hands(boot, timeout)
+        await self._shake_hands(boot, timeout, extra)
 
     async def _start(self, owner: SessionView, timeout: float) -> None:
         """Start the transport (the worker's stdio become this connection's pipes) and
@@ -111,7 +120,9 @@ class Connection:
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._read()), loop.create_task(self._read_stderr())]
 
-    async def _shake_hands(self, boot: dict[str, Any], timeout: float) -> None:
+    async def _shake_hands(
+        self, boot: dict[str, Any], timeout: float, extra: dict[str, Any] | None = None
+    ) -> None:
         """``initialize``: the protocol version checked, the tools the worker serves kept."""
         try:
             with _deadline(timeout):
@@ -121,6 +132,7 @@ class Connection:
                         "protocol": protocol.PROTOCOL,
                         "callgate": _version(),
                         "boot": boot,
+                        **(extra or {}),
                     },
                 )
         except TimeoutError:
@@ -145,6 +157,8 @@ class Connection:
                 f"{protocol.PROTOCOL}: install the same callgate on both sides"
             )
         self.handshake = answer
+        daemon = answer.get("daemon")
+        self.daemon = daemon if isinstance(daemon, str) and daemon else None
         tools = (answer.get("capabilities") or {}).get("tools") or ()
         self.served = frozenset(t for t in tools if isinstance(t, str))
 
@@ -206,6 +220,9 @@ class Connection:
     def _deliver(self, message: dict[str, Any]) -> None:
         ident = message.get("id")
         if ident is None:
+            if message.get("method") == "session/file_changes":
+                self._publish_changes(message.get("params") or {})
+                return
             if message.get("method") == "tool/progress":
                 params = message.get("params") or {}
                 sink = self._progress.get(params.get("request"))  # type: ignore[arg-type]
@@ -221,6 +238,24 @@ class Connection:
             future.set_exception(RuntimeError(str(err.get("message", "the worker failed"))))
         else:
             future.set_result(message.get("result"))
+
+    def _publish_changes(self, params: dict[str, Any]) -> None:
+        """The worker's changed files, published into the host session's feed (as the
+        worker names them: its paths; a malformed entry is dropped)."""
+        feed = self.feeds.get(params.get("session"))  # type: ignore[arg-type]
+        changes = params.get("changes")
+        if feed is None or not isinstance(changes, list):
+            return
+        batch = [
+            FileChange(entry[0], entry[1], entry[2])
+            for entry in changes
+            if isinstance(entry, list)
+            and len(entry) == 3
+            and isinstance(entry[0], str)
+            and entry[1] in ("created", "changed", "deleted")
+            and entry[2] in ("tool", "watch")
+        ]
+        feed.publish(batch)
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -272,11 +307,17 @@ class Connection:
 class Link:
     """The worker a session family shares: started on first use, again after it died."""
 
-    def __init__(self, argv: Sequence[str], connect_timeout: float) -> None:
+    def __init__(
+        self, argv: Sequence[str], connect_timeout: float, detach_grace: float = 0.0
+    ) -> None:
         self.argv = tuple(argv)
         self.connect_timeout = connect_timeout
+        #: how long the worker outlives this host (``[executor] detach_grace_s``)
+        self.detach_grace = detach_grace
         self.connection: Connection | None = None
         self.restarts = 0
+        #: the worker a resumed session recorded is gone (a new one answered instead)
+        self.lost: str | None = None
         self._lock: asyncio.Lock | None = None
         self.members = 0
 
@@ -296,7 +337,15 @@ class Link:
             if current is not None:
                 await current.close()
             fresh = self.new_connection(owner)
-            await fresh.open(owner, self.connect_timeout)
+            extra: dict[str, Any] = {}
+            if self.detach_grace > 0:
+                extra["detach"] = {"grace_s": self.detach_grace}
+            attach = None if replaced else recorded_worker(owner, fresh.argv)
+            if attach is not None:
+                extra["attach"] = attach
+            await fresh.open(owner, self.connect_timeout, extra)
+            if attach is not None and fresh.daemon != attach:
+                self.lost = attach
             self.connection = fresh
             if replaced:
                 self.restarts += 1
@@ -318,6 +367,7 @@ class RemoteExecutor:
         workspace: str,
         *,
         connect_timeout: float = CONNECT_TIMEOUT_S,
+        detach_grace: float = 0.0,
         link: Link | None = None,
     ) -> None:
         if not transport or not all(isinstance(a, str) and a for a in transport):
@@ -325,7 +375,7 @@ class RemoteExecutor:
         self.transport = tuple(transport)
         self.workspace = workspace
         argv = [a.replace("{workspace}", workspace) for a in transport]
-        self.link = link or Link(argv, connect_timeout)
+        self.link = link or Link(argv, connect_timeout, detach_grace)
         self.link.members += 1
         self.name = "worker: " + shlex.join(self.link.argv)
         self._epochs: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
@@ -376,9 +426,42 @@ class RemoteExecutor:
                 "read files again before editing them; earlier background jobs are gone",
             )
         if state.id not in conn.sessions:
-            await conn.call("session/open", {"session": state.id})
+            conn.feeds[state.id] = state.file_changes
+            opened = await conn.call("session/open", {"session": state.id})
             conn.sessions.add(state.id)
+            self._record(state, conn)
+            if isinstance(opened, dict) and opened.get("resumed") and state.view.resumed:
+                state.notices.put(
+                    "callgate.executor",
+                    "[executor] reattached to this session's worker, which kept running "
+                    "while the host was away: its background jobs are there (job_output "
+                    "reads them)",
+                )
+            elif self.link.lost is not None and state.view.resumed:
+                state.notices.put(
+                    "callgate.executor",
+                    "[executor] this session's worker from before the host restarted is "
+                    "gone (its background jobs ended with it); a new one was started: read "
+                    "files again before editing them",
+                )
         return conn
+
+    def _record(self, state: SessionState, conn: Connection) -> None:
+        """The session records its executor in its store: the transport and the worker's
+        identity from the handshake (a resume after a host restart reattaches to it)."""
+        shake = conn.handshake
+        record = {
+            "transport": list(conn.argv),
+            "daemon": conn.daemon,
+            "pid": shake.get("pid"),
+            "workspace": shake.get("workspace"),
+            "callgate": shake.get("callgate"),
+        }
+        try:
+            if state.view.storage.get(RECORD[0], RECORD[1]) != record:
+                state.view.storage.put(RECORD[0], RECORD[1], record)
+        except Exception:  # a store that cannot take it costs only the reattach
+            log.exception("recording the session's worker failed")
 
     async def preview(self, state: SessionState, step: Step) -> tuple[Any, dict[str, Any]]:
         """The approval preview of an ``ask``, made by the worker where the files are (the
@@ -417,6 +500,16 @@ class RemoteExecutor:
         jobs, for a dashboard of a remote session); `WorkerUnavailable` if it is gone."""
         conn = await self._session_connection(state)
         return await conn.call("session/snapshot", {"session": state.id, "extension": name})
+
+    def delivered(self, session: SessionView, call_ids: Sequence[str]) -> None:
+        """A batch's results reached the model: the host's plugins hear it (tools that ran
+        here), and so do the worker's (``session/delivered``, written before any later
+        call of this session, so the worker hears it first): the shell's job table there
+        announces a finished job only once the model has seen its id."""
+        session.host.hooks.results_delivered(call_ids, session)
+        conn = self.link.connection
+        if conn is not None and session.id in conn.sessions:
+            conn.notify("session/delivered", {"session": session.id, "calls": list(call_ids)})
 
     @staticmethod
     def _not_served(name: str) -> ToolResult:
@@ -504,6 +597,7 @@ class RemoteExecutor:
         conn = link.connection
         if conn is None or not conn.alive:
             return
+        conn.feeds.pop(session.id, None)
         if session.id in conn.sessions:
             conn.sessions.discard(session.id)
             with (
@@ -513,6 +607,25 @@ class RemoteExecutor:
                 await conn.call("session/close", {"session": session.id})
         if link.members <= 0:
             await conn.close()
+
+
+#: where a session keeps its executor in its store (`SessionStorage` namespace and key)
+RECORD = ("callgate.executor", "worker")
+
+
+def recorded_worker(owner: SessionView, argv: Sequence[str]) -> str | None:
+    """The worker ``owner`` (a resumed session) recorded, when it was reached through this
+    same transport and outlives its host (a daemon's identity); else ``None``. The store
+    never names a program: a recorded transport that differs from the one configured now
+    is not reattached to."""
+    try:
+        found = owner.storage.get(RECORD[0], RECORD[1])
+    except Exception:
+        return None
+    if not isinstance(found, dict) or found.get("transport") != list(argv):
+        return None
+    daemon = found.get("daemon")
+    return daemon if isinstance(daemon, str) and daemon else None
 
 
 @contextlib.contextmanager
@@ -533,4 +646,12 @@ def _version() -> str:
         return "0"
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "Connection", "Link", "RemoteExecutor", "WorkerUnavailable"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "RECORD",
+    "Connection",
+    "Link",
+    "RemoteExecutor",
+    "WorkerUnavailable",
+    "recorded_worker",
+]

@@ -228,6 +228,16 @@ CORE_TABLES: dict[str, dict[str, Any]] = {
                 "x-workspace": "user",
                 "x-kind": "env",
             },
+            # how long a worker outlives its host, keeping its sessions' jobs for a resume
+            # (0: it ends with its host); how long programs keep running: the user's call
+            "detach_grace_s": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 86400,
+                "default": 0,
+                "x-workspace": "user",
+                "x-kind": "limit",
+            },
         },
     },
     # read only from the user config (`_config.layers.is_trusted`); claimed so it validates there
@@ -634,6 +644,7 @@ class Host:
                     list(executor),
                     os.fspath(workspace),
                     connect_timeout=self.config("executor")["connect_timeout_s"],
+                    detach_grace=self.config("executor")["detach_grace_s"],
                 )
         elif isinstance(executor, str):
             raise TypeError("executor is an argv list, [] or an Executor, not a string")

@@ -85,12 +85,18 @@ class WorkerSession:
 class Worker:
     """Serves the executor protocol for one workspace."""
 
-    def __init__(self, workspace: str, out: Output) -> None:
+    def __init__(self, workspace: str, out: Output, daemon: str | None = None) -> None:
         self._host: WorkerHost | None = None
         self.workspace = os.path.realpath(workspace)
         self.out = out
         self.sessions: dict[str, WorkerSession] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
+        #: this worker's identity when it is a daemon that outlives its host
+        #: (`worker_daemon`), and how long it waits for a host to come back
+        self.daemon = daemon
+        self.grace_s = 0.0
+        #: no host has connected yet (a daemon waits for its first without a deadline)
+        self.first = True
 
     @property
     def host(self) -> WorkerHost:
@@ -134,7 +140,14 @@ class Worker:
 
         if self._host is None:
             self._host = self.boot(params.get("boot"))
+        detach = params.get("detach")
+        if self.daemon is not None and isinstance(detach, dict):
+            grace = detach.get("grace_s")
+            if isinstance(grace, int | float) and not isinstance(grace, bool) and grace >= 0:
+                self.grace_s = float(grace)
         return {
+            "daemon": self.daemon,
+            "sessions": sorted(self.sessions),
             "protocol": protocol.PROTOCOL,
             "callgate": _version(),
             "os": sys.platform,
@@ -148,10 +161,14 @@ class Worker:
                 "notices": True,
                 "sessions": True,
                 "preview": True,
+                "file_changes": True,
             },
         }
 
-    async def serve(self, reader: asyncio.StreamReader) -> None:
+    async def serve(self, reader: asyncio.StreamReader, *, close_sessions: bool = True) -> None:
+        """Answer one host until its input ends; then end every session (their jobs with
+        them), unless ``close_sessions`` is false (a daemon keeps them for a host that
+        comes back)."""
         try:
             while True:
                 line = await reader.readline()
@@ -164,12 +181,19 @@ class Worker:
                     continue
                 self._handle(message)
         finally:
+            if not close_sessions:  # nobody will read the calls in flight: end them (a
+                for ws in self.sessions.values():  # foreground command's process group)
+                    ws.session.cancel()  # but keep the sessions and their jobs
             for task in list(self.tasks):
                 task.cancel()
-            for ws in list(self.sessions.values()):
-                with contextlib.suppress(Exception):
-                    await ws.session.close()
-            self.sessions.clear()
+            if close_sessions:
+                await self.close_sessions()
+
+    async def close_sessions(self) -> None:
+        for ws in list(self.sessions.values()):
+            with contextlib.suppress(Exception):
+                await ws.session.close()
+        self.sessions.clear()
 
     def _handle(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -182,6 +206,16 @@ class Worker:
                     ws.session.cancel()
                 else:
                     ws.cancelled_epoch = params.get("epoch")
+            return
+        if method == "session/delivered":  # before any later request: a batch ended there
+            ws = self.sessions.get(params.get("session", ""))
+            calls = params.get("calls")
+            if ws is not None and isinstance(calls, list):
+                ids = [c for c in calls if isinstance(c, str)]
+                try:
+                    self.host.hooks.results_delivered(ids, ws.session)
+                except Exception:
+                    log.exception("callgate_results_delivered failed")
             return
         if ident is None:
             return  # an unknown notification
@@ -221,9 +255,31 @@ class Worker:
         self.out.write(protocol.response(ident, result))
 
     def _open(self, sid: str) -> dict[str, Any]:
-        if sid not in self.sessions:
-            self.sessions[sid] = WorkerSession(self.host.open_session(self.workspace))
-        return {"workspace": self.workspace}
+        """Open the host session ``sid``'s side here; ``resumed``: it was open already (a
+        daemon kept it, its jobs running, while its host was away)."""
+        resumed = sid in self.sessions
+        if resumed:  # a new host numbers its batches afresh: forget the old one's
+            kept = self.sessions[sid]
+            kept.epoch = kept.cancelled_epoch = None
+        else:
+            session = self.host.open_session(self.workspace)
+            session.file_changes.subscribe(self._forward_changes(sid))
+            self.sessions[sid] = WorkerSession(session)
+        return {"workspace": self.workspace, "resumed": resumed}
+
+    def _forward_changes(self, sid: str) -> Any:
+        """What the session's tools (and watcher) changed here goes to the host's session
+        feed too (``session/file_changes``): its plugins (a language server) hear of the
+        worker's edits. Written on the publisher's thread, so a tool's changes precede its
+        call's answer on the wire, as locally they precede its shaping."""
+
+        def forward(batch: Any) -> None:
+            changes = [[c.path, c.kind, c.origin] for c in batch]
+            self.out.write(
+                protocol.notification("session/file_changes", {"session": sid, "changes": changes})
+            )
+
+        return forward
 
     def _snapshot(self, params: dict[str, Any]) -> Any:
         """What a session extension here reports of itself (`Session.snapshot`)."""
@@ -325,17 +381,158 @@ async def _stdin_reader() -> asyncio.StreamReader:
 
 def serve(workspace: str) -> int:
     """Serve the protocol for ``workspace`` on stdio until EOF (the host boots the worker's
-    plugins and config in its ``initialize``)."""
+    plugins and config in its ``initialize``).
+
+    An ``initialize`` that asks for a grace period (``detach``) or names a daemon to
+    reattach to (``attach``) makes this worker a relay to a daemon that outlives the
+    host (`worker_daemon`): the named one if it is still there, else a new one."""
     out = Output(os.dup(1))
     os.dup2(2, 1)  # from now on, whatever prints goes to stderr, never into the protocol
     sys.stdout = sys.stderr
-    worker = Worker(workspace, out)
 
     async def main() -> None:
-        await worker.serve(await _stdin_reader())
+        reader = await _stdin_reader()
+        first = await reader.readline()
+        path = _daemon_for(first, workspace, out)
+        if path is not None:
+            await _relay(first, path, reader, out)
+            return
+        worker = Worker(workspace, out)
+        if first:
+            try:
+                worker._handle(protocol.decode(first))
+            except ValueError:
+                out.write(protocol.error(None, protocol.PARSE_ERROR, "not JSON"))
+        await worker.serve(reader)
 
     asyncio.run(main())
     return 0
 
 
-__all__ = ["Worker", "WorkerHost", "serve"]
+def serve_daemon(workspace: str, path: str) -> int:
+    """The daemon: serve one host connection at a time on ``path``; exit when a host
+    leaves with no session open, or when none came back within the grace period."""
+    import socket
+
+    from . import worker_daemon
+
+    out = worker_daemon.SocketOutput()
+    ident = os.path.basename(path).removesuffix(".sock")
+    worker = Worker(workspace, out, daemon=worker_daemon.check_identity(ident))  # type: ignore[arg-type]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o077)
+    try:
+        with worker_daemon.address(path + ".new") as bound:
+            listener.bind(bound)
+    finally:
+        os.umask(old)
+    listener.listen(4)
+    os.replace(path + ".new", path)  # the host's worker waits for the name
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        listener.setblocking(False)
+        try:
+            while True:
+                try:
+                    timeout = None if worker.first else worker.grace_s
+                    conn = await asyncio.wait_for(loop.sock_accept(listener), timeout)
+                except TimeoutError:
+                    log.info("no host came back within %g s: closing", worker.grace_s)
+                    break
+                sock = conn[0]
+                if worker_daemon.peer_uid(sock) not in (None, os.getuid()):
+                    sock.close()  # not this user (the directory is private: belt and braces)
+                    continue
+                worker.first = False
+                reader, writer = await asyncio.open_unix_connection(sock=sock, limit=1 << 30)
+                out.sock = sock
+                await worker.serve(reader, close_sessions=False)
+                out.sock = None
+                writer.close()
+                if not worker.sessions:
+                    break
+        finally:
+            await worker.close_sessions()
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            with contextlib.suppress(OSError):
+                os.unlink(path[: -len(".sock")] + ".log")
+
+    asyncio.run(main())
+    return 0
+
+
+def _daemon_for(first: bytes, workspace: str, out: Output) -> str | None:
+    """The socket of the daemon this host's ``initialize`` asks for: the one it names
+    (``attach``), if it still listens, else a new one when it asks for a grace period
+    (``detach``); ``None``: serve here (no grace asked, or no daemon could start, which
+    the host hears of as a handshake without one)."""
+    from . import worker_daemon
+
+    try:
+        params = protocol.decode(first).get("params") or {}
+    except ValueError:
+        return None
+    if not isinstance(params, dict) or protocol.decode(first).get("method") != "initialize":
+        return None
+    detach, attach = params.get("detach"), worker_daemon.check_identity(params.get("attach"))
+    try:
+        if attach is not None:
+            path = worker_daemon.socket_path(attach)
+            if _listens(path):
+                return path
+        if isinstance(detach, dict) and detach.get("grace_s"):
+            return worker_daemon.start(workspace)[1]
+    except (worker_daemon.DaemonUnavailable, OSError) as exc:
+        log.warning("serving without a daemon: %s", exc)
+    return None
+
+
+def _listens(path: str) -> bool:
+    import socket
+
+    from . import worker_daemon
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            with worker_daemon.address(path) as reach:
+                probe.connect(reach)
+        except (OSError, worker_daemon.DaemonUnavailable):
+            return False
+    return True
+
+
+async def _relay(first: bytes, path: str, reader: asyncio.StreamReader, out: Output) -> None:
+    """Copy the host's messages (``first`` included) to the daemon and its answers back."""
+    from . import worker_daemon
+
+    with worker_daemon.address(path) as reach:
+        d_reader, d_writer = await asyncio.open_unix_connection(reach, limit=1 << 30)
+    d_writer.write(first)
+
+    async def up() -> None:
+        while chunk := await reader.read(1 << 16):
+            d_writer.write(chunk)
+            await d_writer.drain()
+        with contextlib.suppress(OSError):
+            d_writer.write_eof()
+
+    async def down() -> None:
+        while chunk := await d_reader.read(1 << 16):
+            out.write(chunk)
+
+    # until the daemon closes: after the host's input ends, its answers still come back
+    sending = asyncio.ensure_future(up())
+    try:
+        await down()
+    finally:
+        sending.cancel()
+        d_writer.close()
+
+
+__all__ = ["Worker", "WorkerHost", "serve", "serve_daemon"]
+
+
+if __name__ == "__main__":  # the daemon `worker_daemon.start` starts: WORKSPACE SOCKET
+    sys.exit(serve_daemon(sys.argv[1], sys.argv[2]))

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Protocol
 from .pipeline import dispatch as _dispatch
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .pipeline import Stage
     from .view import SessionView
 
@@ -38,6 +40,11 @@ class Executor(Protocol):
         """The executor of a child session (a subagent works in the same place)."""
         ...
 
+    def delivered(self, session: SessionView, call_ids: Sequence[str]) -> None:
+        """A batch's results were shaped and handed back: tell the plugins where the
+        session's tools run (``callgate_results_delivered``)."""
+        ...
+
     async def close(self, session: SessionView) -> None:
         """The session is closing: end what the executor holds for it."""
         ...
@@ -54,6 +61,9 @@ class LocalExecutor:
 
     def for_child(self, child: SessionView) -> LocalExecutor:
         return self
+
+    def delivered(self, session: SessionView, call_ids: Sequence[str]) -> None:
+        session.host.hooks.results_delivered(call_ids, session)
 
     async def close(self, session: SessionView) -> None:
         return None

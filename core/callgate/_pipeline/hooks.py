@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -280,6 +280,12 @@ class PipelineHooks:
             if isinstance(answer, ToolResult):
                 result = answer
         return result
+
+    def results_delivered(self, call_ids: Sequence[str], session: Any) -> None:
+        """``callgate_results_delivered``: a batch's results reached the caller."""
+        caller = self._caller("callgate_results_delivered")
+        if caller is not None:
+            caller(call_ids=list(call_ids), session=session)
 
     def post_tool_use(
         self, call: ToolCall, tool: ToolSpec, result: ToolResult, session: Any

@@ -536,9 +536,15 @@ class Session:
                 self.state.cancel_event = CancelEvent()
             token = _BATCH_TURN.set(_BatchTurn(self))
             try:
-                return await _pipeline.run_batch(self.state, calls)
+                results = await _pipeline.run_batch(self.state, calls)
             finally:
                 _BATCH_TURN.reset(token)
+            if results:
+                try:
+                    self.executor.delivered(self, [r.call_id or "" for r in results])
+                except Exception:  # a plugin's bookkeeping must not cost the batch
+                    log.exception("callgate_results_delivered failed")
+            return results
         finally:
             lock.release()
 

@@ -25,8 +25,8 @@ from .config import CONFIG_SCHEMA, ShellChoice, select_shell
 from .plugin import (
     callgate_program_environment,
     callgate_register_tools,
+    callgate_results_delivered,
     callgate_session_end,
-    callgate_shape_result,
 )
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ __all__ = [
     "ShellChoice",
     "callgate_program_environment",
     "callgate_register_tools",
+    "callgate_results_delivered",
     "callgate_session_end",
-    "callgate_shape_result",
     "select_shell",
 ]

@@ -89,7 +89,7 @@ class Job:
         self.final_seen = False
         self.announced = False
         self.start_call_id: str | None = None
-        self.start_shaped: int | None = None  # the table's result count when its start was shaped
+        self.start_delivered = False  # the model has the result that started it (its id)
         self.notes: list[str] = []
         self.finished = threading.Event()
         self.log_path: str | None = None
@@ -359,7 +359,6 @@ class JobTable:
         self._dir: str | None = None
         self._dir_error: str | None = None
         self._closed = False
-        self._results_shaped = 0
         self._storage = session.storage
         for record in self._storage.jobs():  # a resumed session's earlier jobs
             job = Job.restored(record, self._storage)
@@ -467,30 +466,29 @@ class JobTable:
 
     # --- the finished-job notice -----------------------------------------------------
 
-    def result_shaped(self, call_id: str | None) -> None:
-        """Count one shaped result of the session (``callgate_shape_result``)."""
+    def results_delivered(self, call_ids: Any) -> None:
+        """A batch's results reached the model (``callgate_results_delivered``): the jobs
+        those calls started may be announced from the next batch on."""
+        ids = set(call_ids)
         with self._lock:
-            self._results_shaped += 1
             for job in self._jobs.values():
-                if job.start_shaped is None and job.start_call_id == call_id:
-                    job.start_shaped = self._results_shaped
+                if job.start_call_id in ids:
+                    job.start_delivered = True
 
     def notice(self) -> str | None:
         """What is news when the notice is delivered: jobs that ended since the last look.
 
-        A job whose start result is shaped in this same batch waits for the next
-        batch: the model has not seen its id yet (the core delivers notices with
-        the first result of a batch, after that result's shape hooks ran).
+        A job whose start result is not delivered yet (it is in this same batch) waits
+        for the next batch: the model has not seen its id yet (the core delivers notices
+        with the first result of a batch; ``callgate_results_delivered`` comes after the
+        whole batch).
         """
         news, deferred = [], False
-        with self._lock:
-            shaped = self._results_shaped
         for job in self.jobs():
             with job._lock:
                 if not job.announceable:
                     continue
-                if job.start_call_id is not None and (job.start_shaped is None
-                                                      or job.start_shaped >= shaped):
+                if job.start_call_id is not None and not job.start_delivered:
                     deferred = True
                     continue
                 job.announced = True

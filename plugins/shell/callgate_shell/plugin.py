@@ -77,11 +77,12 @@ def callgate_session_end(session: Any) -> None:
 
 
 @hookimpl
-def callgate_shape_result(call: Any, tool: Any, result: Any, session: Any) -> None:
-    """Count results, so a finished-job notice waits until its start result was delivered."""
+def callgate_results_delivered(call_ids: Any, session: Any) -> None:
+    """Mark the jobs whose start result the model now has, so a finished-job notice waits
+    until then (called where the jobs run: on a remote session's worker too)."""
     table = session.find_extension(JOBS)
     if table is not None:
         from ._jobs import JobTable
 
         if isinstance(table, JobTable):
-            table.result_shaped(call.id)
+            table.results_delivered(call_ids)

@@ -443,6 +443,10 @@ def test_apply_patch_is_hidden_and_in_the_edit_group():
     assert spec.visibility == "hidden" and spec.groups == ("Edit",)
 
 
+@pytest.mark.local_executor_only(
+    "the other writer's lease is taken, and held_paths() read, in the test process; writer "
+    "leases are per process, so a worker's gate never sees it (the sessions of one worker "
+    "share its leases: tests/reliability's races run there)")
 def test_every_path_of_the_patch_is_leased_before_anything_is_written(fs):
     """A writer holding one file's lease (another session's edit of it) holds the whole
     patch back: it waits with the first path leased and writes nothing until it has all."""

@@ -9,10 +9,12 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
-import callgate._fs.atomic as atomic
 import pytest
 from callgate_files import FILE_WATCH
+
+from tests import faults
 
 from .conftest import err
 
@@ -112,27 +114,26 @@ def test_removed_after_read_then_confirmed_absent(fs, unchanged):  # 28
     assert s.call("write_file", path="a.txt", content="new").text == "created a.txt (3 bytes)"
 
 
+# Each creator is a host of its own; the fault (wait at the barrier until both have passed
+# their gate) is a plugin module (tests/faults.py), so it is in place wherever the
+# session's tools run: in the creator's process, or its worker (--executor=bwrap-worker).
 CREATOR = textwrap.dedent("""
-    import json, os, sys, time
-    import callgate._fs.atomic as atomic
+    import json, sys
+    sys.path.insert(0, sys.argv[5])
     import callgate_files
     from callgate import sync, ToolCall
+    from tests import faults
     ws, barrier, me, content = sys.argv[1:5]
-    original = atomic.link_noreplace
-    def wait_for_both(directory, tmp, name):
-        open(os.path.join(barrier, me), "w").close()
-        deadline = time.time() + 20
-        while len(os.listdir(barrier)) < 2 and time.time() < deadline:
-            time.sleep(0.01)
-        return original(directory, tmp, name)
-    atomic.link_noreplace = wait_for_both
-    host = sync.Host.boot({"files": {"watch": False}}, plugins=[callgate_files],
-                          entrypoints=False, surface="full")
+    config = {"files": {"watch": False},
+              "test_faults": {"barrier": barrier, "barrier_name": me}}
+    host = sync.Host.boot(config, plugins=[callgate_files, faults], entrypoints=False,
+                          surface="full")
     s = host.open_session(ws)
     r = s.run(ToolCall("c", "write_file", {"path": "new.txt", "content": content}))
     print(json.dumps({"text": r.text, "sig": r.error.signature if r.error else None}))
     host.close()
 """)
+ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def test_two_sessions_creating_one_path_one_wins(fs, tmp_path):  # 29
@@ -141,7 +142,8 @@ def test_two_sessions_creating_one_path_one_wins(fs, tmp_path):  # 29
     barrier.mkdir()
     contents = {"one": "from one\n", "two": "from the second\n"}
     procs = [subprocess.Popen([sys.executable, "-c", CREATOR, str(s.workspace), str(barrier),
-                               name, content], stdout=subprocess.PIPE, text=True)
+                               name, content, ROOT], stdout=subprocess.PIPE, text=True,
+                              cwd=ROOT)
              for name, content in contents.items()]
     outs = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
     sigs = sorted(str(o["sig"]) for o in outs)
@@ -178,19 +180,14 @@ def test_two_sessions_editing_one_version_exactly_one_lands(fs):  # 30
     assert s1.read("a.txt") in (b"ONE\ntwo\nthree\n", b"one\ntwo\nTHREE\n")
 
 
-def test_rewrite_between_read_and_publish_is_caught(fs, monkeypatch, unchanged):  # 31
-    s = fs({"a.txt": "one\ntwo\n"})
+def test_rewrite_between_read_and_publish_is_caught(fs, unchanged):  # 31
+    # just before the temp is written, "one" becomes "ONE" in place (same size: only the
+    # content check sees it); a fault plugin module (tests/faults.py), so it is in place
+    # wherever the session's tools run (here, or its worker)
+    s = fs({"a.txt": "one\ntwo\n"}, plugins=(faults,),
+           config={"test_faults": {"rewrite_before_temp": "ONE"}})
     s.call("read_file", path="a.txt")
-    original = atomic.write_temp
-
-    def hook(directory, name, data, mode):
-        with open(directory.join(name), "r+b") as fh:  # same size, in place: only the
-            fh.write(b"ONE")                           # content check sees it
-        return original(directory, name, data, mode)
-
-    monkeypatch.setattr(atomic, "write_temp", hook)
     r = s.call("edit_file", path="a.txt", old_string="two", new_string="2")
-    monkeypatch.undo()
     assert err(r) == "FS_STALE_VERSION"
     assert r.text == "FS_STALE_VERSION: a.txt changed while this change was being applied; " \
         "read it again, then retry"

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import callgate_search
 import pytest
 from callgate import Host
+
+from tests import faults
 
 from .helpers import lines
 
@@ -183,8 +186,11 @@ def test_missing_rg_fails_boot_for_rg_and_falls_back_for_auto(monkeypatch, tmp_p
         Host.boot({"search": {"grep_engine": "rg"}}, plugins=[callgate_search],
                   entrypoints=False)
     assert "search.grep_engine" in str(info.value) and "ripgrep" in str(info.value)
-    s = callgate_session(plugins=[callgate_search], files={"f.txt": "needle\n"},
-                         config={"search": {"grep_engine": "auto"}})
+    # no rg beside the interpreter wherever the session's tools run: sys.executable is set
+    # there too by a fault plugin module (tests/faults.py), as here by monkeypatch
+    s = callgate_session(plugins=[callgate_search, faults], files={"f.txt": "needle\n"},
+                         config={"search": {"grep_engine": "auto"},
+                                 "test_faults": {"sys_executable": sys.executable}})
     r = s.call("grep", {"pattern": "needle"})
     assert r.text == "f.txt:1:needle" and r.meta["engine"] == "python"
 

@@ -285,6 +285,10 @@ def test_printing_hundreds_of_megabytes_does_not_exhaust_memory(shell):
 
 def test_a_launch_failure_says_it_could_not_start_bash(shell):
     s = shell()
+    # the session reaches where its tools run while the workspace exists (a remote
+    # session opens its side on the worker with its first call there: with no workspace
+    # the worker answers unavailable, and bash is never tried)
+    assert not s.call("bash", {"command": "true"}).is_error
     shutil.rmtree(s.workspace)
     r = s.call("bash", {"command": "echo hi"})
     assert r.is_error and r.error.kind == "tool_error"

@@ -19,6 +19,12 @@ from shell_helpers import jobs_of, wait_until
 posix_only = pytest.mark.skipif(os.name != "posix", reason="needs POSIX")
 
 
+OBJECT_SANDBOX = pytest.mark.local_executor_only(
+    "the sandbox is a plugin object whose record the test reads in this process; a worker "
+    "boots plugins by name, so it refuses the call rather than run unconfined "
+    "(tests/core/test_executor.py::test_a_sandbox_the_worker_cannot_boot_refuses_the_remote_call)")
+
+
 class Wrapper:
     """Prefixes every command with ``env WRAPPED=yes`` and notes what it saw."""
 
@@ -37,6 +43,7 @@ class Wrapper:
 
 
 @posix_only
+@OBJECT_SANDBOX
 def test_the_wrapper_runs_every_foreground_command_and_adds_its_note(callgate_session):
     wrapper = Wrapper()
     s = callgate_session(plugins=[callgate_shell, ("wrapper", wrapper)])
@@ -48,6 +55,7 @@ def test_the_wrapper_runs_every_foreground_command_and_adds_its_note(callgate_se
 
 
 @posix_only
+@OBJECT_SANDBOX
 def test_the_wrapper_runs_background_jobs_and_its_note_joins_the_job_notes(callgate_session):
     wrapper = Wrapper()
     s = callgate_session(plugins=[callgate_shell, ("wrapper", wrapper)])
