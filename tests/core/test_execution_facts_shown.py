@@ -59,7 +59,8 @@ def test_sessions_show_lists_the_fact_of_the_call_that_ran_only(tmp_path: Path,
     assert "execution facts" in text
     [line] = [ln for ln in text.splitlines() if ln.strip().startswith("call ")]
     assert "call w1 write_file → ok: held " + str((ws / "a.txt").resolve()) in line
-    assert "w2" not in line and "config" not in line
+    rest = line.replace(str(ws.resolve()), "WS")  # the temp path may hold "w2" (popen-gw2)
+    assert "w2" not in rest and "config" not in rest
     assert "#2 call w2 write_file" in text  # the refused call is on the timeline, factless
 
 
