@@ -91,22 +91,32 @@ def start(workspace: str) -> tuple[str, str]:
     """Start a daemon for ``workspace``; its identity and socket once it listens."""
     import subprocess
 
+    from .. import process
     from .._pipeline.lifeline import MARKER
 
     ident = secrets.token_hex(16)
     path = socket_path(ident)
-    # without the host's scope marker: the host's lifeline must not end it (its own
-    # lifeline ends what its sessions start); its own session: not the transport's group
-    env = {k: v for k, v in os.environ.items() if k != MARKER}
+    # through the spawn door, outside any session (the worker itself starts it); the
+    # worker's environment as it is, without the host's scope marker: the host's lifeline
+    # must not end it (its own lifeline ends what its sessions start)
+    env = process.Environment(
+        inherit="minimal", keep=tuple(k for k in os.environ if k != MARKER), secrets=True
+    )
+    prepared = process.prepare(
+        None,
+        # the core's own entry (`worker.serve_daemon`), not a command line it may lack
+        [sys.executable, "-m", DAEMON_MODULE, workspace, path],
+        sandbox="off",
+        env=env,
+        purpose="the worker daemon",
+    )
     log_path = os.path.join(socket_dir(), f"{ident}.log")
     with open(log_path, "ab") as errors:
-        proc = subprocess.Popen(
-            # the core's own entry (`worker.serve_daemon`), not a command line it may lack
-            [sys.executable, "-m", DAEMON_MODULE, workspace, path],
+        # its own session: not the transport's process group
+        proc = prepared.popen(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errors,
-            env=env,
             start_new_session=True,
             close_fds=True,
         )
