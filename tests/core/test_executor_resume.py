@@ -213,15 +213,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _handshake(workspace: Path, **params: Any) -> dict[str, Any]:
+def _handshake(workspace: Path, worker: list[str] = WORKER, cwd: Path | None = None,
+               **params: Any) -> dict[str, Any]:
     """``initialize`` sent straight to ``callgate worker``: its answer (then EOF)."""
     from callgate._executor import protocol
 
     message = protocol.request(1, "initialize", {
         "protocol": protocol.PROTOCOL, "callgate": "0",
         "boot": {"config": {}, "environ": {}, "entry_points": [], "modules": []}, **params})
-    done = subprocess.run([*[a.replace("{workspace}", str(workspace)) for a in WORKER]],
-                          input=message, capture_output=True, timeout=120)
+    done = subprocess.run([*[a.replace("{workspace}", str(workspace)) for a in worker]],
+                          input=message, capture_output=True, timeout=120, cwd=cwd)
     return json.loads(done.stdout.splitlines()[0])["result"]  # type: ignore[no-any-return]
 
 
@@ -274,4 +275,20 @@ def test_a_deep_state_directory_still_holds_a_daemons_socket(
     answer = _handshake(tmp_path, detach={"grace_s": 60})
     assert answer["daemon"] and len(answer["daemon"]) == 32
     assert len(str(deep / "workers" / f"{answer['daemon']}.sock")) > 110
+    _wait_for(lambda: not _daemons(), 30)  # its host left with no session open
+
+
+def test_a_daemon_started_from_the_workspace_never_imports_from_it(tmp_path: Path) -> None:
+    """The daemon is callgate's own code run with ``python -m``, which puts the current
+    directory first on ``sys.path``: started from a workspace holding a planted ``callgate``
+    package, it still runs the installed one (the worker here is started with ``-P`` so that
+    only the daemon could pick the planted package up)."""
+    ws = tmp_path / "ws"
+    (ws / "callgate").mkdir(parents=True)
+    ran = tmp_path / "planted-ran"
+    (ws / "callgate" / "__init__.py").write_text(f"open({str(ran)!r}, 'w').close()\n")
+    worker = [sys.executable, "-P", *WORKER[1:]]
+    answer = _handshake(ws, worker, cwd=ws, detach={"grace_s": 60})
+    assert not ran.exists()
+    assert answer["daemon"] and len(answer["daemon"]) == 32
     _wait_for(lambda: not _daemons(), 30)  # its host left with no session open

@@ -104,9 +104,11 @@ def start(workspace: str) -> tuple[str, str]:
     )
     prepared = process.prepare(
         None,
-        # the core's own entry (`worker.serve_daemon`), not a command line it may lack
-        [sys.executable, "-m", DAEMON_MODULE, workspace, path],
+        # the core's own entry (`worker.serve_daemon`), not a command line it may lack; -P
+        # and a private cwd: the workspace is never on its sys.path (a planted callgate/)
+        [sys.executable, "-P", "-m", DAEMON_MODULE, os.path.realpath(workspace), path],
         sandbox="off",
+        cwd=socket_dir(),
         env=env,
         purpose="the worker daemon",
     )
