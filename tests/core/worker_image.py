@@ -261,8 +261,9 @@ def _rootfs_tar(target: Path, venv: Path) -> None:
         for name in ("usr", "etc", "root", "opt", "var", "var/tmp", "dev", "proc", "sys"):
             add_dir(tar, name)
         add_dir(tar, "tmp", 0o1777)
+        files = _debian_files(debian_packages())
         parents: set[str] = set()
-        for path in _debian_files(debian_packages()):
+        for path in files:
             parent = os.path.dirname(path)
             while parent not in ("/", "") and parent not in parents:
                 parents.add(parent)
@@ -270,7 +271,7 @@ def _rootfs_tar(target: Path, venv: Path) -> None:
         for parent in sorted(parents):
             if parent.strip("/") not in MERGED and not os.path.islink(parent):
                 add_dir(tar, parent.lstrip("/"))
-        for path in _debian_files(debian_packages()):
+        for path in files:
             if path.lstrip("/") in added:
                 continue
             added.add(path.lstrip("/"))

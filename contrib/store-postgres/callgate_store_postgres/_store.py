@@ -115,6 +115,8 @@ TABLES = (
     "callgate_jobs",
     "callgate_facts",
 )
+#: the tables whose rows belong to one session (its ``session`` column)
+SESSION_TABLES = TABLES[TABLES.index("callgate_entries") :]
 
 
 # --- values PostgreSQL can hold -------------------------------------------------------------
@@ -1061,13 +1063,7 @@ class PostgresStore:
         version = self._query("SELECT value FROM callgate_meta WHERE key = 'schema_version'")
         if not version or int(version[0][0]) != SCHEMA_VERSION:
             problems.append(f"schema version {version[0][0] if version else None}")
-        for table in (
-            "callgate_entries",
-            "callgate_state",
-            "callgate_ledger",
-            "callgate_jobs",
-            "callgate_facts",
-        ):
+        for table in SESSION_TABLES:
             orphans = self._query(
                 f"SELECT COUNT(*) FROM {table} x WHERE NOT EXISTS (SELECT 1 "
                 "FROM callgate_sessions s WHERE s.id = x.session)"
@@ -1088,13 +1084,7 @@ class PostgresStore:
             "SELECT id FROM callgate_sessions WHERE parent = %s", (session,)
         ).fetchall():
             self._delete_session(cur, child)
-        for table in (
-            "callgate_entries",
-            "callgate_state",
-            "callgate_ledger",
-            "callgate_jobs",
-            "callgate_facts",
-        ):
+        for table in SESSION_TABLES:
             cur.execute(f"DELETE FROM {table} WHERE session = %s", (session,))
         cur.execute("DELETE FROM callgate_sessions WHERE id = %s", (session,))
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from callgate import ToolResult
 from callgate.native import NativeFace, NativeInputError
-from callgate_providers import render_result
 
 EDITOR = "str_replace_based_edit_tool"
 #: the canonical tools the native editors stand in for
@@ -102,6 +101,8 @@ def _editor_answer(item: Mapping[str, Any], results: Sequence[ToolResult]) -> di
         result.content = [TextBlock(_view_text(b.text)) if isinstance(b, TextBlock) else b
                           for b in result.content]
     result.call_id = str(item.get("id") or result.call_id or "")
+    from callgate_providers import render_result  # here: boot need not load the renderings
+
     return render_result(result, "anthropic")  # type: ignore[no-any-return]
 
 

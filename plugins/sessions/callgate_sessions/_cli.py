@@ -29,6 +29,8 @@ from typing import Any
 from callgate.host import ConfigError, sessions_settings
 from callgate.store import SEARCH_KINDS, StoreError, open_store
 
+from ._render import arguments_text
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PREVIEW = 80
 #: what a terminal would act on: C0 controls but newline and tab, DEL, C1 controls, and the
@@ -79,10 +81,6 @@ def _when(at: float | None) -> str:
 def _short(text: str | None, limit: int = PREVIEW) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _args_text(arguments: Any) -> str:
-    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
 
 def _run(command: Any, args: argparse.Namespace) -> int:
@@ -201,7 +199,7 @@ def _entry_line(entry: Any) -> str:
     tool = f" → {entry.tool}" if entry.tool else ""
     head = (
         f"#{entry.seq} call {entry.call_id} {entry.name}{tool} "
-        f"{_short(_args_text(entry.arguments), 120)} → {entry.outcome}{took}{judged}"
+        f"{_short(arguments_text(entry.arguments), 120)} → {entry.outcome}{took}{judged}"
     )
     return head + "\n      " + _short(entry.seen, 200)
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from callgate import ToolResult
 from callgate.native import NativeFace, NativeInputError
-from callgate_providers import render_result
 
 #: the status line bash's result ends with (``[exit code 3]``)
 _STATUS = re.compile(r"\n?\[exit code -?\d+\]\Z")
@@ -38,6 +37,8 @@ def _bash_answer(item: Mapping[str, Any], results: Sequence[ToolResult]) -> dict
     else:
         [result] = results
     result.call_id = str(item.get("id") or result.call_id or "")
+    from callgate_providers import render_result  # here: boot need not load the renderings
+
     return render_result(result, "anthropic")  # type: ignore[no-any-return]
 
 
