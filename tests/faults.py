@@ -48,7 +48,10 @@ SCHEMA: dict[str, Any] = {
 }
 
 _lock = threading.Lock()
-_undo: dict[str, list[Any]] = {}  # session id -> what restores the functions it patched
+#: (module, name) -> the unpatched function and the (session id, wrapper factory) pairs
+#: applied over it, in order: a session's end re-composes what the others still apply, so
+#: two sessions of one process ending in any order leave no fault behind
+_patches: dict[tuple[Any, str], tuple[Any, list[tuple[str, Any]]]] = {}
 
 
 @hookimpl(tryfirst=True)
@@ -58,10 +61,21 @@ def callgate_register_tools(registry: Any) -> None:
         sys.executable = table["sys_executable"]
 
 
+def _compose(module: Any, name: str) -> None:
+    base, layers = _patches[(module, name)]
+    function = base
+    for _, factory in layers:
+        function = factory(function)
+    setattr(module, name, function)
+    if not layers:
+        del _patches[(module, name)]
+
+
 def _patch(session: Any, module: Any, name: str, replacement: Any) -> None:
-    original = getattr(module, name)
-    setattr(module, name, replacement(original))
-    _undo.setdefault(session.id, []).append(lambda: setattr(module, name, original))
+    _patches.setdefault((module, name), (getattr(module, name), []))[1].append(
+        (session.id, replacement)
+    )
+    _compose(module, name)
 
 
 @hookimpl
@@ -101,5 +115,7 @@ def callgate_session_start(session: Any) -> None:
 @hookimpl
 def callgate_session_end(session: Any) -> None:
     with _lock:
-        for undo in reversed(_undo.pop(session.id, [])):
-            undo()
+        for key, (_, layers) in list(_patches.items()):
+            if any(sid == session.id for sid, _ in layers):
+                layers[:] = [(sid, f) for sid, f in layers if sid != session.id]
+                _compose(*key)

@@ -58,3 +58,22 @@ def test_a_workspace_cannot_switch_a_fault_on(tmp_path: Path, where: str) -> Non
         result = _edit(session)
     assert not result.is_error, result.text
     assert (tmp_path / "a.txt").read_bytes() == b"one\n2\n"
+
+
+def test_two_sessions_ending_in_either_order_leave_no_fault_behind(tmp_path: Path) -> None:
+    """Two local sessions of one process both patch the atomic writer; the first to end
+    must not restore over the second's patch (which would leave the second's wrapper in
+    place for good when it ends): after both, the writer is the original function."""
+    import callgate._fs.atomic as atomic
+
+    original = atomic.write_temp
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    config = {"files": {"watch": False}, **REWRITE}
+    with sync.Host.boot(config, plugins=[callgate_files, faults], entrypoints=False) as host:
+        first = host.open_session(tmp_path / "a", executor=[])
+        second = host.open_session(tmp_path / "b", executor=[])
+        first.close()
+        assert atomic.write_temp is not original  # the second's fault still applies
+        second.close()
+    assert atomic.write_temp is original
