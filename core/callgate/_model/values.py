@@ -1,8 +1,8 @@
 """The values that flow through the pipeline: calls, results, violations, decisions.
 
 They are plain attrs classes so that plugins, the CLI and tests can build and
-compare them without touching a host. `cattrs` (see `_cli.serial`) turns them into
-the JSON shapes the replay CLI prints.
+compare them without touching a host. The CLI's replay serialiser
+(`callgate_cli._serial`) turns them into the JSON shapes the replay CLI prints.
 """
 
 from __future__ import annotations
