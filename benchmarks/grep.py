@@ -33,7 +33,8 @@ from typing import Any
 import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_search
 from callgate import ToolCall, sync
-from callgate_search._engine_rg import BASE_FLAGS, find_rg
+from callgate_search._engine_rg import BASE_FLAGS
+from callgate_search._rg import find_rg
 
 PATTERNS = (
     r"def __init_subclass__",  # a rare identifier: literal-led (78 lines in CPython 3.11's tree)
