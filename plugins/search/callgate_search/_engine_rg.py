@@ -129,10 +129,13 @@ def search(rg: str, req: GrepRequest, session: Any) -> Iterator[FileHits]:
                 return
 
 
-FLOOD_MATCHES_PER_CAP = 2
+FLOOD_MATCHES_PER_CAP = 1
 """The parallel run gives up past this many match lines per match the request keeps
-(``max_matches``): the cap is then surely exceeded, and the ordered run stops reading
-there instead of searching the whole tree."""
+(``max_matches``): the answer is then (all but surely) cut at the cap, which the ordered
+run reaches after reading only the start of the tree in path order, where the parallel
+one has to search all of it. The common answer, under the cap, never floods. A flood
+costs the parallel run up to that point: about ``max_matches / total matches`` of its
+whole-tree time (issue 38, benchmarks/profiles.md)."""
 FLOOD_BYTES = 16 << 20
 """... or past this much rg output (long lines, wide context): what the ordered run would
 not have read is not held in memory."""

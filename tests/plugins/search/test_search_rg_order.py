@@ -199,18 +199,18 @@ def test_the_flood_bound_counts_match_lines_against_the_cap(
         callgate_session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Up to FLOOD_MATCHES_PER_CAP x the cap the parallel run answers alone; past it the
     ordered run takes over (the bytes bound is far away here)."""
-    _write(tmp_path, {f"f{i:02}.txt": "needle\n" for i in range(12)})
+    per_cap = _engine_rg.FLOOD_MATCHES_PER_CAP
+    _write(tmp_path, {f"f{i:02}.txt": "needle\n" for i in range(12 * per_cap)})
     runs = _runs(monkeypatch)
     s = _session(callgate_session, tmp_path)
-    wide = s.call("grep", {"pattern": "needle", "max_matches": 6})  # 12 = 2 x 6: no flood
+    at_bound = s.call("grep", {"pattern": "needle", "max_matches": 12})
     assert len(runs) == 1
     runs.clear()
-    narrow = s.call("grep", {"pattern": "needle", "max_matches": 5})  # 12 > 2 x 5: flood
-    assert len(runs) == 2 and "--sort" in runs[1]
-    assert wide.text.split("\n")[:5] == narrow.text.split("\n")[:5] == \
-        [f"f{i:02}.txt:1:needle" for i in range(5)]
-    assert wide.text.endswith("(truncated at 6 matches; narrow the pattern, path or glob)")
-    assert narrow.text.endswith("(truncated at 5 matches; narrow the pattern, path or glob)")
+    past = s.call("grep", {"pattern": "needle", "max_matches": 11})
+    assert len(runs) == 2 and "--sort" not in runs[0] and "--sort" in runs[1]
+    assert at_bound.text.split("\n")[:11] == past.text.split("\n")[:11] == \
+        [f"f{i:02}.txt:1:needle" for i in range(11)]
+    assert past.text.endswith("(truncated at 11 matches; narrow the pattern, path or glob)")
 
 
 SLOW_RG = """\
