@@ -274,6 +274,8 @@ def _run(argv: list[str], req: GrepRequest, session: Any) -> Generator[bytes, No
             assert proc.stdout is not None
             for raw in proc.stdout:
                 saw_output = True
+                if not raw.endswith(b"\n"):
+                    break  # rg killed mid-line (deadline, cancellation): not a message
                 yield raw
         finally:
             done.set()

@@ -228,6 +228,8 @@ else:
     say("begin", path={"text": "./a.txt"})
     say("match", path={"text": "./a.txt"}, lines={"text": "needle\\n"}, line_number=1)
     say("end", path={"text": "./a.txt"})
+sys.stdout.write('{"type":"begin","data":{"path":{"te')  # cut off mid-line by the kill
+sys.stdout.flush()
 time.sleep(120)
 """
 
@@ -237,7 +239,7 @@ def test_the_deadline_stops_rg_in_both_modes(callgate_session: Any, tmp_path: Pa
                                              monkeypatch: pytest.MonkeyPatch,
                                              mode: str) -> None:
     """rg that never ends is killed at the deadline; what it reported is kept (in path
-    order) above the timed-out line."""
+    order) above the timed-out line, and the message it was cut off in is dropped."""
     fake = tmp_path / "bin" / "rg"
     fake.parent.mkdir()
     fake.write_text(f"#!{sys.executable}\n{SLOW_RG}")
