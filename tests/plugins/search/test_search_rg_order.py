@@ -242,7 +242,7 @@ def test_the_deadline_stops_rg_in_both_modes(callgate_session: Any, tmp_path: Pa
     order) above the timed-out line, and the message it was cut off in is dropped."""
     fake = tmp_path / "bin" / "rg"
     fake.parent.mkdir()
-    fake.write_text(f"#!{sys.executable}\n{SLOW_RG}")
+    fake.write_text(f"#!{sys.executable} -IS\n{SLOW_RG}")
     fake.chmod(0o755)
     monkeypatch.setattr(callgate_search.plugin, "find_rg", lambda: str(fake))
     ws = tmp_path / "ws"
@@ -250,9 +250,9 @@ def test_the_deadline_stops_rg_in_both_modes(callgate_session: Any, tmp_path: Pa
     if mode == "ordered":
         monkeypatch.setattr(_engine_rg, "FLOOD_BYTES", 0)
     runs = _runs(monkeypatch)
-    s = _session(callgate_session, ws, search={"grep_engine": "rg", "timeout_s": 1})
+    s = _session(callgate_session, ws, search={"grep_engine": "rg", "timeout_s": 3})
     result = s.call("grep", {"pattern": "needle", "path": "."})
-    timed_out = "... (timed out after 1 s; results incomplete; narrow the path or pattern)"
+    timed_out = "... (timed out after 3 s; results incomplete; narrow the path or pattern)"
     if mode == "parallel":
         assert result.text.split("\n") == ["a.txt:1:needle", "b.txt:1:needle b", timed_out]
         assert len(runs) == 1
