@@ -8,6 +8,8 @@ import random
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +264,44 @@ def test_the_deadline_stops_rg_in_both_modes(callgate_session: Any, tmp_path: Pa
     # timed out, not ended: rg was still running (it sleeps 120 s), and the answer came
     # back, so it was killed (the engine waits for it)
     assert result.meta["timed_out"] is True
+
+
+@pytest.mark.parametrize("mode", ["parallel", "ordered"])
+def test_cancelling_the_batch_stops_rg_in_both_modes(callgate_session: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     mode: str) -> None:
+    """rg that never ends is killed when the batch is cancelled (the deadline is an hour
+    away), in the parallel run and in the ordered one a flood falls back to."""
+    started = tmp_path / "started"
+    fake = tmp_path / "bin" / "rg"
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable} -IS\n"
+                    f"import sys, time\nprint('{{\"type\":\"summary\",\"data\":{{}}}}', "
+                    f"flush=True)\n"
+                    f"if '--sort' in sys.argv or {mode == 'parallel'}:\n"
+                    f"    open({str(started)!r}, 'w').close()\n"
+                    f"time.sleep(600)\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(callgate_search.plugin, "find_rg", lambda: str(fake))
+    ws = tmp_path / "ws"
+    _write(ws, {"a.txt": "needle\n"})
+    if mode == "ordered":
+        monkeypatch.setattr(_engine_rg, "FLOOD_BYTES", 0)
+    runs = _runs(monkeypatch)
+    s = _session(callgate_session, ws, search={"grep_engine": "rg", "timeout_s": 3600})
+
+    def cancel_once_rg_runs() -> None:
+        for _ in range(600):
+            if started.exists():
+                break
+            time.sleep(0.05)
+        s.session.cancel()
+
+    canceller = threading.Thread(target=cancel_once_rg_runs)
+    canceller.start()
+    result = s.call("grep", {"pattern": "needle"})
+    canceller.join()
+    assert started.exists(), "the stand-in rg never started"
+    assert result.is_error and "grep: cancelled before the search finished" in result.text, \
+        result.text
+    assert len(runs) == (1 if mode == "parallel" else 2)
