@@ -7,8 +7,9 @@ one warm-up round, so all three see the same page cache and machine load;
 the figures are medians, and the ratios are taken between medians of the
 same run:
 
-- ``rg``: the ``rg`` binary callgate finds, run with the exact flags the rg
-  engine passes (``--json --sort path --no-config ...``), its output drained;
+- ``rg``: the ``rg`` binary callgate finds, run with the flags the rg engine passes
+  (``--json --no-config ...``: parallel, unordered, as the engine runs it unless the
+  output floods; issue 38), its output drained;
 - ``tool``: ``grep`` through ``Session.run_batch`` (validation, gates, result
   shaping), ``[search] grep_engine = "rg"``;
 - ``python``: the same call with ``grep_engine = "python"``.
@@ -33,7 +34,8 @@ from typing import Any
 import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import callgate_search
 from callgate import ToolCall, sync
-from callgate_search._engine_rg import BASE_FLAGS, find_rg
+from callgate_search._engine_rg import BASE_FLAGS
+from callgate_search._rg import find_rg
 
 PATTERNS = (
     r"def __init_subclass__",  # a rare identifier: literal-led (78 lines in CPython 3.11's tree)

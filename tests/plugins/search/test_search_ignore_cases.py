@@ -27,8 +27,9 @@ from typing import Any
 import attrs
 import callgate_code
 import pytest
-from callgate_search._engine_rg import command, find_rg
+from callgate_search._engine_rg import command
 from callgate_search._grep_model import GrepRequest
+from callgate_search._rg import find_rg
 from callgate_toolkit.walk import IgnoreRules
 
 
