@@ -1,0 +1,102 @@
+"""What one ``tools/call`` costs ``callgate serve`` beyond the SDK's own path (issue 38,
+the stdio row), pinned as mechanisms, counted, never timed:
+
+- a message from stdin reaches the server with no task of callgate's own in between (the
+  unreadable-line answering happens in the reading task);
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from callgate import Host
+from callgate_mcp_serve import CallgateMCP, ElicitationApprover
+from callgate_mcp_serve import _stdio
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+
+from .test_server import run
+from .toolkit import Toolkit
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    w = tmp_path / "ws"
+    w.mkdir()
+    (w / "a.txt").write_text("hello world\n")
+    return w
+
+
+def _app(ws: Path) -> CallgateMCP:
+    host = Host.boot({}, plugins=[Toolkit(), ElicitationApprover()], entrypoints=False)
+    return CallgateMCP(host, ws)
+
+
+def _unreadable() -> Exception:
+    try:
+        types.jsonrpc_message_adapter.validate_json(
+            '{"jsonrpc": "2.0", "id": 4, "method": "x", "params": {"p": "\\udc00"}}',
+            by_name=False)
+    except Exception as exc:
+        return exc
+    raise AssertionError("the SDK read it")
+
+
+def test_stdin_reaches_the_server_without_a_relay_task(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server reads the SDK's stdin stream itself (wrapped, not relayed): while it
+    serves, the only task is the serving one, and a line the SDK could not read is still
+    answered with its error, in that task."""
+    sdk_in, sdk_read = create_context_streams[SessionMessage | Exception](8)
+    sdk_write, written = create_context_streams[SessionMessage](8)
+    ping = SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=5, method="ping"))
+    seen: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def fake_stdio() -> AsyncIterator[tuple[Any, Any]]:
+        yield sdk_read, sdk_write
+
+    async def fake_run(read_stream: Any, write_stream: Any, _options: Any) -> None:
+        seen["tasks"] = len(asyncio.all_tasks())
+        seen["first"] = await read_stream.receive()  # the unreadable line is skipped
+        with anyio.fail_after(5):
+            seen["answer"] = await written.receive()  # ... and answered
+
+    app = _app(ws)
+    monkeypatch.setattr(_stdio, "stdio_server", fake_stdio)
+    monkeypatch.setattr(_stdio, "SIGNALS", ())
+    monkeypatch.setattr(app.server, "run", fake_run)
+
+    async def scenario() -> None:
+        await sdk_in.send(_unreadable())
+        await sdk_in.send(ping)
+        await _stdio.serve_stdio(app)
+
+    run(scenario)
+    assert seen["tasks"] == 1  # the serving task alone: no relay in front of the server
+    assert seen["first"] is ping
+    answer = seen["answer"].message
+    assert isinstance(answer, types.JSONRPCError) and answer.id == 4
+    assert answer.error.code == types.PARSE_ERROR
+
+
+def test_the_wrapped_stream_ends_with_the_sdk_s_and_keeps_the_sender_s_context() -> None:
+    async def scenario() -> None:
+        sdk_in, sdk_read = create_context_streams[SessionMessage | Exception](2)
+        _, replies = create_context_streams[SessionMessage](2)
+        stream = _stdio.AnsweringStream(sdk_read, replies)
+        ping = SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=1, method="ping"))
+        await sdk_in.send(ping)
+        await sdk_in.aclose()
+        got = [item async for item in stream]
+        assert got == [ping]
+        assert stream.last_context is sdk_read.last_context is not None
+
+    anyio.run(scenario)
