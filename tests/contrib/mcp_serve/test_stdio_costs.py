@@ -3,6 +3,8 @@ the stdio row), pinned as mechanisms, counted, never timed:
 
 - a message from stdin reaches the server with no task of callgate's own in between (the
   unreadable-line answering happens in the reading task);
+- a call whose request brought no ``progressToken`` gets no progress reporter (no
+  forwarding, no flush before its result); one that brought a token still gets one;
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import mcp_types as types
 import pytest
 from callgate import Host
 from callgate_mcp_serve import CallgateMCP, ElicitationApprover
-from callgate_mcp_serve import _stdio
+from callgate_mcp_serve import _progress, _stdio
+from mcp import Client
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
@@ -100,3 +103,34 @@ def test_the_wrapped_stream_ends_with_the_sdk_s_and_keeps_the_sender_s_context()
         assert stream.last_context is sdk_read.last_context is not None
 
     anyio.run(scenario)
+
+
+def test_a_call_without_a_progress_token_gets_no_reporter(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[_progress.Reporter] = []
+    real_init = _progress.Reporter.__init__
+
+    def counted(self: _progress.Reporter, ctx: Any) -> None:
+        made.append(self)
+        real_init(self, ctx)
+
+    monkeypatch.setattr(_progress.Reporter, "__init__", counted)
+    heard: list[float] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append(done)
+
+    async def scenario() -> tuple[int, int]:
+        async with Client(_app(ws).server, mode="legacy") as client:
+            for _ in range(3):
+                r = await client.call_tool("peek", {"path": "a.txt"})
+                assert not r.is_error, r.content
+            plain = len(made)
+            r = await client.call_tool("peek", {"path": "a.txt"},
+                                       progress_callback=on_progress)
+            assert not r.is_error, r.content
+            return plain, len(made)
+
+    plain, tokened = run(scenario)
+    assert plain == 0   # three calls without a token: no reporter at all
+    assert tokened == 1  # the call that asked for progress has one
