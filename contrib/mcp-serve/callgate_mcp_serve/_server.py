@@ -112,12 +112,44 @@ def to_mcp_result(host: Host, result: ToolResult, *, max_chars: int | None = Non
     server's, or a tool's with an ``output_schema``) is ``structuredContent``, never more than
     the text the model may read: clipped to ``max_chars`` (default ``[results] max_chars``)
     or dropped when the host changed the text (`_structured`)."""
-    rendered: dict[str, Any] = {"content": _ordered_blocks(result), "isError": result.is_error}
+    rendered, _own = _rendered(host, result, max_chars, output_schema)
+    try:
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+    except ValueError:  # a block the SDK's model refuses: the host's own rendering
+        rendered["content"] = providers.render_result(result, "mcp")["content"]
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+
+
+def wire_result(host: Host, result: ToolResult, *, max_chars: int | None = None,
+                output_schema: Any = None) -> dict[str, Any] | types.CallToolResult:
+    """`to_mcp_result` for a ``tools/call`` answer: when the blocks are callgate's own
+    (text and images, always valid), the result's wire fields as a plain dict, which the SDK
+    validates once on its way out (its per-version sieve) and sends as it would the model;
+    building the model here first cost a validation and a dump per call that the sieve then
+    repeated. A proxied server's original blocks still go through the model, whose refusal
+    falls back to the host's rendering. The bytes sent are the same either way."""
+    rendered, own = _rendered(host, result, max_chars, output_schema)
+    if own:
+        # the model's default, which 2026-07-28 requires on the wire (older versions drop it)
+        rendered["resultType"] = "complete"
+        return rendered
+    try:
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+    except ValueError:  # a block the SDK's model refuses: the host's own rendering
+        rendered["content"] = providers.render_result(result, "mcp")["content"]
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+
+
+def _rendered(host: Host, result: ToolResult, max_chars: int | None, output_schema: Any
+              ) -> tuple[dict[str, Any], bool]:
+    """The ``CallToolResult`` fields (by alias) of ``result``, and whether its blocks are the
+    ones callgate builds (not a proxied server's originals)."""
     meta = result.meta or {}
     original = meta.get("mcp_content")
-    if isinstance(original, list) and original and \
-            meta.get("mcp_text_sha256") == hashlib.sha256(result.text.encode()).hexdigest():
-        rendered["content"] = original
+    own = not (isinstance(original, list) and original and meta.get("mcp_text_sha256")
+               == hashlib.sha256(result.text.encode()).hexdigest())
+    rendered: dict[str, Any] = {"content": _ordered_blocks(result) if own else original,
+                                "isError": result.is_error}
     budget = max_chars if max_chars is not None else int(host.config("results")["max_chars"])
     data, notes = _structured.structured_content(result, budget, output_schema)
     if data is not None:
@@ -127,11 +159,7 @@ def to_mcp_result(host: Host, result: ToolResult, *, max_chars: int | None = Non
     if result.error is not None:
         rendered.setdefault("_meta", {})["callgate/error"] = {
             "kind": result.error.kind, "signature": result.error.signature}
-    try:
-        return types.CallToolResult.model_validate(rendered, by_name=False)
-    except ValueError:  # a block the SDK's model refuses: the host's own rendering
-        rendered["content"] = providers.render_result(result, "mcp")["content"]
-        return types.CallToolResult.model_validate(rendered, by_name=False)
+    return rendered, own
 
 
 def _ordered_blocks(result: ToolResult) -> list[dict[str, Any]]:
@@ -585,7 +613,7 @@ class CallgateMCP:
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
                          params: types.CallToolRequestParams
-                         ) -> types.CallToolResult | types.InputRequiredResult:
+                         ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         if params.request_state is not None:
             running = self._waiting.pop(params.request_state, None)
             if running is None or running.call.name != params.name:
@@ -609,7 +637,7 @@ class CallgateMCP:
             else:
                 self._tasks.start_soon(self._run, running, channel, _progress.reporter(ctx),
                                        name=f"callgate {params.name}")
-        return await self._outcome(running)
+        return await self._outcome(running, wire=True)
 
     def _elicit_for(self, ctx: ServerRequestContext[Any, Any], running: _Running,
                     lend: bool = True) -> Any:
@@ -751,8 +779,11 @@ class CallgateMCP:
                  pair.planner.id, pair.executor.id)
         return _pair.approved()
 
-    async def _outcome(self, running: _Running
-                       ) -> types.CallToolResult | types.InputRequiredResult:
+    async def _outcome(self, running: _Running, *, wire: bool = False
+                       ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+        """What the call's request answers: its approval question (2026-07-28), or its
+        result; with ``wire``, a result of callgate's own blocks as the dict the SDK sends
+        (`wire_result`), else the SDK's model."""
         try:
             kind, payload = await running.events.receive()
         except anyio.get_cancelled_exc_class():
@@ -774,9 +805,10 @@ class CallgateMCP:
         session = self.session
         spec = session.tool(running.call.name) if session is not None and \
             isinstance(running.call.name, str) else None
-        return to_mcp_result(self.host, payload,
-                             max_chars=session.max_chars if session is not None else None,
-                             output_schema=spec.output_schema if spec is not None else None)
+        shape = wire_result if wire else to_mcp_result
+        return shape(self.host, payload,
+                     max_chars=session.max_chars if session is not None else None,
+                     output_schema=spec.output_schema if spec is not None else None)
 
 
 __all__ = ["APPROVAL_TIMEOUT_S", "CallgateMCP", "client_can_elicit", "to_mcp_result"]

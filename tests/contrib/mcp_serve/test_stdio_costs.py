@@ -5,6 +5,9 @@ the stdio row), pinned as mechanisms, counted, never timed:
   unreadable-line answering happens in the reading task);
 - a call whose request brought no ``progressToken`` gets no progress reporter (no
   forwarding, no flush before its result); one that brought a token still gets one;
+- a result of callgate's own blocks is validated once, by the SDK's per-version sieve on its
+  way out, not first built into the SDK's model here (a validation and a dump that the
+  sieve repeated); the sieve makes the same wire fields of it either way.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from callgate import Host
-from callgate_mcp_serve import CallgateMCP, ElicitationApprover
-from callgate_mcp_serve import _progress, _stdio
+from callgate import Host, ToolResult
+from callgate.results import ImageBlock, TextBlock
+from callgate_mcp_serve import CallgateMCP, ElicitationApprover, _progress, _stdio
+from callgate_mcp_serve._server import to_mcp_result, wire_result
 from mcp import Client
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from .test_server import run
 from .toolkit import Toolkit
@@ -134,3 +140,57 @@ def test_a_call_without_a_progress_token_gets_no_reporter(
     plain, tokened = run(scenario)
     assert plain == 0   # three calls without a token: no reporter at all
     assert tokened == 1  # the call that asked for progress has one
+
+
+def test_a_call_s_result_is_not_built_into_the_sdk_s_model_by_callgate(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    validated: list[Any] = []
+    real = types.CallToolResult.model_validate
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        validated.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(types.CallToolResult, "model_validate", counted)
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with Client(_app(ws).server, mode="legacy") as client:
+            return [await client.call_tool("peek", {"path": "a.txt"}),
+                    await client.call_tool("boom", {})]
+
+    ok, failed = run(scenario)
+    assert "hello world" in ok.content[0].text and not ok.is_error  # type: ignore[union-attr]
+    assert failed.is_error and (failed.meta or {})["callgate/error"]["kind"] == "tool_error"
+    assert validated == []  # the SDK's sieve validated them, on their way out, once
+
+
+def _results() -> list[ToolResult]:
+    png = bytes.fromhex("89504e470d0a1a0a")
+    return [
+        ToolResult.ok("hello\nworld"),
+        ToolResult.ok(""),
+        ToolResult(content=[TextBlock("before"), ImageBlock("image/png", png),
+                            TextBlock("after")]),
+        ToolResult.failure("tool_error", "it broke: \u2028 \x1b[31m", "BROKE"),
+        ToolResult.ok("x" * 50, {"structured_content": {"a": [1, 2.5, None, "s"], "b": {}},
+                                 "truncated": True}),
+        ToolResult.ok("data", {"structured_content": {"n": 1}}),
+        ToolResult.failure("not_found", "no such file", meta={"structured_content": "no"}),
+    ]
+
+
+@pytest.mark.parametrize("version", SUPPORTED_PROTOCOL_VERSIONS)
+def test_the_wire_fields_are_the_model_s_for_every_protocol_version(
+        ws: Path, version: str) -> None:
+    """What the SDK sends for the dict is what it sent for the model, field for field and in
+    the same order (it re-dumps both through the version's own model)."""
+    host = _app(ws).host
+    for result in _results():
+        for schema in (None, {"type": "object"}, {"type": "object", "required": ["n"]}):
+            fields = wire_result(host, result, max_chars=40, output_schema=schema)
+            assert isinstance(fields, dict)
+            model = to_mcp_result(host, result, max_chars=40, output_schema=schema)
+            via_model = serialize_server_result("tools/call", version, model.model_dump(
+                by_alias=True, mode="json", exclude_none=True))
+            via_dict = serialize_server_result("tools/call", version, fields)
+            assert list(via_dict.items()) == list(via_model.items())
