@@ -45,12 +45,12 @@ import base64
 import hashlib
 import itertools
 import logging
-import math
 import os
 import secrets
 import warnings
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -59,7 +59,6 @@ import anyio.abc
 import attrs
 import callgate_providers as providers
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from callgate import Host, ToolCall, ToolResult, __version__
 from callgate.host import Session, SessionPair
 from callgate.results import ImageBlock
@@ -232,17 +231,42 @@ async def _nothing() -> AsyncIterator[None]:
     yield
 
 
+class _Inbox:
+    """Items for one waiting task, in the order they came: what a memory object stream did
+    here, without its shared state, its two stream objects and its checkpoint per receive
+    (a call used two of them per ``tools/call``, most never carrying more than one item)."""
+
+    __slots__ = ("_items", "_ready")
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._ready: anyio.Event | None = None
+
+    def put(self, item: Any) -> None:
+        """Hand ``item`` over (any task of the loop, never blocks)."""
+        self._items.append(item)
+        if self._ready is not None:
+            self._ready.set()
+
+    async def get(self) -> Any:
+        """The next item, waiting for it if there is none yet."""
+        while not self._items:
+            self._ready = anyio.Event()
+            await self._ready.wait()
+        return self._items.popleft()
+
+
 @attrs.define(eq=False)
 class _Running:
     """One ``tools/call`` in flight: its events (an approval question, then the result)."""
 
     call: ToolCall
-    events_in: MemoryObjectSendStream[tuple[str, Any]]
-    events: MemoryObjectReceiveStream[tuple[str, Any]]
-    #: the client's answer to what the call asked (2026-07-28: the retry's input response)
-    answers_in: MemoryObjectSendStream[Any]
-    answers: MemoryObjectReceiveStream[Any]
-    token: str = attrs.field(factory=lambda: secrets.token_urlsafe(24))
+    events: _Inbox = attrs.field(factory=_Inbox)
+    #: the client's answer to what the call asked (2026-07-28: the retry's input response);
+    #: made when the call first asks
+    answers: _Inbox | None = None
+    #: the ``requestState`` a 2026-07-28 retry echoes; made when the call first asks
+    token: str | None = None
     scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     started: bool = False
     #: the client cancelled the request: a pending approval ends refused, a late one is ignored
@@ -254,9 +278,14 @@ class _Running:
 
     @classmethod
     def new(cls, call: ToolCall) -> _Running:
-        ev_in, ev = anyio.create_memory_object_stream[tuple[str, Any]](math.inf)
-        ans_in, ans = anyio.create_memory_object_stream[Any](1)
-        return cls(call, ev_in, ev, ans_in, ans)
+        return cls(call)
+
+    def asks(self) -> _Inbox:
+        """The answers' inbox and the retry's token, made on the call's first question."""
+        if self.answers is None:
+            self.answers = _Inbox()
+            self.token = secrets.token_urlsafe(24)
+        return self.answers
 
 
 class CallgateMCP:
@@ -620,7 +649,7 @@ class CallgateMCP:
                 return _text_error(
                     f"the approval request for {params.name} expired or is unknown; nothing "
                     "was run. Call the tool again.")
-            running.answers_in.send_nowait((params.input_responses or {}).get(APPROVAL_KEY))
+            running.asks().put((params.input_responses or {}).get(APPROVAL_KEY))
         else:
             try:
                 session = await self._session_for(ctx, between_batches=True)
@@ -663,9 +692,10 @@ class CallgateMCP:
         sampling request) to the call's request handler, which answers
         ``InputRequiredResult``; the client's retry brings the answer (its input response,
         or None) back here."""
-        running.events_in.send_nowait(("ask", request))
+        answers = running.asks()
+        running.events.put(("ask", request))
         try:
-            return await running.answers.receive()
+            return await answers.get()
         finally:
             self._waiting.pop(running.token, None)  # a late retry finds nothing
 
@@ -699,7 +729,8 @@ class CallgateMCP:
         session = channel.session
         with running.scope:  # cancelled while it waits for its turn: never runs
             try:
-                async with self._turn, _progress.forwarding(progress, session):
+                async with self._turn, _progress.forwarding(progress, session) \
+                        if progress is not None else nullcontext():
                     running.started = True
                     if session.closed:  # the workspace moved (roots) while it waited
                         result = ToolResult.failure(
@@ -711,7 +742,7 @@ class CallgateMCP:
             except Exception as exc:  # the pipeline never raises for a tool: a host fault
                 log.exception("running %s failed", running.call.name)
                 result = ToolResult.failure("tool_error", f"{running.call.name} failed: {exc}")
-            running.events_in.send_nowait(("done", result))
+            running.events.put(("done", result))
 
     async def _run_plan_exit(self, running: _Running, channel: ApprovalChannel) -> None:
         """``exit_plan_mode``: ask the user to approve the plan; only a yes ends plan mode."""
@@ -724,7 +755,7 @@ class CallgateMCP:
                 else:
                     result = await self._plan_exit(session, running.call, channel)
                 result.call_id, result.name = running.call.id, running.call.name
-            running.events_in.send_nowait(("done", result))
+            running.events.put(("done", result))
 
     async def _plan_exit(self, session: Session, call: ToolCall,
                          channel: ApprovalChannel) -> ToolResult:
@@ -785,7 +816,7 @@ class CallgateMCP:
         result; with ``wire``, a result of callgate's own blocks as the dict the SDK sends
         (`wire_result`), else the SDK's model."""
         try:
-            kind, payload = await running.events.receive()
+            kind, payload = await running.events.get()
         except anyio.get_cancelled_exc_class():
             # The client cancelled the request: a call still waiting for its turn never
             # runs; one waiting for its approval is refused (the question withdrawn, a late
@@ -799,6 +830,7 @@ class CallgateMCP:
                 self.session.cancel()
             raise
         if kind == "ask":
+            assert running.token is not None  # made by the question (`_Running.asks`)
             self._waiting[running.token] = running
             return types.InputRequiredResult(input_requests={APPROVAL_KEY: payload},
                                              request_state=running.token)

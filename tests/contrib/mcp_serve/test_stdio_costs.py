@@ -7,12 +7,16 @@ the stdio row), pinned as mechanisms, counted, never timed:
   forwarding, no flush before its result); one that brought a token still gets one;
 - a result of callgate's own blocks is validated once, by the SDK's per-version sieve on its
   way out, not first built into the SDK's model here (a validation and a dump that the
-  sieve repeated); the sieve makes the same wire fields of it either way.
+  sieve repeated); the sieve makes the same wire fields of it either way;
+- a call makes no memory object stream in callgate (its events go through a plain inbox)
+  and no ``requestState`` token unless it asks the client something.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
+import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -194,3 +198,37 @@ def test_the_wire_fields_are_the_model_s_for_every_protocol_version(
                 by_alias=True, mode="json", exclude_none=True))
             via_dict = serialize_server_result("tools/call", version, fields)
             assert list(via_dict.items()) == list(via_model.items())
+
+
+def _from_serve() -> bool:
+    return any("callgate_mcp_serve" in frame.filename for frame in traceback.extract_stack())
+
+
+def test_a_call_makes_no_memory_stream_and_no_token_in_callgate(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    real_stream = anyio.create_memory_object_stream
+    real_token = secrets.token_urlsafe
+
+    class Counted(real_stream):  # type: ignore[misc, valid-type]
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+            if _from_serve():
+                made.append("stream")
+            return real_stream(*args, **kwargs)
+
+    def token(*args: Any) -> str:
+        if _from_serve():
+            made.append("token")
+        return real_token(*args)
+
+    monkeypatch.setattr(anyio, "create_memory_object_stream", Counted)
+    monkeypatch.setattr(secrets, "token_urlsafe", token)
+
+    async def scenario() -> None:
+        async with Client(_app(ws).server, mode="legacy") as client:
+            for _ in range(3):
+                r = await client.call_tool("peek", {"path": "a.txt"})
+                assert not r.is_error, r.content
+
+    run(scenario)
+    assert made == []
