@@ -15,6 +15,10 @@ parser allows, not a JSON-RPC message) is answered with a JSON-RPC error carryin
 request's id (`_unreadable`), so the client is never left waiting; the session goes on.
 The answering happens in the task that reads the SDK's stream (`AnsweringStream`), not in a
 relay task of its own: a message costs no extra task switch on its way to the server.
+
+Piped stdin and stdout (how MCP clients start a server) are served from the event loop
+(`_pipes`): no worker-thread round trip to read a request or to write and flush its answer.
+A terminal, a file or another event loop gets the SDK's own transport.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import anyio.abc
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from . import _pipes
 from ._server import CallgateMCP
 from ._unreadable import answer_for
 
@@ -100,7 +105,8 @@ async def serve_stdio(app: CallgateMCP) -> None:
     async with anyio.create_task_group() as tasks:
         if SIGNALS:
             await tasks.start(_stop_on_signal, app)
-        async with stdio_server() as (read_stream, write_stream):
+        wire = _pipes.pipe_stdio() if _pipes.usable() else stdio_server()
+        async with wire as (read_stream, write_stream):
             await app.server.run(AnsweringStream(read_stream, write_stream), write_stream,
                                  app.server.create_initialization_options())
         tasks.cancel_scope.cancel()
