@@ -10,7 +10,7 @@ milliseconds and the ratio of the medians.
 
     uv run python benchmarks/serve_stdio.py [--calls 600] [--py-spy DIR]
 
-``--py-spy DIR`` runs each server under ``py-spy record`` (``uv sync --group bench``) and
+``--py-spy DIR`` attaches ``py-spy record`` to each server (``uv sync --group bench``) and
 leaves their collapsed stacks in ``DIR/callgate.txt`` and ``DIR/bare_sdk.txt`` (the figures
 of such a run are the profiler's, not the row's).
 """
@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -92,17 +93,17 @@ async def _client(stack: AsyncExitStack, params: StdioServerParameters
     return client, (new.pop() if len(new) == 1 else None)
 
 
-def _spied(params: StdioServerParameters, out: Path | None, name: str
-           ) -> StdioServerParameters:
-    """``params`` run under ``py-spy record`` writing ``out/name.txt`` (unchanged without ``out``)."""
-    if out is None:
-        return params
+def _spy(pid: int | None, out: Path | None, name: str) -> subprocess.Popen[bytes] | None:
+    """``py-spy record`` attached to the server ``pid``, writing ``out/name.txt`` (collapsed
+    stacks per thread) when the server exits; its own output kept off the MCP stream."""
+    if out is None or pid is None:
+        return None
     out.mkdir(parents=True, exist_ok=True)
     spy = str(Path(sys.executable).with_name("py-spy"))
-    return StdioServerParameters(
-        command=spy, args=["record", "--rate", "1000", "--format", "raw", "--threads",
-                           "--output", str(out / f"{name}.txt"), "--", params.command,
-                           *params.args], env=params.env)
+    return subprocess.Popen(
+        [spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--threads",
+         "--output", str(out / f"{name}.txt")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 async def main(calls: int, spy: Path | None = None) -> dict[str, Any]:
@@ -116,18 +117,17 @@ async def main(calls: int, spy: Path | None = None) -> dict[str, Any]:
             args=["-m", "callgate_cli", "serve", "--workspace", str(ws)],
             env=_env(tmp),
         )
-        ours_p = _spied(ours_p, spy, "callgate")
         bare_p = StdioServerParameters(
             command=sys.executable,
             args=[str(HERE / "_sdk_stdio_server.py"), str(ws)],
             env=_env(tmp),
         )
-        bare_p = _spied(bare_p, spy, "bare_sdk")
         ours: list[float] = []
         bare: list[float] = []
         async with AsyncExitStack() as stack:
             cg, cg_pid = await _client(stack, ours_p)
             sdk, sdk_pid = await _client(stack, bare_p)
+            spies = [_spy(cg_pid, spy, "callgate"), _spy(sdk_pid, spy, "bare_sdk")]
             args = {"path": "notes.txt"}
             for client in (cg, sdk):  # warm up both (imports, first-call caches)
                 for _ in range(20):
@@ -143,6 +143,9 @@ async def main(calls: int, spy: Path | None = None) -> dict[str, Any]:
                         sink.append(time.perf_counter() - start)
                 done += ROUND
             cpu_after = cpu_seconds(cg_pid), cpu_seconds(sdk_pid)
+        for spying in spies:  # the servers are gone: each py-spy writes its file and ends
+            if spying is not None:
+                spying.wait(60)
     cpu = [None if a is None or b is None else (b - a) / len(sink)
            for a, b, sink in zip(cpu_before, cpu_after, (ours, bare), strict=True)]
     med_ours, med_bare = statistics.median(ours), statistics.median(bare)
