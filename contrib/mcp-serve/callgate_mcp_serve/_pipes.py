@@ -247,7 +247,14 @@ async def pipe_stdio(stdin: int = 0, stdout: int = 1
     finally:
         os.close(null)
     try:
-        wire_out = _claim(stdout, 2)
+        try:
+            to_stderr = os.dup(2)
+        except OSError:  # no stderr: what tools print goes nowhere
+            to_stderr = os.open(os.devnull, os.O_WRONLY)
+        try:
+            wire_out = _claim(stdout, to_stderr)
+        finally:
+            os.close(to_stderr)
     except OSError:
         os.dup2(wire_in, stdin)
         os.close(wire_in)

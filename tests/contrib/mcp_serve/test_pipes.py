@@ -96,6 +96,40 @@ def test_lines_in_are_the_sdk_s_lines(pipes: _Pipes) -> None:
     assert third.message.method == "p\ufffdng"
 
 
+def test_a_long_line_and_a_burst_arrive_whole_and_in_order(pipes: _Pipes) -> None:
+    """A 1 MiB request split across many reads, then more messages at once than reading
+    buffers before it pauses: each arrives whole, in order."""
+    big = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "x", "params": {"s": "é" * 2**19}})
+    burst = [_request(i, "ping") for i in range(1, 4 * _pipes.PAUSE_AT)]
+
+    def client() -> None:
+        data = big.encode() + b"\n"
+        for start in range(0, len(data), 4096):
+            pipes.send(data[start:start + 4096])
+        for line in burst:
+            pipes.send(line)
+        pipes.end_input()
+
+    async def scenario() -> list[SessionMessage | Exception]:
+        async with _pipes.pipe_stdio(pipes.stdin, pipes.stdout) as (reading, _writing):
+            sending = threading.Thread(target=client, daemon=True)
+            sending.start()
+            got = []
+            with anyio.fail_after(30):
+                async for item in reading:
+                    got.append(item)
+                    await anyio.sleep(0)  # a slow reader: the burst must wait, not drop
+            sending.join(10)
+            return got
+
+    got = anyio.run(scenario)
+    assert [item.message.id for item in got if isinstance(item, SessionMessage)] == \
+        list(range(len(burst) + 1))
+    first = got[0]
+    assert isinstance(first, SessionMessage) and isinstance(first.message, types.JSONRPCRequest)
+    assert first.message.params == {"s": "é" * 2**19}
+
+
 def test_bytes_out_are_the_sdk_s_bytes(pipes: _Pipes) -> None:
     message = types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"text": "héllo\u2028"})
     expected = message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
