@@ -8,7 +8,11 @@ minimal ``MCPServer`` with a ``read_file`` tool that returns the same line-numbe
 each client sends with a progress callback off (the common case). Reports medians and p95 in
 milliseconds and the ratio of the medians.
 
-    uv run python benchmarks/serve_stdio.py [--calls 600]
+    uv run python benchmarks/serve_stdio.py [--calls 600] [--py-spy DIR]
+
+``--py-spy DIR`` attaches ``py-spy record`` to each server (``uv sync --group bench``) and
+leaves their collapsed stacks in ``DIR/callgate.txt`` and ``DIR/bare_sdk.txt`` (the figures
+of such a run are the profiler's, not the row's).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,14 +55,58 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def _client(stack: AsyncExitStack, params: StdioServerParameters) -> ClientSession:
+def _children() -> set[int]:
+    """This process's child processes (Linux; empty elsewhere)."""
+    found: set[int] = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as fh:
+                found.update(int(pid) for pid in fh.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """CPU time the process's live threads have run (``schedstat``, nanoseconds; Linux):
+    the server's own work per call, which the machine's load does not inflate the way it
+    inflates wall time."""
+    if pid is None:
+        return None
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                total += int(fh.read().split()[0])
+    except OSError:
+        return None
+    return total / 1e9
+
+
+async def _client(stack: AsyncExitStack, params: StdioServerParameters
+                  ) -> tuple[ClientSession, int | None]:
+    before = _children()
     read, write = await stack.enter_async_context(stdio_client(params))
     client = await stack.enter_async_context(ClientSession(read, write))
     await client.initialize()
-    return client
+    new = _children() - before
+    return client, (new.pop() if len(new) == 1 else None)
 
 
-async def main(calls: int) -> dict[str, Any]:
+def _spy(pid: int | None, out: Path | None, name: str) -> subprocess.Popen[bytes] | None:
+    """``py-spy record`` attached to the server ``pid``, writing ``out/name.txt`` (collapsed
+    stacks per thread) when the server exits; its own output kept off the MCP stream."""
+    if out is None or pid is None:
+        return None
+    out.mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    return subprocess.Popen(
+        [spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--threads",
+         "--output", str(out / f"{name}.txt")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def main(calls: int, spy: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         ws = tmp / "ws"
@@ -76,13 +125,15 @@ async def main(calls: int) -> dict[str, Any]:
         ours: list[float] = []
         bare: list[float] = []
         async with AsyncExitStack() as stack:
-            cg = await _client(stack, ours_p)
-            sdk = await _client(stack, bare_p)
+            cg, cg_pid = await _client(stack, ours_p)
+            sdk, sdk_pid = await _client(stack, bare_p)
+            spies = [_spy(cg_pid, spy, "callgate"), _spy(sdk_pid, spy, "bare_sdk")]
             args = {"path": "notes.txt"}
             for client in (cg, sdk):  # warm up both (imports, first-call caches)
                 for _ in range(20):
                     r = await client.call_tool("read_file", args)
                     assert not r.is_error, r.content
+            cpu_before = cpu_seconds(cg_pid), cpu_seconds(sdk_pid)
             done = 0
             while done < calls:
                 for client, sink in ((cg, ours), (sdk, bare)):
@@ -91,6 +142,12 @@ async def main(calls: int) -> dict[str, Any]:
                         await client.call_tool("read_file", args)
                         sink.append(time.perf_counter() - start)
                 done += ROUND
+            cpu_after = cpu_seconds(cg_pid), cpu_seconds(sdk_pid)
+        for spying in spies:  # the servers are gone: each py-spy writes its file and ends
+            if spying is not None:
+                spying.wait(60)
+    cpu = [None if a is None or b is None else (b - a) / len(sink)
+           for a, b, sink in zip(cpu_before, cpu_after, (ours, bare), strict=True)]
     med_ours, med_bare = statistics.median(ours), statistics.median(bare)
     return {
         "calls": len(ours),
@@ -100,11 +157,17 @@ async def main(calls: int) -> dict[str, Any]:
         "bare_sdk_p95_ms": ms(pct(bare, 0.95)),
         "overhead_median_ms": ms(med_ours - med_bare),
         "ratio": round(med_ours / med_bare, 2),
+        # the servers' CPU time per call, every thread (None where /proc cannot tell)
+        "callgate_cpu_ms": None if cpu[0] is None else ms(cpu[0]),
+        "bare_sdk_cpu_ms": None if cpu[1] is None else ms(cpu[1]),
+        "cpu_ratio": None if None in cpu or not cpu[1] else round(cpu[0] / cpu[1], 2),
     }
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=600)
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR",
+                        help="profile each server with py-spy into DIR")
     opts = parser.parse_args()
-    print(json.dumps(asyncio.run(main(opts.calls)), indent=2))
+    print(json.dumps(asyncio.run(main(opts.calls, opts.py_spy)), indent=2))

@@ -1,7 +1,9 @@
 """``notifications/progress`` for the ``tools/call`` requests that asked for it.
 
-Every ``tools/call`` gets a `Reporter` (the SDK sends nothing for a request without a
-``progressToken``; an in-process client's callback is called directly): the tool's
+Every ``tools/call`` whose client can hear progress gets a `Reporter` (a JSON-RPC request
+without a ``progressToken`` gets none: the SDK would send nothing for it, and the call is
+spared the forwarding and the flush before its result; an in-process client's callback is
+called without a token, so its calls always get one): the tool's
 ``ctx.progress(done, total, message)`` reports (from the event loop or any worker thread)
 are queued to the loop and sent in order with the SDK's ``report_progress``, which uses
 the client's token. Progress values only grow (a
@@ -81,9 +83,18 @@ def progress_token(ctx: Any) -> Any:
     return meta.get("progress_token", meta.get("progressToken"))
 
 
+_UNKNOWN = object()
+
+
 def reporter(ctx: Any) -> Reporter | None:
-    """A `Reporter` for the request of ``ctx`` (the SDK's ``report_progress`` does nothing
-    for a request that asked for none; an in-process client asks without a token)."""
+    """A `Reporter` for the request of ``ctx``, or ``None`` when no report could reach its
+    client: a JSON-RPC request that brought no ``progressToken`` (the SDK's
+    ``report_progress`` sends nothing for it). A request from any other dispatcher gets one
+    (the SDK's in-process client calls its callback without a token)."""
+    # the SDK's per-request dispatch context, which ``report_progress`` goes through
+    dispatch = getattr(getattr(ctx, "session", None), "_request_outbound", None)
+    if getattr(dispatch, "_progress_token", _UNKNOWN) is None:
+        return None
     return Reporter(ctx)
 
 

@@ -45,12 +45,12 @@ import base64
 import hashlib
 import itertools
 import logging
-import math
 import os
 import secrets
 import warnings
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -59,7 +59,6 @@ import anyio.abc
 import attrs
 import callgate_providers as providers
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from callgate import Host, ToolCall, ToolResult, __version__
 from callgate.host import Session, SessionPair
 from callgate.results import ImageBlock
@@ -112,12 +111,44 @@ def to_mcp_result(host: Host, result: ToolResult, *, max_chars: int | None = Non
     server's, or a tool's with an ``output_schema``) is ``structuredContent``, never more than
     the text the model may read: clipped to ``max_chars`` (default ``[results] max_chars``)
     or dropped when the host changed the text (`_structured`)."""
-    rendered: dict[str, Any] = {"content": _ordered_blocks(result), "isError": result.is_error}
+    rendered, _own = _rendered(host, result, max_chars, output_schema)
+    try:
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+    except ValueError:  # a block the SDK's model refuses: the host's own rendering
+        rendered["content"] = providers.render_result(result, "mcp")["content"]
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+
+
+def wire_result(host: Host, result: ToolResult, *, max_chars: int | None = None,
+                output_schema: Any = None) -> dict[str, Any] | types.CallToolResult:
+    """`to_mcp_result` for a ``tools/call`` answer: when the blocks are callgate's own
+    (text and images, always valid), the result's wire fields as a plain dict, which the SDK
+    validates once on its way out (its per-version sieve) and sends as it would the model;
+    building the model here first cost a validation and a dump per call that the sieve then
+    repeated. A proxied server's original blocks still go through the model, whose refusal
+    falls back to the host's rendering. The bytes sent are the same either way."""
+    rendered, own = _rendered(host, result, max_chars, output_schema)
+    if own:
+        # the model's default, which 2026-07-28 requires on the wire (older versions drop it)
+        rendered["resultType"] = "complete"
+        return rendered
+    try:
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+    except ValueError:  # a block the SDK's model refuses: the host's own rendering
+        rendered["content"] = providers.render_result(result, "mcp")["content"]
+        return types.CallToolResult.model_validate(rendered, by_name=False)
+
+
+def _rendered(host: Host, result: ToolResult, max_chars: int | None, output_schema: Any
+              ) -> tuple[dict[str, Any], bool]:
+    """The ``CallToolResult`` fields (by alias) of ``result``, and whether its blocks are the
+    ones callgate builds (not a proxied server's originals)."""
     meta = result.meta or {}
     original = meta.get("mcp_content")
-    if isinstance(original, list) and original and \
-            meta.get("mcp_text_sha256") == hashlib.sha256(result.text.encode()).hexdigest():
-        rendered["content"] = original
+    own = not (isinstance(original, list) and original and meta.get("mcp_text_sha256")
+               == hashlib.sha256(result.text.encode()).hexdigest())
+    rendered: dict[str, Any] = {"content": _ordered_blocks(result) if own else original,
+                                "isError": result.is_error}
     budget = max_chars if max_chars is not None else int(host.config("results")["max_chars"])
     data, notes = _structured.structured_content(result, budget, output_schema)
     if data is not None:
@@ -127,11 +158,7 @@ def to_mcp_result(host: Host, result: ToolResult, *, max_chars: int | None = Non
     if result.error is not None:
         rendered.setdefault("_meta", {})["callgate/error"] = {
             "kind": result.error.kind, "signature": result.error.signature}
-    try:
-        return types.CallToolResult.model_validate(rendered, by_name=False)
-    except ValueError:  # a block the SDK's model refuses: the host's own rendering
-        rendered["content"] = providers.render_result(result, "mcp")["content"]
-        return types.CallToolResult.model_validate(rendered, by_name=False)
+    return rendered, own
 
 
 def _ordered_blocks(result: ToolResult) -> list[dict[str, Any]]:
@@ -204,17 +231,42 @@ async def _nothing() -> AsyncIterator[None]:
     yield
 
 
+class _Inbox:
+    """Items for one waiting task, in the order they came: what a memory object stream did
+    here, without its shared state, its two stream objects and its checkpoint per receive
+    (a call used two of them per ``tools/call``, most never carrying more than one item)."""
+
+    __slots__ = ("_items", "_ready")
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._ready: anyio.Event | None = None
+
+    def put(self, item: Any) -> None:
+        """Hand ``item`` over (any task of the loop, never blocks)."""
+        self._items.append(item)
+        if self._ready is not None:
+            self._ready.set()
+
+    async def get(self) -> Any:
+        """The next item, waiting for it if there is none yet."""
+        while not self._items:
+            self._ready = anyio.Event()
+            await self._ready.wait()
+        return self._items.popleft()
+
+
 @attrs.define(eq=False)
 class _Running:
     """One ``tools/call`` in flight: its events (an approval question, then the result)."""
 
     call: ToolCall
-    events_in: MemoryObjectSendStream[tuple[str, Any]]
-    events: MemoryObjectReceiveStream[tuple[str, Any]]
-    #: the client's answer to what the call asked (2026-07-28: the retry's input response)
-    answers_in: MemoryObjectSendStream[Any]
-    answers: MemoryObjectReceiveStream[Any]
-    token: str = attrs.field(factory=lambda: secrets.token_urlsafe(24))
+    events: _Inbox = attrs.field(factory=_Inbox)
+    #: the client's answer to what the call asked (2026-07-28: the retry's input response);
+    #: made when the call first asks
+    answers: _Inbox | None = None
+    #: the ``requestState`` a 2026-07-28 retry echoes; made when the call first asks
+    token: str | None = None
     scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     started: bool = False
     #: the client cancelled the request: a pending approval ends refused, a late one is ignored
@@ -226,9 +278,14 @@ class _Running:
 
     @classmethod
     def new(cls, call: ToolCall) -> _Running:
-        ev_in, ev = anyio.create_memory_object_stream[tuple[str, Any]](math.inf)
-        ans_in, ans = anyio.create_memory_object_stream[Any](1)
-        return cls(call, ev_in, ev, ans_in, ans)
+        return cls(call)
+
+    def asks(self) -> _Inbox:
+        """The answers' inbox and the retry's token, made on the call's first question."""
+        if self.answers is None:
+            self.answers = _Inbox()
+            self.token = secrets.token_urlsafe(24)
+        return self.answers
 
 
 class CallgateMCP:
@@ -585,14 +642,14 @@ class CallgateMCP:
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
                          params: types.CallToolRequestParams
-                         ) -> types.CallToolResult | types.InputRequiredResult:
+                         ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         if params.request_state is not None:
             running = self._waiting.pop(params.request_state, None)
             if running is None or running.call.name != params.name:
                 return _text_error(
                     f"the approval request for {params.name} expired or is unknown; nothing "
                     "was run. Call the tool again.")
-            running.answers_in.send_nowait((params.input_responses or {}).get(APPROVAL_KEY))
+            running.asks().put((params.input_responses or {}).get(APPROVAL_KEY))
         else:
             try:
                 session = await self._session_for(ctx, between_batches=True)
@@ -609,7 +666,7 @@ class CallgateMCP:
             else:
                 self._tasks.start_soon(self._run, running, channel, _progress.reporter(ctx),
                                        name=f"callgate {params.name}")
-        return await self._outcome(running)
+        return await self._outcome(running, wire=True)
 
     def _elicit_for(self, ctx: ServerRequestContext[Any, Any], running: _Running,
                     lend: bool = True) -> Any:
@@ -635,9 +692,10 @@ class CallgateMCP:
         sampling request) to the call's request handler, which answers
         ``InputRequiredResult``; the client's retry brings the answer (its input response,
         or None) back here."""
-        running.events_in.send_nowait(("ask", request))
+        answers = running.asks()
+        running.events.put(("ask", request))
         try:
-            return await running.answers.receive()
+            return await answers.get()
         finally:
             self._waiting.pop(running.token, None)  # a late retry finds nothing
 
@@ -671,7 +729,8 @@ class CallgateMCP:
         session = channel.session
         with running.scope:  # cancelled while it waits for its turn: never runs
             try:
-                async with self._turn, _progress.forwarding(progress, session):
+                async with self._turn, _progress.forwarding(progress, session) \
+                        if progress is not None else nullcontext():
                     running.started = True
                     if session.closed:  # the workspace moved (roots) while it waited
                         result = ToolResult.failure(
@@ -683,7 +742,7 @@ class CallgateMCP:
             except Exception as exc:  # the pipeline never raises for a tool: a host fault
                 log.exception("running %s failed", running.call.name)
                 result = ToolResult.failure("tool_error", f"{running.call.name} failed: {exc}")
-            running.events_in.send_nowait(("done", result))
+            running.events.put(("done", result))
 
     async def _run_plan_exit(self, running: _Running, channel: ApprovalChannel) -> None:
         """``exit_plan_mode``: ask the user to approve the plan; only a yes ends plan mode."""
@@ -696,7 +755,7 @@ class CallgateMCP:
                 else:
                     result = await self._plan_exit(session, running.call, channel)
                 result.call_id, result.name = running.call.id, running.call.name
-            running.events_in.send_nowait(("done", result))
+            running.events.put(("done", result))
 
     async def _plan_exit(self, session: Session, call: ToolCall,
                          channel: ApprovalChannel) -> ToolResult:
@@ -751,10 +810,13 @@ class CallgateMCP:
                  pair.planner.id, pair.executor.id)
         return _pair.approved()
 
-    async def _outcome(self, running: _Running
-                       ) -> types.CallToolResult | types.InputRequiredResult:
+    async def _outcome(self, running: _Running, *, wire: bool = False
+                       ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+        """What the call's request answers: its approval question (2026-07-28), or its
+        result; with ``wire``, a result of callgate's own blocks as the dict the SDK sends
+        (`wire_result`), else the SDK's model."""
         try:
-            kind, payload = await running.events.receive()
+            kind, payload = await running.events.get()
         except anyio.get_cancelled_exc_class():
             # The client cancelled the request: a call still waiting for its turn never
             # runs; one waiting for its approval is refused (the question withdrawn, a late
@@ -768,15 +830,17 @@ class CallgateMCP:
                 self.session.cancel()
             raise
         if kind == "ask":
+            assert running.token is not None  # made by the question (`_Running.asks`)
             self._waiting[running.token] = running
             return types.InputRequiredResult(input_requests={APPROVAL_KEY: payload},
                                              request_state=running.token)
         session = self.session
         spec = session.tool(running.call.name) if session is not None and \
             isinstance(running.call.name, str) else None
-        return to_mcp_result(self.host, payload,
-                             max_chars=session.max_chars if session is not None else None,
-                             output_schema=spec.output_schema if spec is not None else None)
+        shape = wire_result if wire else to_mcp_result
+        return shape(self.host, payload,
+                     max_chars=session.max_chars if session is not None else None,
+                     output_schema=spec.output_schema if spec is not None else None)
 
 
 __all__ = ["APPROVAL_TIMEOUT_S", "CallgateMCP", "client_can_elicit", "to_mcp_result"]

@@ -13,6 +13,12 @@ JSON-RPC stream. The session is closed on every way out:
 A line the SDK cannot read (not JSON, a lone surrogate escape, nested deeper than its
 parser allows, not a JSON-RPC message) is answered with a JSON-RPC error carrying the
 request's id (`_unreadable`), so the client is never left waiting; the session goes on.
+The answering happens in the task that reads the SDK's stream (`AnsweringStream`), not in a
+relay task of its own: a message costs no extra task switch on its way to the server.
+
+Piped stdin and stdout (how MCP clients start a server) are served from the event loop
+(`_pipes`): no worker-thread round trip to read a request or to write and flush its answer.
+A terminal, a file or another event loop gets the SDK's own transport.
 """
 
 from __future__ import annotations
@@ -25,10 +31,10 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from . import _pipes
 from ._server import CallgateMCP
 from ._unreadable import answer_for
 
@@ -48,24 +54,50 @@ async def _stop_on_signal(app: CallgateMCP, *, task_status: anyio.abc.TaskStatus
             os._exit(0)
 
 
-async def _answer_unreadable(incoming: Any,
-                             forward: MemoryObjectSendStream[SessionMessage | Exception],
-                             replies: Any) -> None:
-    """Pass what the client sent on to the server; answer each line the SDK could not read
-    with its JSON-RPC error instead (the server would only log it)."""
-    async with forward:
+class AnsweringStream:
+    """The SDK's stdin stream as the server reads it, with each line the SDK could not read
+    answered with its JSON-RPC error on the way (the server would only log it).
+
+    It filters in the reading task itself: no task and no memory stream of its own between
+    the stdin reader and the server, so a request costs no extra task switch (a relay task
+    did, once per message). The sender's context (``last_context``) is the SDK stream's."""
+
+    def __init__(self, incoming: Any, replies: Any) -> None:
+        self._incoming = incoming
+        self._replies = replies
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._incoming, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
         while True:
-            try:
-                item = await incoming.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                return
+            item = await self._incoming.receive()
             if isinstance(item, Exception):
                 answer = answer_for(item)
                 if answer is not None:
                     log.warning("answered an unreadable request: %s", answer.error.message)
-                    await replies.send(SessionMessage(answer))
+                    await self._replies.send(SessionMessage(answer))
                     continue
-            await forward.send(item)
+            return item
+
+    async def aclose(self) -> None:
+        await self._incoming.aclose()
+
+    def __aiter__(self) -> AnsweringStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> AnsweringStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 async def serve_stdio(app: CallgateMCP) -> None:
@@ -73,12 +105,11 @@ async def serve_stdio(app: CallgateMCP) -> None:
     async with anyio.create_task_group() as tasks:
         if SIGNALS:
             await tasks.start(_stop_on_signal, app)
-        async with stdio_server() as (read_stream, write_stream):
-            checked_in, checked = anyio.create_memory_object_stream[SessionMessage | Exception]()
-            tasks.start_soon(_answer_unreadable, read_stream, checked_in, write_stream)
-            await app.server.run(checked, write_stream,
+        wire = _pipes.pipe_stdio() if _pipes.usable() else stdio_server()
+        async with wire as (read_stream, write_stream):
+            await app.server.run(AnsweringStream(read_stream, write_stream), write_stream,
                                  app.server.create_initialization_options())
         tasks.cancel_scope.cancel()
 
 
-__all__ = ["serve_stdio"]
+__all__ = ["AnsweringStream", "serve_stdio"]
