@@ -3,8 +3,10 @@
 Sessions are driven from many event loops and threads (the sync facade, replay,
 ``callgate serve``), while an MCP connection is a set of anyio tasks bound to
 the loop that opened it. So each session owns one daemon thread running its
-own asyncio loop; connects and calls are coroutines submitted to it, and
-callers wait on the returned futures (watching for cancellation).
+own asyncio loop; connects and calls are coroutines submitted to it. A caller on an
+asyncio loop awaits the returned future (`McpRuntime.result`: one wake-up each way, no
+worker thread in between); a blocking caller waits on it (`McpRuntime.wait`, watching for
+cancellation).
 
 A connection is held open by one task per server: ``stdio_client`` (the SDK
 spawns the child, prepared by the core's door, `callgate.process`, in its own process
