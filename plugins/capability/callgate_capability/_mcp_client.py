@@ -673,6 +673,8 @@ class McpRuntime:
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # not asyncio (trio through anyio): a thread waits for it
+            import anyio.to_thread
+
             return await anyio.to_thread.run_sync(self.wait, future, cancelled)
         try:
             return await asyncio.wrap_future(future)
