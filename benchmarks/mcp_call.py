@@ -11,7 +11,10 @@ hop to the session's MCP loop thread, result shaping) against
 ``ClientSession.call_tool`` on the same kind of server, in its own event loop.
 Reports medians and p95 in milliseconds.
 
-    uv run python benchmarks/mcp_call.py [--calls 300] [--starts 3]
+    uv run python benchmarks/mcp_call.py [--calls 300] [--starts 3] [--no-cold]
+
+``--no-cold`` measures the per-call rows only (for profiling the call path, e.g. under
+``py-spy record``; ``--starts 0`` does the same).
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ async def main(calls: int, starts: int) -> dict[str, Any]:
                          plugins=[callgate_capability], entrypoints=False)
         workspace = tmp / "ws"
         workspace.mkdir()
-        for name in ("fixture", "time", "git"):
+        for name in ("fixture", "time", "git") if starts > 0 else ():
             ours = [await callgate_cold_start(host, str(workspace), name) for _ in range(starts)]
             bare = [await bare_cold_start(table[name]) for _ in range(starts)]
             report["cold_start_ms"][name] = {"callgate_median": ms(statistics.median(ours)),
@@ -144,5 +147,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--no-cold", action="store_true",
+                        help="skip the cold starts: the per-call rows only")
     opts = parser.parse_args()
-    print(json.dumps(asyncio.run(main(opts.calls, opts.starts)), indent=2))
+    starts = 0 if opts.no_cold else opts.starts
+    print(json.dumps(asyncio.run(main(opts.calls, starts)), indent=2))

@@ -31,6 +31,10 @@ class McpToolInfo:
     description: str
     input_schema: Any
     annotations: Mapping[str, Any] = attrs.field(factory=dict)
+    #: what was worked out once about this listing's schema (its fingerprint, and the
+    #: verdict of the last host that compiled it): a listed tool is called many times, and
+    #: each took a canonical serialisation of the schema per call (issue 38)
+    _memo: dict[str, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     @property
     def read_only(self) -> bool:
@@ -43,14 +47,22 @@ class McpToolInfo:
     def schema_error(self, host: Any) -> str | None:
         """Why the input schema does not compile, or ``None``: ``host`` compiles it as it
         would for a call (the dialect its ``$schema`` declares, references that stay
-        inside it, patterns the bounded engine takes), and remembers the verdict."""
-        return schema_error(host, self.input_schema)
+        inside it, patterns the bounded engine takes), and remembers the verdict (for the
+        last host that asked: the verdict depends on the host's dialects and limits)."""
+        known = self._memo.get("schema_error")
+        if known is not None and known[0] is host:
+            return known[1]  # type: ignore[no-any-return]
+        verdict = schema_error(host, self.input_schema)
+        self._memo["schema_error"] = (host, verdict)
+        return verdict
 
     @property
     def fingerprint(self) -> str:
-        if isinstance(self.input_schema, dict):
-            return short_fingerprint(self.input_schema)
-        return "0" * 16
+        known = self._memo.get("fingerprint")
+        if known is None:
+            known = self._memo["fingerprint"] = short_fingerprint(self.input_schema) \
+                if isinstance(self.input_schema, dict) else "0" * 16
+        return known  # type: ignore[no-any-return]
 
     @property
     def argument_names(self) -> list[str]:

@@ -3,8 +3,10 @@
 Sessions are driven from many event loops and threads (the sync facade, replay,
 ``callgate serve``), while an MCP connection is a set of anyio tasks bound to
 the loop that opened it. So each session owns one daemon thread running its
-own asyncio loop; connects and calls are coroutines submitted to it, and
-callers wait on the returned futures (watching for cancellation).
+own asyncio loop; connects and calls are coroutines submitted to it. A caller on an
+asyncio loop awaits the returned future (`McpRuntime.result`: one wake-up each way, no
+worker thread in between); a blocking caller waits on it (`McpRuntime.wait`, watching for
+cancellation).
 
 A connection is held open by one task per server: ``stdio_client`` (the SDK
 spawns the child, prepared by the core's door, `callgate.process`, in its own process
@@ -662,6 +664,24 @@ class McpRuntime:
                 future.cancel()
                 raise Cancelled()
 
+    async def result(self, future: concurrent.futures.Future[Any],
+                     cancelled: threading.Event | None = None) -> Any:
+        """Await ``future`` from the caller's event loop. Under asyncio directly: the
+        loop thread's answer wakes the caller's loop once (a worker thread blocked in
+        `wait` cost two more wake-ups per call); under another backend through a worker
+        thread (`wait`). The caller's own cancellation cancels ``future``."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio through anyio): a thread waits for it
+            import anyio.to_thread
+
+            return await anyio.to_thread.run_sync(self.wait, future, cancelled)
+        try:
+            return await asyncio.wrap_future(future)
+        except BaseException:
+            future.cancel()
+            raise
+
     def connection(self, name: str) -> Connection | None:
         return self._conns.get(name)
 
@@ -707,12 +727,14 @@ class McpRuntime:
     async def call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float,
                    on_send: Callable[[], None] | None = None,
                    on_progress: Callable[[float, float | None, str | None], None] | None = None,
-                   relay: Any = None) -> mcp_types.CallToolResult:
+                   relay: Any = None, cancelled: threading.Event | None = None
+                   ) -> mcp_types.CallToolResult:
         """Send ``tools/call``; ``on_send`` runs right before the request goes out. With
         ``on_progress`` the request carries a progress token and the child's
         ``notifications/progress`` go to it (callgate serve passes them to its client).
         While it runs, what the server asks (elicitation, sampling) and logs goes to
-        ``relay`` (`_relay.CallRelay`)."""
+        ``relay`` (`_relay.CallRelay`). ``cancelled`` set meanwhile ends it with
+        `Cancelled` (watched here, on this loop, with the server's group)."""
         conn = self._conns.get(name)
         if conn is None or not conn.alive or conn.session is None:
             raise NotConnected(name)
@@ -721,38 +743,52 @@ class McpRuntime:
         if relay is not None:
             conn.callers.append(relay)
         try:
-            return await self._call(conn, tool, arguments, timeout, on_progress)
+            return await self._call(conn, tool, arguments, timeout, on_progress, cancelled)
         finally:
             if relay is not None:
                 conn.callers.remove(relay)
 
     async def _call(self, conn: Connection, tool: str, arguments: dict[str, Any],
                     timeout: float,
-                    on_progress: Callable[[float, float | None, str | None], None] | None
-                    ) -> mcp_types.CallToolResult:
+                    on_progress: Callable[[float, float | None, str | None], None] | None,
+                    cancelled: threading.Event | None = None) -> mcp_types.CallToolResult:
+        """``call_tool`` in this task, under a timeout, with a timer that looks every
+        ``_WATCH_S`` at the server's group (the pipe may outlive the server behind a
+        wrapper) and at ``cancelled``: no task group, no second task, no cancel scope per
+        call (each cost a task switch or two on every call, and the call is one write and
+        one read)."""
+        callback = None
+        if on_progress is not None:
+            async def callback(done: float, total: float | None, message: str | None) -> None:
+                on_progress(done, total, message)
+        session = conn.session
+        assert session is not None
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        ended: list[str] = []  # why the watcher ended the call: "lost" or "cancelled"
+
+        def watch() -> None:
+            if conn.lost_member():
+                ended.append("lost")
+            elif cancelled is not None and cancelled.is_set():
+                ended.append("cancelled")
+            else:
+                timer[0] = loop.call_later(_WATCH_S, watch)
+                return
+            task.cancel()
+
+        timer = [loop.call_later(_WATCH_S, watch)]
         try:
-            callback = None
-            if on_progress is not None:
-                async def callback(done: float, total: float | None, message: str | None
-                                   ) -> None:
-                    on_progress(done, total, message)
-            session = conn.session
-            answer: mcp_types.CallToolResult | None = None
-            with anyio.fail_after(timeout):
-                async with anyio.create_task_group() as tg:
-                    async def send() -> None:
-                        nonlocal answer
-                        answer = await session.call_tool(tool, arguments,
-                                                         progress_callback=callback)
-                        tg.cancel_scope.cancel()
-                    tg.start_soon(send)
-                    while True:  # the pipe may outlive the server: watch its group too
-                        await anyio.sleep(_WATCH_S)
-                        if conn.lost_member():
-                            tg.cancel_scope.cancel()
-                            break
-            if answer is not None:
-                return answer
+            async with asyncio.timeout(timeout):
+                return await session.call_tool(tool, arguments, progress_callback=callback)
+        except asyncio.CancelledError:
+            if not ended:
+                raise  # the caller's cancel (the session closing, the batch walked away)
+            if task.uncancel() > 0:
+                raise  # the caller cancelled too: theirs stands
+            if ended[0] == "cancelled":
+                raise Cancelled() from None
             await conn._settle_exit(0.5)
             conn.kill_tree()
             reason = "a process of the server's group exited (the server behind its wrapper)"
@@ -763,7 +799,7 @@ class McpRuntime:
                 conn._stop.set()
             conn.status = "failed"
             conn.failure = reason
-            raise ServerGone(reason, conn.tail())
+            raise ServerGone(reason, conn.tail()) from None
         except TimeoutError:
             raise CallTimedOut() from None
         except Exception as exc:
@@ -777,3 +813,5 @@ class McpRuntime:
                 conn.failure = reason
                 raise ServerGone(reason, conn.tail()) from None
             raise _leaf(exc) from None
+        finally:
+            timer[0].cancel()

@@ -249,40 +249,44 @@ class McpServers:
              progress: Callable[[float, float | None, str | None], None] | None = None
              ) -> ToolResult:
         """Send one ``tools/call`` (counted in ``remote_dispatches``) and shape its result.
-        ``progress`` (the call's ``ctx.progress``) receives the child's progress reports."""
-        from ._mcp_client import CallTimedOut, Cancelled, NotConnected, ServerGone, seconds
+        ``progress`` (the call's ``ctx.progress``) receives the child's progress reports.
+        Blocking: from a worker thread (`call_async` from the session's event loop)."""
+        timeout = float(self._configs[name].call_timeout_s)
+        runtime, future = self._send(name, tool, arguments, timeout, cancelled, progress)
+        try:
+            answer = runtime.wait(future, cancelled)
+        except Exception as exc:
+            return _failed(name, tool, timeout, exc)
+        return to_result(answer, _label(name, tool), _meta(name, tool))
+
+    async def call_async(self, name: str, tool: str, arguments: dict[str, Any],
+                         cancelled: threading.Event | None = None,
+                         progress: Callable[[float, float | None, str | None], None] | None
+                         = None) -> ToolResult:
+        """`call` awaited on the session's event loop: the request goes to the MCP loop
+        thread and its answer comes straight back (one wake-up each way, no worker
+        thread in between)."""
+        timeout = float(self._configs[name].call_timeout_s)
+        runtime, future = self._send(name, tool, arguments, timeout, cancelled, progress)
+        try:
+            answer = await runtime.result(future, cancelled)
+        except Exception as exc:
+            return _failed(name, tool, timeout, exc)
+        return to_result(answer, _label(name, tool), _meta(name, tool))
+
+    def _send(self, name: str, tool: str, arguments: dict[str, Any], timeout: float,
+              cancelled: threading.Event | None,
+              progress: Callable[[float, float | None, str | None], None] | None
+              ) -> tuple[McpRuntime, Any]:
         from ._relay import CallRelay
 
-        config = self._configs[name]
         runtime = self._ensure_runtime()
         relay = CallRelay(self._session, name)  # this thread's context: the call's
         future = runtime.submit(runtime.call(
-            name, tool, arguments, float(config.call_timeout_s),
+            name, tool, arguments, timeout,
             on_send=lambda: self._session.count("remote_dispatches"), on_progress=progress,
-            relay=relay))
-        label = f'MCP tool "{tool}" on "{name}"'
-        meta = {"server": name, "mcp_tool": tool}
-        try:
-            answer = runtime.wait(future, cancelled)
-        except CallTimedOut:
-            return ToolResult.failure(
-                "timeout", f"{label} did not answer within {seconds(config.call_timeout_s)} s",
-                "timeout", meta)
-        except ServerGone as exc:
-            return ToolResult.failure(
-                "tool_error", f'MCP server "{name}" failed during the call: {exc.reason}\n'
-                f"stderr (last lines):\n{exc.stderr}", f"mcp_server_failed:{name}", meta)
-        except NotConnected:
-            return ToolResult.failure(
-                "tool_error", f'MCP server "{name}" is not connected any more; call again to '
-                "reconnect", f"mcp_server_failed:{name}", meta)
-        except Cancelled:
-            return ToolResult.failure("cancelled", f"{label} was cancelled", "cancelled", meta)
-        except Exception as exc:
-            return ToolResult.failure(
-                "tool_error", f"{label} failed: {type(exc).__name__}: {exc}",
-                f"mcp_error:{name}", meta)
-        return to_result(answer, label, meta)
+            relay=relay, cancelled=cancelled))
+        return runtime, future
 
     def start_in_background(self, name: str) -> None:
         """Connect without waiting (``auto_start``); a failure shows as status ``failed``."""
@@ -319,6 +323,38 @@ def _start_error(name: str, reason: str, stderr: str) -> ToolError:
     return ToolError("tool_error", f'MCP server "{name}" failed to start: {reason}\n'
                      f"stderr (last lines):\n{stderr}", f"mcp_start_failed:{name}",
                      {"server": name})
+
+
+def _failed(name: str, tool: str, timeout: float, exc: Exception) -> ToolResult:
+    """A ``tools/call`` that got no answer, as its result."""
+    from ._mcp_client import CallTimedOut, Cancelled, NotConnected, ServerGone, seconds
+
+    label, meta = _label(name, tool), _meta(name, tool)
+    if isinstance(exc, CallTimedOut):
+        return ToolResult.failure(
+            "timeout", f"{label} did not answer within {seconds(timeout)} s",
+            "timeout", meta)
+    if isinstance(exc, ServerGone):
+        return ToolResult.failure(
+            "tool_error", f'MCP server "{name}" failed during the call: {exc.reason}\n'
+            f"stderr (last lines):\n{exc.stderr}", f"mcp_server_failed:{name}", meta)
+    if isinstance(exc, NotConnected):
+        return ToolResult.failure(
+            "tool_error", f'MCP server "{name}" is not connected any more; call again to '
+            "reconnect", f"mcp_server_failed:{name}", meta)
+    if isinstance(exc, Cancelled):
+        return ToolResult.failure("cancelled", f"{label} was cancelled", "cancelled", meta)
+    return ToolResult.failure(
+        "tool_error", f"{label} failed: {type(exc).__name__}: {exc}",
+        f"mcp_error:{name}", meta)
+
+
+def _label(name: str, tool: str) -> str:
+    return f'MCP tool "{tool}" on "{name}"'
+
+
+def _meta(name: str, tool: str) -> dict[str, Any]:
+    return {"server": name, "mcp_tool": tool}
 
 
 def _info(tool: Any) -> McpToolInfo:

@@ -129,7 +129,7 @@ def _mcp_tool_target(ctx: ToolContext, inventory: Inventory, cap: CapabilityId,
                        cap_id=cap.text, approved_read_only=read_only,
                        approved_destructive=destructive, validated_fp=info.fingerprint)
         spec = ToolSpec(runs_at="host", name=permission, schema=info.input_schema,
-                        description=info.description, execute=plan.call,
+                        description=info.description, execute=plan.call_live,
                         read_only=read_only, destructive=destructive,
                         plugin=ctx.tool.plugin)
         validate = True
@@ -227,7 +227,7 @@ class McpPlan:
         doc = Inventory(ctx.session).server_directory(self.server)
         return ToolResult.ok(compact(doc), {"server": self.server})
 
-    # execute of an MCP tool target (live or deferred)
+    # execute of an MCP tool target (deferred: the server connects first, blocking)
     def call(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         assert self.tool is not None
         servers = ctx.session.extension(MCP_SERVERS)
@@ -241,6 +241,34 @@ class McpPlan:
             except ToolError as exc:
                 return exc.to_result()
             live = servers.live(self.server) or {}
+        checked = self._checked(ctx, live, args)
+        if isinstance(checked, ToolResult):
+            return checked
+        return servers.call(self.server, self.tool, checked, ctx.cancelled, ctx.progress)
+
+    # execute of a live MCP tool target: on the session's event loop, awaiting the MCP
+    # loop thread's answer (no worker thread between the two loops)
+    async def call_live(self, ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+        assert self.tool is not None
+        servers = ctx.session.extension(MCP_SERVERS)
+        live = servers.live(self.server)
+        if live is None:  # gone since resolution: it connects again, which blocks
+            import anyio.to_thread
+
+            return await anyio.to_thread.run_sync(self.call, ctx, args)
+        checked = self._checked(ctx, live, args)
+        if isinstance(checked, ToolResult):
+            return checked
+        return await servers.call_async(self.server, self.tool, checked, ctx.cancelled,
+                                        ctx.progress)
+
+    def _checked(self, ctx: ToolContext, live: dict[str, McpToolInfo], args: dict[str, Any]
+                 ) -> dict[str, Any] | ToolResult:
+        """Right before ``tools/call``: the tool is still offered, its live schema compiles
+        and (when it changed since resolution) takes the arguments, its hints did not
+        relax, and the server's enablement, deny rules and identity still hold. The
+        arguments to send, or the refusal."""
+        assert self.tool is not None
         info = live.get(self.tool)
         if info is None:
             pool = did_you_mean(self.tool, list(live), f"mcp-tool:{self.server}/{{}}")
@@ -267,7 +295,7 @@ class McpPlan:
         refused = self.recheck(ctx, connecting=False)
         if refused is not None:
             return refused
-        return servers.call(self.server, self.tool, args, ctx.cancelled, ctx.progress)
+        return args
 
 
 def plan_of(spec: ToolSpec) -> McpPlan | None:

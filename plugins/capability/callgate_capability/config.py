@@ -7,6 +7,7 @@ means the approval was for something else (capability.md §5).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -105,11 +106,10 @@ class ServerConfig:
 
     @property
     def identity(self) -> str:
-        """SHA-256 hex of the canonical JSON of what decides which process runs."""
-        doc = {"name": self.name, "command": self.command, "args": list(self.args),
-               "env_names": sorted(self.env), "cwd": self.cwd}
-        raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(raw.encode()).hexdigest()
+        """SHA-256 hex of the canonical JSON of what decides which process runs (read
+        several times per proxied call: remembered by what it is made of)."""
+        return _identity(self.name, self.command, tuple(self.args), tuple(sorted(self.env)),
+                         self.cwd)
 
     def expanded_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """``env`` with ``${VAR}`` taken from the host environment, over the
@@ -174,3 +174,12 @@ def cache_dir(capability_table: Mapping[str, Any]) -> str:
     if configured:
         return os.path.abspath(os.path.expanduser(configured))
     return os.path.join(user_cache_dir(), "callgate")
+
+
+@functools.lru_cache(maxsize=256)
+def _identity(name: str, command: str, args: tuple[str, ...], env_names: tuple[str, ...],
+              cwd: str) -> str:
+    doc = {"name": name, "command": command, "args": list(args), "env_names": list(env_names),
+           "cwd": cwd}
+    raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()
