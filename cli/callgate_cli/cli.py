@@ -70,7 +70,10 @@ class _ApproveAll:
 
 
 def _boot(
-    args: argparse.Namespace, workspace: str | None = None, extra_plugins: Sequence[Any] = ()
+    args: argparse.Namespace,
+    workspace: str | None = None,
+    extra_plugins: Sequence[Any] = (),
+    listing: bool = False,
 ) -> Host:
     host = Host.boot(
         getattr(args, "config", None),
@@ -78,6 +81,7 @@ def _boot(
         surface=getattr(args, "surface", None),
         workspace=workspace,
         plugins=list(extra_plugins),
+        listing=listing,
     )
     _say_forced(host)
     return host
@@ -292,8 +296,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    # listed from the plugin manifest when it can answer (no plugin imported, issue 38); a
+    # provider's rendering reads the tools' native faces (code) and -v the plugins' notices
+    listing = not args.provider and not args.verbose
     try:
-        host = _boot(args)
+        host = _boot(args, listing=listing)
     except BootError as exc:
         return _fail(str(exc))
     if args.provider or args.json:

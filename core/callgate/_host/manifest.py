@@ -1,0 +1,249 @@
+"""The plugin manifest: what each installed plugin declared when it registered, kept in the
+user's state directory so a listing boot (``callgate tools``) imports no plugin (issue 38).
+
+A full boot asked to list (``Host.boot(listing=True)``) with no usable manifest records,
+per entry-point plugin, what it declared: the config tables it claimed (schemas), the keys
+it added to extensible tables, its tools as data (name, description, schema, flags; its
+code is not needed to list them), the final description of each tool with a ``describe``
+for the tool set and surface it was asked about, the hooks it implements (with those of
+the plugins it registered itself), its subject kinds and ``callgate plugins`` lines.
+
+Declarations, not the composed answer: the core composes the surface afresh on every boot
+from them (``[plugins]``, ``[surface]``, ``[permissions]``, the workspace's tightening).
+What a plugin declares may depend on its own config tables and on what it probes, so each
+set of declarations is kept under a key of those inputs (the OS, the validated values of
+the tables it claimed, ``PATH`` and the modification times of its directories, the
+``CALLGATE_*`` variables, the workspace), with the files and directories it read and the
+programs it started while registering (seen through an audit hook, each with its stat):
+declarations whose key or files differ are not used, and the plugin is imported.
+
+The whole manifest is keyed by the environment's fingerprint (`environment_fingerprint`):
+the interpreter, callgate's version, and each entry-point distribution's name, version and
+``RECORD`` (its stat and hash; an editable install's source files, by stat), so any
+install, upgrade or edit of a plugin makes it stale. It lives in the user's state
+directory (never the workspace, which the model controls) and is used only when this user
+owns it and no one else can write it; anything else (another owner, group- or
+world-writable, unparsable, another format) is ignored and rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._model.entrypoints import version as dist_version
+
+FORMAT = 1
+FILE = "plugin-manifest.json"
+#: declarations kept per plugin (one per combination of its inputs seen), newest first
+VARIANTS = 8
+#: describe answers kept per tool (one per tool set and surface seen)
+DESCRIPTIONS = 16
+
+
+def path() -> str:
+    """Where the manifest lives: the user's state directory (`callgate.paths.state_dir`)."""
+    from .._config.state import state_dir
+
+    return os.path.join(state_dir(), FILE)
+
+
+def _stat_key(found: os.stat_result) -> list[int]:
+    return [found.st_mtime_ns, found.st_size, found.st_ino]
+
+
+def _stat_of(name: str) -> list[int] | None:
+    try:
+        return _stat_key(os.stat(name))
+    except OSError:
+        return None
+
+
+def _editable_sources(dist_path: str, modules: Iterable[str]) -> list[Any]:
+    """For an editable install (``direct_url.json`` says so): the stat of every source file
+    of the packages its entry points name, found without importing them."""
+    try:
+        with open(os.path.join(dist_path, "direct_url.json"), encoding="utf-8") as fh:
+            editable = bool(json.load(fh).get("dir_info", {}).get("editable"))
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not editable:
+        return []
+    from importlib.machinery import PathFinder
+
+    out: list[Any] = []
+    for module in sorted(set(modules)):
+        spec = PathFinder.find_spec(module)
+        if spec is None:
+            out.append([module, None])
+            continue
+        roots = list(spec.submodule_search_locations or ())
+        if not roots and spec.origin:
+            out.append([spec.origin, _stat_of(spec.origin)])
+        for root in roots:
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        full = os.path.join(folder, name)
+                        out.append([full, _stat_of(full)])
+    return out
+
+
+def environment_fingerprint(entry_points: Iterable[Any]) -> str:
+    """A digest of what the plugins' declarations depend on being installed: the
+    interpreter, callgate's version, and per distribution with a plugin its name, version,
+    ``RECORD`` (stat and hash) and, installed editable, its source files' stats."""
+    parts: list[Any] = [FORMAT, sys.executable, sys.version, dist_version("callgate")]
+    by_dist: dict[str, tuple[Any, list[str]]] = {}
+    for ep in entry_points:
+        dist = ep.dist
+        key = getattr(dist, "path", None) or repr(dist)
+        module = ep.value.partition(":")[0].strip().split(".")[0]
+        by_dist.setdefault(key, (dist, []))[1].append(module)
+    for key in sorted(by_dist):
+        dist, modules = by_dist[key]
+        record = getattr(dist, "path", None)
+        entry: list[Any] = [getattr(dist, "name", None), getattr(dist, "version", None)]
+        if record is not None:
+            record_file = os.path.join(record, "RECORD")
+            try:
+                with open(record_file, "rb") as fh:
+                    entry.append(hashlib.sha256(fh.read()).hexdigest())
+            except OSError:
+                entry.append(None)
+            entry.append(_stat_of(record_file))
+            entry.append(_editable_sources(record, modules))
+        else:  # a layout the entry-point reader leaves to importlib.metadata: no RECORD
+            entry.append(key)
+        parts.append(entry)
+    # the code that writes and reads declarations (the core composes the rest afresh)
+    core = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name in ("_host/manifest.py", "_host/listing.py", "_model/spec.py"):
+        parts.append(_stat_of(os.path.join(core, name)))
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def probe_key(os_name: str, workspace: str | None) -> list[Any]:
+    """The inputs besides its config tables that a plugin's registration may read without
+    the manifest seeing it (a program found on ``PATH``): checked for every declaration."""
+    search = os.environ.get("PATH", "")
+    dirs = [[d, _stat_of(d)] for d in search.split(os.pathsep) if d]
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("CALLGATE_"))
+    return [os_name, workspace, search, dirs, env, os.environ.get("HOME")]
+
+
+def variant_key(probe: list[Any], tables: list[tuple[str, Any]]) -> str:
+    """The key of one plugin's declarations: the probe inputs and its tables' values."""
+    text = json.dumps([probe, tables], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def describe_key(registered: Iterable[str], visible: Iterable[str]) -> str:
+    """The key of one ``describe`` answer: the tool set and the surface it was asked about."""
+    text = json.dumps([sorted(registered), sorted(visible)])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def read(where: str, fingerprint: str) -> dict[str, Any] | None:
+    """The manifest at ``where`` if this user owns it, no one else can write it or its
+    directory, it parses, and it is for ``fingerprint``; else ``None``."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        folder = os.stat(os.path.dirname(where))
+        fd = os.open(where, flags)
+    except OSError:
+        return None
+    try:
+        found = os.fstat(fd)
+        if not _owned(found) or not _owned(folder):
+            return None
+        if not stat.S_ISREG(found.st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != FORMAT
+        or data.get("fingerprint") != fingerprint
+        or not isinstance(data.get("plugins"), dict)
+    ):
+        return None
+    return data
+
+
+def _owned(found: os.stat_result) -> bool:
+    """Owned by this user and writable by no one else."""
+    getuid: Callable[[], int] | None = getattr(os, "geteuid", None)
+    if getuid is not None and found.st_uid != getuid():
+        return False
+    return not found.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def write(where: str, data: dict[str, Any]) -> None:
+    """Write the manifest atomically (this user's only); a failure leaves the old one."""
+    folder = os.path.dirname(where)
+    temp = f"{where}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, sort_keys=True, separators=(",", ":"))
+        os.replace(temp, where)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
+def merge(old: dict[str, Any] | None, fingerprint: str, new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` plugins' declarations ahead of those ``old`` kept (same fingerprint), at most
+    `VARIANTS` per plugin; describe answers merged per tool."""
+    plugins: dict[str, Any] = {}
+    kept = old["plugins"] if old is not None else {}
+    for name in sorted(set(kept) | set(new)):
+        variants = dict(new.get(name, {}))
+        for key, value in kept.get(name, {}).items():
+            if len(variants) >= VARIANTS:
+                break
+            if key not in variants:
+                variants[key] = value
+            else:
+                _merge_descriptions(variants[key], value)
+        plugins[name] = variants
+    return {"format": FORMAT, "fingerprint": fingerprint, "plugins": plugins}
+
+
+def _merge_descriptions(into: dict[str, Any], older: dict[str, Any]) -> None:
+    answers = {t["name"]: t.get("described") for t in older.get("tools", [])}
+    for tool in into.get("tools", []):
+        mine, theirs = tool.get("described"), answers.get(tool["name"])
+        if isinstance(mine, dict) and isinstance(theirs, dict):
+            for key, text in theirs.items():
+                if len(mine) >= DESCRIPTIONS:
+                    break
+                mine.setdefault(key, text)
+
+
+__all__ = [
+    "FILE",
+    "FORMAT",
+    "describe_key",
+    "environment_fingerprint",
+    "merge",
+    "path",
+    "probe_key",
+    "read",
+    "variant_key",
+    "write",
+]
