@@ -52,6 +52,7 @@ class Recorder:
         self.reads: dict[str, dict[str, Any]] = {}
         self._before: set[str] = set()
         self._warned = 0
+        self._originals: dict[str, Any] = {}
 
     def switch(self, old: str | None, new: str | None) -> None:
         """The registry's ``current_plugin`` moved from ``old`` to ``new``."""
@@ -63,11 +64,51 @@ class Recorder:
             self._warned = len(self.host.warnings)
             self.current = new
             _watch(self)
+            self._probing(True)
         elif old is not None:
+            self._probing(False)
             after = {n for n, _p in pm.list_name_plugin()}
             self.extra.setdefault(old, []).extend(sorted(after - self._before))
             self.warnings.setdefault(old, []).extend(self.host.warnings[self._warned :])
             self.current = None
+
+    def _probing(self, on: bool) -> None:
+        """While a plugin registers, see the paths it stats (``os.path.isfile``,
+        ``shutil.which``: what it found, or found missing, decides what it declares);
+        the audit hook sees no stat."""
+        if not on:
+            for name, original in self._originals.items():
+                setattr(os, name, original)
+            self._originals = {}
+            return
+        if self._originals:
+            return
+        for name in ("stat", "lstat", "access"):
+            original = getattr(os, name)
+            self._originals[name] = original
+            setattr(os, name, self._seeing(original))
+
+    def _seeing(self, original: Any) -> Any:
+        def seen(target: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(target, (str, bytes, os.PathLike)) and not kwargs.get("dir_fd"):
+                self._note(os.fspath(target))
+            return original(target, *args, **kwargs)
+
+        return seen
+
+    def _note(self, name: str | bytes, listed: bool = False) -> None:
+        plugin = self.current
+        if plugin is None:
+            return
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        if name.endswith(_CODE):
+            return
+        full = os.path.abspath(name)
+        reads = self.reads.setdefault(plugin, {})
+        if full not in reads or (listed and not reads[full][0]):
+            reads[full] = [listed, None]  # (its stat below goes through the patched os.stat)
+            reads[full] = [listed, manifest.path_state(full, listed)]
 
     def saw(self, event: str, args: tuple[Any, ...]) -> None:
         """An audit event while ``current`` registers: a file read, a directory listed, a
@@ -91,12 +132,8 @@ class Recorder:
                 program = os.fsdecode(program)
             if isinstance(program, str):
                 name = program if os.sep in program else (shutil.which(program) or program)
-        if isinstance(name, bytes):
-            name = os.fsdecode(name)
-        if not isinstance(name, str) or name.endswith(_CODE):
-            return
-        full = os.path.abspath(name)
-        self.reads.setdefault(plugin, {}).setdefault(full, manifest._stat_of(full))
+        if isinstance(name, (str, bytes)):
+            self._note(name, listed=event != "open" and event != "subprocess.Popen")
 
 
 _RECORDER: list[Recorder | None] = [None]
@@ -119,6 +156,10 @@ def _watch(recorder: Recorder) -> None:
 
 
 def stop() -> None:
+    """Recording is over: the audit hook idles and ``os`` is as it was."""
+    found = _RECORDER[0]
+    if found is not None:
+        found._probing(False)
     _RECORDER[0] = None
 
 
@@ -250,7 +291,10 @@ def declarations(host: Host, recorder: Recorder) -> dict[str, dict[str, Any]]:
 
 
 def _matches(variant: dict[str, Any]) -> bool:
-    return all(manifest._stat_of(name) == seen for name, seen in variant["reads"].items())
+    return all(
+        manifest.path_state(name, listed) == seen
+        for name, (listed, seen) in variant["reads"].items()
+    )
 
 
 def replay(host: Host, selected: list[Any], data: dict[str, Any], surface: str | None) -> None:

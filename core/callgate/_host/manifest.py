@@ -12,10 +12,10 @@ Declarations, not the composed answer: the core composes the surface afresh on e
 from them (``[plugins]``, ``[surface]``, ``[permissions]``, the workspace's tightening).
 What a plugin declares may depend on its own config tables and on what it probes, so each
 set of declarations is kept under a key of those inputs (the OS, the validated values of
-the tables it claimed, ``PATH`` and the modification times of its directories, the
-``CALLGATE_*`` variables, the workspace), with the files and directories it read and the
-programs it started while registering (seen through an audit hook, each with its stat):
-declarations whose key or files differ are not used, and the plugin is imported.
+the tables it claimed, ``PATH``, ``HOME``, the ``CALLGATE_*`` variables, the workspace),
+with every path it looked at, read or listed and every program it started while
+registering (seen through the stat calls and an audit hook), each with what it found there:
+declarations whose key or paths differ are not used, and the plugins are imported.
 
 The whole manifest is keyed by the environment's fingerprint (`environment_fingerprint`):
 the interpreter, callgate's version, and each entry-point distribution's name, version and
@@ -54,7 +54,7 @@ def path() -> str:
 
 
 def _stat_key(found: os.stat_result) -> list[int]:
-    return [found.st_mtime_ns, found.st_size, found.st_ino]
+    return [found.st_mtime_ns, found.st_size, found.st_ino, found.st_mode]
 
 
 def _stat_of(name: str) -> list[int] | None:
@@ -62,6 +62,21 @@ def _stat_of(name: str) -> list[int] | None:
         return _stat_key(os.stat(name))
     except OSError:
         return None
+
+
+def path_state(name: str, listed: bool = False) -> list[int] | None:
+    """What a plugin's registration saw of ``name``: its stat (``None``: missing). A
+    directory it only looked at (a component of a path it resolved) by its identity and
+    mode, one it listed with its modification time too."""
+    try:
+        found = os.stat(name)
+    except OSError:
+        return None
+    if (stat.S_ISDIR(found.st_mode) and not listed) or not (
+        stat.S_ISDIR(found.st_mode) or stat.S_ISREG(found.st_mode)
+    ):  # a device (/dev/null) by its identity too: its times move with every write
+        return [0, 0, found.st_ino, found.st_mode]
+    return _stat_key(found)
 
 
 def _editable_sources(dist_path: str, modules: Iterable[str]) -> list[Any]:
@@ -131,11 +146,9 @@ def environment_fingerprint(entry_points: Iterable[Any]) -> str:
 
 def probe_key(os_name: str, workspace: str | None) -> list[Any]:
     """The inputs besides its config tables that a plugin's registration may read without
-    the manifest seeing it (a program found on ``PATH``): checked for every declaration."""
-    search = os.environ.get("PATH", "")
-    dirs = [[d, _stat_of(d)] for d in search.split(os.pathsep) if d]
+    the recorder seeing it (variables): part of every declaration's key."""
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("CALLGATE_"))
-    return [os_name, workspace, search, dirs, env, os.environ.get("HOME")]
+    return [os_name, workspace, os.environ.get("PATH", ""), env, os.environ.get("HOME")]
 
 
 def variant_key(probe: list[Any], tables: list[tuple[str, Any]]) -> str:
