@@ -340,12 +340,13 @@ class Host:
         ``(name, object)`` pairs). ``entrypoints`` is ``True`` (every installed plugin,
         minus blocked ones), ``False`` (none) or the entry-point names to load.
 
-        ``listing`` boots a host that lists its tools and runs none (``callgate tools``):
+        ``listing`` (with no ``plugins``) boots a host that lists its tools and runs none
+        (``callgate tools``):
         from the plugin manifest in the user's state directory when it can answer (no
         plugin is imported), else by a full boot that records the manifest
         (`_host.manifest`). Its `open_session` fails; the plugins' own hooks do not run.
         """
-        if listing:
+        if listing and not plugins:
             return cls._listing(config, os, surface, entrypoints, workspace, user_config)
         return cls._boot(config, os, surface, plugins, entrypoints, workspace, user_config)
 

@@ -8,7 +8,7 @@ host into one entry per entry-point plugin. `replay` registers those declaration
 fresh host: the core claims its own tables and composes the surface as in any boot; each
 plugin's tables are claimed (validated against the config in force) and its declarations
 are used only when their key (`manifest.variant_key`) and what it read still match. A host
-replayed so lists and describes its tools but runs none (``Host.listing``).
+replayed so lists and describes its tools but runs none (``Host.boot(listing=True)``).
 """
 
 from __future__ import annotations
@@ -18,16 +18,13 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._model.errors import BootError
 from .._model.spec import ProxyRoute, ToolSpec
 from .._model.values import PermissionSubject
 from .._pipeline.hooks import COMPANION
 from . import manifest
-
-if TYPE_CHECKING:
-    from .host import Host
 
 log = logging.getLogger("callgate")
 
@@ -239,7 +236,7 @@ def _spec(data: dict[str, Any], plugin: str) -> ToolSpec:
     )
 
 
-def _hooks_of(host: Host, names: list[str]) -> list[str]:
+def _hooks_of(host: Any, names: list[str]) -> list[str]:
     pm = host.pm
     found: set[str] = set()
     for name in names:
@@ -252,7 +249,7 @@ def _hooks_of(host: Host, names: list[str]) -> list[str]:
     return sorted(found)
 
 
-def declarations(host: Host, recorder: Recorder) -> dict[str, dict[str, Any]]:
+def declarations(host: Any, recorder: Recorder) -> dict[str, dict[str, Any]]:
     """``{plugin: {key: its declarations}}`` for every entry-point plugin of a booted host."""
     registry = host.registry
     probe = manifest.probe_key(host.os, host.workspace)
@@ -297,7 +294,7 @@ def _matches(variant: dict[str, Any]) -> bool:
     )
 
 
-def replay(host: Host, selected: list[Any], data: dict[str, Any], surface: str | None) -> None:
+def replay(host: Any, selected: list[Any], data: dict[str, Any], surface: str | None) -> None:
     """Register the declarations of the ``selected`` entry points into ``host`` (booted up
     to its config) and compose its surface; `Stale` when the manifest cannot answer."""
     from .._registry.registry import Registry
