@@ -10,7 +10,6 @@ registry is frozen afterwards; sessions read from it.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import os as _os  # `boot` has a parameter named os
@@ -487,6 +486,8 @@ class Host:
         for name in names:
             if name in installed:
                 continue
+            import difflib  # a misspelled name only
+
             close = difflib.get_close_matches(name, installed, n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             known = ", ".join(n for n in installed if not n.startswith("callgate-")) or "none"

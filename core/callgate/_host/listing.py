@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -128,6 +127,8 @@ class Recorder:
             if isinstance(program, bytes):
                 program = os.fsdecode(program)
             if isinstance(program, str):
+                import shutil  # recording only
+
                 name = program if os.sep in program else (shutil.which(program) or program)
         if isinstance(name, (str, bytes)):
             self._note(name, listed=event != "open" and event != "subprocess.Popen")

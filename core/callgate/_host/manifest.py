@@ -19,7 +19,7 @@ declarations whose key or paths differ are not used, and the plugins are importe
 
 The whole manifest is keyed by the environment's fingerprint (`environment_fingerprint`):
 the interpreter, callgate's version, and each entry-point distribution's name, version and
-``RECORD`` (its stat and hash; an editable install's source files, by stat), so any
+``RECORD`` (its stat and CRC; an editable install's source files, by stat), so any
 install, upgrade or edit of a plugin makes it stale. It lives in the user's state
 directory (never the workspace, which the model controls) and is used only when this user
 owns it and no one else can write it; anything else (another owner, group- or
@@ -28,11 +28,11 @@ world-writable, unparsable, another format) is ignored and rewritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 import sys
+import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -111,9 +111,9 @@ def _editable_sources(dist_path: str, modules: Iterable[str]) -> list[Any]:
 
 
 def environment_fingerprint(entry_points: Iterable[Any]) -> str:
-    """A digest of what the plugins' declarations depend on being installed: the
+    """What the plugins' declarations depend on being installed: the
     interpreter, callgate's version, and per distribution with a plugin its name, version,
-    ``RECORD`` (stat and hash) and, installed editable, its source files' stats."""
+    ``RECORD`` (stat and CRC) and, installed editable, its source files' stats."""
     parts: list[Any] = [FORMAT, sys.executable, sys.version, dist_version("callgate")]
     by_dist: dict[str, tuple[Any, list[str]]] = {}
     for ep in entry_points:
@@ -129,7 +129,7 @@ def environment_fingerprint(entry_points: Iterable[Any]) -> str:
             record_file = os.path.join(record, "RECORD")
             try:
                 with open(record_file, "rb") as fh:
-                    entry.append(hashlib.sha256(fh.read()).hexdigest())
+                    entry.append(zlib.crc32(fh.read()))
             except OSError:
                 entry.append(None)
             entry.append(_stat_of(record_file))
@@ -141,7 +141,8 @@ def environment_fingerprint(entry_points: Iterable[Any]) -> str:
     core = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in ("_host/manifest.py", "_host/listing.py", "_model/spec.py"):
         parts.append(_stat_of(os.path.join(core, name)))
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    # the parts themselves, compared as text: no digest (hashlib) on the listing path
+    return json.dumps(parts, sort_keys=True)
 
 
 def probe_key(os_name: str, workspace: str | None) -> list[Any]:
@@ -153,14 +154,12 @@ def probe_key(os_name: str, workspace: str | None) -> list[Any]:
 
 def variant_key(probe: list[Any], tables: list[tuple[str, Any]]) -> str:
     """The key of one plugin's declarations: the probe inputs and its tables' values."""
-    text = json.dumps([probe, tables], sort_keys=True, default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return json.dumps([probe, tables], sort_keys=True, default=repr)
 
 
 def describe_key(registered: Iterable[str], visible: Iterable[str]) -> str:
     """The key of one ``describe`` answer: the tool set and the surface it was asked about."""
-    text = json.dumps([sorted(registered), sorted(visible)])
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return json.dumps([sorted(registered), sorted(visible)])
 
 
 def read(where: str, fingerprint: str) -> dict[str, Any] | None:

@@ -330,7 +330,6 @@ class Registry:
                         f"plugin {spec.plugin}: alias {spec.name} needs alias_args "
                         "or an execute of its own"
                     )
-            self._fingerprints[spec.name] = short_fingerprint(spec.schema)
         self._frozen = True
 
     def describe(self, visible: list[str]) -> None:
@@ -375,7 +374,7 @@ class Registry:
                 found = self._compiled.get(name)
                 if found is None:
                     spec = self._tools[name]
-                    found = compile_schema(spec.schema, self._fingerprints[name])
+                    found = compile_schema(spec.schema, self.short_fingerprint(name))
                     if found.error is not None:
                         log.warning(
                             "tool %s (plugin %s) has a schema that does not compile: %s",
@@ -387,7 +386,11 @@ class Registry:
         return found
 
     def short_fingerprint(self, name: str) -> str:
-        return self._fingerprints[name]
+        """The tool's schema's short fingerprint, computed on first use."""
+        found = self._fingerprints.get(name)
+        if found is None:
+            found = self._fingerprints[name] = short_fingerprint(self._tools[name].schema)
+        return found
 
     @property
     def config_schemas(self) -> dict[str, tuple[str, dict[str, Any]]]:
