@@ -49,6 +49,8 @@ class Recorder:
         self._before: set[str] = set()
         self._warned = 0
         self._originals: dict[str, Any] = {}
+        #: the variables each plugin read while registering (``*``: it read them all)
+        self.variables: dict[str, set[str]] = {}
 
     def switch(self, old: str | None, new: str | None) -> None:
         """The registry's ``current_plugin`` moved from ``old`` to ``new``."""
@@ -83,6 +85,8 @@ class Recorder:
             original = getattr(os, name)
             self._originals[name] = original
             setattr(os, name, self._seeing(original))
+        self._originals["environ"] = os.environ
+        os.environ = _SeenEnviron(os.environ, self)  # noqa: B003 (the same variables, seen)
 
     def _seeing(self, original: Any) -> Any:
         def seen(target: Any, *args: Any, **kwargs: Any) -> Any:
@@ -188,6 +192,58 @@ def _spec_data(spec: ToolSpec, described: dict[str, str] | None) -> dict[str, An
     }
 
 
+class _SeenEnviron(type(os.environ)):  # os._Environ, over the same variables
+    """``os.environ`` while a plugin registers: the names it reads are noted (a variable
+    a plugin's declarations depend on, ``CODEX_HOME``, is part of their key)."""
+
+    def __init__(self, original: Any, recorder: Recorder) -> None:
+        super().__init__(
+            original._data,
+            original.encodekey,
+            original.decodekey,
+            original.encodevalue,
+            original.decodevalue,
+        )
+        self._recorder = recorder
+
+    def _seen(self, name: Any) -> None:
+        plugin = self._recorder.current
+        if plugin is not None and isinstance(name, str):
+            self._recorder.variables.setdefault(plugin, set()).add(name)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._seen(key)
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Any:
+        self._seen("*")
+        return super().__iter__()
+
+
+#: what a shell changes on its own between commands (where it is, what it ran last): left
+#: out of "every variable", which a plugin reads to hand a program its environment
+_SHELL_BOOKKEEPING = frozenset({"PWD", "OLDPWD", "_", "SHLVL"})
+
+
+def variables_state(names: Any) -> list[Any]:
+    """What a plugin read of the environment: each name's value's CRC (``None``: unset; a
+    value, a token perhaps, is never written), for ``*`` (it read them all: a program's
+    environment built) every one's but the shell's bookkeeping."""
+    import zlib
+
+    names = {"*"} if "*" in names else set(names)
+    out: list[Any] = []
+    for name in sorted(names):
+        if name == "*":
+            every = [(k, v) for k, v in os.environ.items() if k not in _SHELL_BOOKKEEPING]
+            value: str | None = repr(sorted(every))
+        else:
+            value = os.environ.get(name)
+        crc = None if value is None else zlib.crc32(value.encode("utf-8", "surrogateescape"))
+        out.append([name, crc])
+    return out
+
+
 def _not_loaded(*_args: Any) -> Any:
     raise BootError(
         "this host was booted to list tools (Host.boot(listing=True)) and runs none; "
@@ -283,12 +339,16 @@ def declarations(host: Any, recorder: Recorder) -> dict[str, dict[str, Any]]:
                 "info": list(registry.info(name)),
                 "warnings": recorder.warnings.get(name, []),
                 "reads": recorder.reads.get(name, {}),
+                "variables": variables_state(recorder.variables.get(name, ())),
             }
         }
     return out
 
 
 def _matches(variant: dict[str, Any]) -> bool:
+    names = [name for name, _value in variant.get("variables", [])]
+    if variables_state(names) != variant.get("variables", []):
+        return False
     return all(
         manifest.path_state(name, listed) == seen
         for name, (listed, seen) in variant["reads"].items()
