@@ -21,6 +21,8 @@ from callgate import Host
 from callgate.host import BootError
 
 PLUGIN = '''
+import os
+
 from callgate import ToolSpec, hookimpl
 
 SCHEMA = {"type": "object", "additionalProperties": False,
@@ -30,8 +32,15 @@ SCHEMA = {"type": "object", "additionalProperties": False,
 @hookimpl
 def callgate_register_tools(registry):
     config = registry.add_config("probe", SCHEMA)
+    # what it probes decides what it declares: a variable, a file there or not
+    flavor = os.environ.get("CG_PROBE_FLAVOR", "")
+    marked = os.path.isfile(os.path.join(os.environ.get("CG_PROBE_DIR", "/nonexistent"), "mark"))
+    description = %r if not config["loud"] else "LOUD probe."
+    description = description.replace(" tool", f" {flavor} tool" if flavor else " tool")
+    if marked:
+        description = "Marked. " + description
     registry.add(ToolSpec(
-        name="probe_tool", description=%r if not config["loud"] else "LOUD probe.",
+        name="probe_tool", description=description,
         read_only=True, visibility="surface", execute=lambda ctx, args: "ok",
         schema={"type": "object", "properties": {"word": {"type": "string"}}}))
 '''
@@ -65,8 +74,13 @@ def site(tmp_path: Path) -> Path:
     return found
 
 
-def _tools(site: Path, cwd: Path, *args: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(site), "CALLGATE_LOAD_PLUGINS": "probe"}
+def _env(site: Path, **variables: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(site), "CALLGATE_LOAD_PLUGINS": "probe",
+            "CG_PROBE_DIR": str(site), **variables}
+
+
+def _tools(site: Path, cwd: Path, *args: str, **variables: str) -> dict[str, Any]:
+    env = _env(site, **variables)
     done = subprocess.run([sys.executable, "-c", RUN, "tools", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -100,11 +114,24 @@ def test_a_changed_distribution_is_imported_again(site: Path, tmp_path: Path) ->
     assert not again["plugin"] and "An upgraded probe" in again["out"]
 
 
+def test_what_a_plugin_probed_is_looked_at_again(site: Path, tmp_path: Path) -> None:
+    _tools(site, tmp_path)
+    assert not _tools(site, tmp_path)["plugin"]
+    flavored = _tools(site, tmp_path, CG_PROBE_FLAVOR="minty")  # a variable it read
+    assert flavored["plugin"] and "A probe minty tool" in flavored["out"]
+    assert not _tools(site, tmp_path, CG_PROBE_FLAVOR="minty")["plugin"]
+    (site / "mark").write_text("")  # a file it looked for, found missing before
+    marked = _tools(site, tmp_path)
+    assert marked["plugin"] and "Marked" in marked["out"]
+    again = _tools(site, tmp_path, UNRELATED_VARIABLE="x")  # a variable it never read
+    assert not again["plugin"] and "Marked" in again["out"]
+
+
 def test_a_broken_upgrade_fails_naming_the_plugin(site: Path, tmp_path: Path) -> None:
     _tools(site, tmp_path)
     (site / "cg_probe" / "__init__.py").write_text("raise ImportError('half installed')\n")
     (site / "cg_probe-1.0.dist-info" / "RECORD").write_text("cg_probe/__init__.py,,1\n")
-    env = {**os.environ, "PYTHONPATH": str(site), "CALLGATE_LOAD_PLUGINS": "probe"}
+    env = _env(site)
     done = subprocess.run([sys.executable, "-m", "callgate_cli", "tools"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
@@ -133,7 +160,7 @@ def test_a_bad_plugin_config_still_fails_from_a_warm_manifest(site: Path, tmp_pa
                                                              user_config: Path) -> None:
     _tools(site, tmp_path)
     (user_config / "config.toml").write_text("[probe]\nloud = 3\n")
-    env = {**os.environ, "PYTHONPATH": str(site), "CALLGATE_LOAD_PLUGINS": "probe"}
+    env = _env(site)
     done = subprocess.run([sys.executable, "-m", "callgate_cli", "tools"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "probe.loud" in done.stderr
@@ -213,6 +240,7 @@ def test_a_listing_host_runs_nothing(site: Path, tmp_path: Path,
     _tools(site, tmp_path)  # the manifest, recorded by the command line
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("CALLGATE_LOAD_PLUGINS", "probe")
+    monkeypatch.setenv("CG_PROBE_DIR", str(site))
     host = Host.boot(None, listing=True)
     assert "cg_probe" not in sys.modules
     assert "probe_tool" in host.visible_names()
