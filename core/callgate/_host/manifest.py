@@ -80,27 +80,35 @@ def path_state(name: str, listed: bool = False) -> list[int] | None:
 
 
 def _editable_sources(dist_path: str, modules: Iterable[str]) -> list[Any]:
-    """For an editable install (``direct_url.json`` says so): the stat of every source file
-    of the packages its entry points name, found without importing them."""
+    """For an editable install (``direct_url.json`` says so, and where its project is): the
+    stat of every source file of the packages its entry points name (``<project>/<name>``
+    or ``<project>/src/<name>``, a package or a module), found without importing them."""
     try:
         with open(os.path.join(dist_path, "direct_url.json"), encoding="utf-8") as fh:
-            editable = bool(json.load(fh).get("dir_info", {}).get("editable"))
+            found = json.load(fh)
+        editable = bool(found.get("dir_info", {}).get("editable"))
+        url = str(found.get("url", ""))
     except (OSError, ValueError, AttributeError):
         return []
     if not editable:
         return []
-    from importlib.machinery import PathFinder
+    if not url.startswith("file://"):
+        return [url]
+    from urllib.parse import unquote
 
+    project = unquote(url[len("file://") :])
     out: list[Any] = []
     for module in sorted(set(modules)):
-        spec = PathFinder.find_spec(module)
-        if spec is None:
-            out.append([module, None])
-            continue
-        roots = list(spec.submodule_search_locations or ())
-        if not roots and spec.origin:
-            out.append([spec.origin, _stat_of(spec.origin)])
+        roots = [
+            candidate
+            for base in (project, os.path.join(project, "src"))
+            for candidate in (os.path.join(base, module), os.path.join(base, module + ".py"))
+            if os.path.exists(candidate)
+        ]
+        out.append([module, roots])
         for root in roots:
+            if not os.path.isdir(root):
+                out.append([root, _stat_of(root)])
             for folder, dirs, files in os.walk(root):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__")
                 for name in sorted(files):
