@@ -25,7 +25,7 @@ from typing import Any
 
 _NORMALIZE = re.compile(r"[-_.]+")
 #: `importlib.metadata.EntryPoint.pattern`: ``module[:attr.attr] [extras]``
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 
 
 def _normalize(name: str) -> str:
@@ -99,7 +99,7 @@ class EntryPoint:
 
     def load(self) -> Any:
         """The module the value names, or the attribute after its ``:``."""
-        match = _VALUE.match(self.value)
+        match = re.match(_VALUE, self.value)  # compiled on first load (a listing loads none)
         if match is None:
             raise ValueError(f"entry point {self.name}: malformed value {self.value!r}")
         found: Any = importlib.import_module(match.group("module"))
