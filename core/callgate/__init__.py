@@ -41,8 +41,6 @@ results). docs/architecture.md shows how the package is layered.
 """
 
 import logging as _logging
-from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
 
 from ._host.host import Host
 from ._model import VERSION
@@ -51,33 +49,11 @@ from ._model.errors import ToolError
 from ._model.keys import SessionKey
 from ._model.spec import ProxyRoute, Target, ToolSpec
 from ._model.values import Decision, PathRole, PermissionSubject, ToolCall, ToolResult, Violation
+from ._pipeline.childprofile import ChildProfile
+from ._pipeline.context import ToolContext
+from ._pipeline.view import HostView, SessionView
 from ._registry.registry import Registry
 from .hookspecs import hookimpl, hookspec
-
-if _TYPE_CHECKING:
-    from ._pipeline.childprofile import ChildProfile
-    from ._pipeline.context import ToolContext
-    from ._pipeline.view import HostView, SessionView
-
-#: imported on first use: what tools and hooks see of a session, which registering (and a
-#: listing boot, ``callgate tools``) does not need (issue 38)
-_LAZY = {
-    "ChildProfile": "._pipeline.childprofile",
-    "ToolContext": "._pipeline.context",
-    "HostView": "._pipeline.view",
-    "SessionView": "._pipeline.view",
-}
-
-
-def __getattr__(name: str) -> _Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    globals()[name] = value
-    return value
-
 
 _logging.getLogger("callgate").addHandler(_logging.NullHandler())
 
