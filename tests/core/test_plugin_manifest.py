@@ -120,6 +120,8 @@ def test_what_a_plugin_probed_is_looked_at_again(site: Path, tmp_path: Path) -> 
     flavored = _tools(site, tmp_path, CG_PROBE_FLAVOR="minty")  # a variable it read
     assert flavored["plugin"] and "A probe minty tool" in flavored["out"]
     assert not _tools(site, tmp_path, CG_PROBE_FLAVOR="minty")["plugin"]
+    plain = _tools(site, tmp_path)  # both environments keep their declarations
+    assert not plain["plugin"] and "A probe tool" in plain["out"]
     (site / "mark").write_text("")  # a file it looked for, found missing before
     marked = _tools(site, tmp_path)
     assert marked["plugin"] and "Marked" in marked["out"]

@@ -13,6 +13,7 @@ replayed so lists and describes its tools but runs none (``Host.boot(listing=Tru
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -328,8 +329,15 @@ def declarations(host: Any, recorder: Recorder) -> dict[str, dict[str, Any]]:
             for spec in [*registry.tools(), *registry.other_os_tools()]
             if spec.plugin == name
         ]
+        key = manifest.variant_key(probe, values)
+        reads = recorder.reads.get(name, {})
+        variables = variables_state(recorder.variables.get(name, ()))
+        # kept apart by what it read too: two environments that differ only in what a
+        # plugin probed (a variable, a file) each keep their declarations
+        identity = json.dumps([key, reads, variables], sort_keys=True)
         out[name] = {
-            manifest.variant_key(probe, values): {
+            identity: {
+                "key": key,
                 "index": recorder.order.index(name),
                 "tables": tables,
                 "extends": registry.extensions_of(name),
@@ -338,8 +346,8 @@ def declarations(host: Any, recorder: Recorder) -> dict[str, dict[str, Any]]:
                 "kinds": registry.kinds_of(name),
                 "info": list(registry.info(name)),
                 "warnings": recorder.warnings.get(name, []),
-                "reads": recorder.reads.get(name, {}),
-                "variables": variables_state(recorder.variables.get(name, ())),
+                "reads": reads,
+                "variables": variables,
             }
         }
     return out
@@ -375,12 +383,12 @@ def replay(host: Any, selected: list[Any], data: dict[str, Any], surface: str | 
     for ep, variants in chosen:
         registry.current_plugin = ep.name
         found = None
-        for key, variant in variants.items():
+        for variant in variants.values():
             values = [
                 (table, registry.add_config(table, schema, extensible=extensible))
                 for table, schema, extensible in variant["tables"]
             ]
-            if manifest.variant_key(probe, values) == key and _matches(variant):
+            if manifest.variant_key(probe, values) == variant.get("key") and _matches(variant):
                 found = variant
                 break
         if found is None:
