@@ -340,10 +340,9 @@ class Host:
         minus blocked ones), ``False`` (none) or the entry-point names to load.
 
         ``listing`` (with no ``plugins``) boots a host that lists its tools and runs none
-        (``callgate tools``):
-        from the plugin manifest in the user's state directory when it can answer (no
-        plugin is imported), else by a full boot that records the manifest
-        (`_host.manifest`). Its `open_session` fails; the plugins' own hooks do not run.
+        (``callgate tools``): from the plugin manifest in the user's state directory when
+        it can answer (no plugin is imported), else by a full boot that records the
+        manifest (`_host.manifest`). Its `open_session` fails; plugins' hooks do not run.
         """
         if listing and not plugins:
             return cls._listing(config, os, surface, entrypoints, workspace, user_config)
