@@ -5,8 +5,12 @@ process from an empty temporary directory with every installed plugin:
 
 - ``python -c pass`` (the interpreter alone, same venv);
 - ``python -c "import pluggy, attrs, cattrs, jsonschema"`` (the core's own dependencies);
-- ``callgate tools`` (the console script: import, load every entry-point plugin,
-  register and check every schema, print the surface).
+- ``callgate tools`` (the console script) with the plugin manifest warm (issue 38, third
+  round: the manifest in the user's state directory lists what every plugin declared, so
+  no plugin is imported), the usual case after the first run;
+- ``callgate tools`` with no manifest (``callgate_tools_no_manifest``: a fresh state
+  directory per run, as the first run after an install: import, load every entry-point
+  plugin, register and check every schema, print the surface, write the manifest).
 
 Then what dominates it: ``-X importtime`` of ``callgate tools`` (median of a few
 runs) summed per top-level package (self time) and per plugin (cumulative), and
@@ -87,6 +91,29 @@ def commands() -> dict[str, list[str]]:
     }
 
 
+SYS_MODULES_TOOLS = """
+import contextlib, io
+from callgate_cli.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["tools"])
+"""
+
+
+def _modules(cwd: str, code: str, fresh: bool) -> int:
+    """How many modules ``python -c CODE`` leaves in ``sys.modules`` beyond ``pass``."""
+    env = _fresh_home(cwd) if fresh else None
+    script = "import sys; before = set(sys.modules)\n" + code + \
+        "\nprint(len(set(sys.modules) - before))"
+    done = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout.split()[-1])
+
+
+def _fresh_home(cwd: str) -> dict[str, str]:
+    """The environment of a run with an empty state directory: no plugin manifest."""
+    return {**os.environ, "CALLGATE_HOME": tempfile.mkdtemp(dir=cwd, prefix="home-")}
+
+
 def _run(argv: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
@@ -147,12 +174,25 @@ def run(repeat: int = 10, importtime_runs: int = 3, warmup: bool = True) -> dict
     with tempfile.TemporaryDirectory(prefix="callgate-bench-cold-") as cwd:
         for argv in cmds.values() if warmup else ():  # warm-up: page cache, .pyc files
             _run(argv, cwd)
+        samples["callgate_tools_no_manifest"] = []
         for _ in range(repeat):
             for name, argv in cmds.items():
                 samples[name].append(_run(argv, cwd)[0])
+            samples["callgate_tools_no_manifest"].append(
+                _run(cmds["callgate_tools"], cwd, _fresh_home(cwd))[0])
         env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+        # the manifest keeps what a plugin read of the environment (the sandbox reads
+        # every variable): a run with one more variable records its own declarations once
+        _run(cmds["callgate_tools"], cwd, env)
         traces = [parse_importtime(_run(cmds["callgate_tools"], cwd, env)[1])
                   for _ in range(importtime_runs)]
+        traced_fresh = {**_fresh_home(cwd), "PYTHONPROFILEIMPORTTIME": "1"}
+        no_manifest = parse_importtime(_run(cmds["callgate_tools"], cwd, traced_fresh)[1])
+        # exact (sys.modules: -X importtime misses what importlib.import_module loads, as
+        # entry points are): warm manifest, no manifest, the three libraries
+        counted = {name: _modules(cwd, code, fresh) for name, code, fresh in (
+            ("warm_manifest", SYS_MODULES_TOOLS, False), ("no_manifest", SYS_MODULES_TOOLS, True),
+            ("issue38_deps", "import pluggy, attrs, jsonschema", False))}
         interpreter = parse_importtime(_run(cmds["python_pass"], cwd, env)[1])
         phases = [json.loads(subprocess.run([sys.executable, "-c", PHASES], cwd=cwd,
                                             capture_output=True, text=True,
@@ -165,9 +205,14 @@ def run(repeat: int = 10, importtime_runs: int = 3, warmup: bool = True) -> dict
         out["callgate_tools"]["median"] / out["python_pass"]["median"], 2)
     out["callgate_tools_vs_issue38_deps"] = round(
         out["callgate_tools"]["median"] / out["python_issue38_deps"]["median"], 2)
+    out["callgate_tools_no_manifest_vs_issue38_deps"] = round(
+        out["callgate_tools_no_manifest"]["median"] / out["python_issue38_deps"]["median"], 2)
     out["importtime"] = breakdown(traces)
     # load-independent: the modules `callgate tools` imports beyond the interpreter's own
     out["modules_imported"] = len({t[3] for t in traces[0]} - {t[3] for t in interpreter})
+    out["modules_imported_no_manifest"] = len(
+        {t[3] for t in no_manifest} - {t[3] for t in interpreter})
+    out["sys_modules_added"] = counted
     keys = ("import_core_ms", "import_plugins_ms", "boot_ms", "cli_warm_ms")
     out["phases_ms"] = {k: round(statistics.median(p[k] for p in phases), 1) for k in keys}
     out["phases_ms"]["plugins_ms"] = {
@@ -189,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    for name in commands():
+    for name in [*commands(), "callgate_tools_no_manifest"]:
         row = result[name]
         print(f"{name:18} median {row['median']:7.1f} ms  p95 {row['p95']:7.1f} ms")
     print("phases:", json.dumps(result["phases_ms"]))

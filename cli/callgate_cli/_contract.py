@@ -10,15 +10,15 @@ fingerprint, so that any schema change is a visible, reviewed diff.
 
 from __future__ import annotations
 
-import difflib
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from callgate import ToolSpec
 from callgate.schema import canonical_bytes, fingerprint, short_fingerprint
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from callgate.host import Host
 
 DOC_PATH = "docs/TOOL_CONTRACT.md"
@@ -181,6 +181,9 @@ def generate(posix: Host, windows: Host | None = None) -> str:
 
 def drift(path: str | Path, expected: str) -> list[str]:
     """The unified diff from the file at ``path`` to ``expected`` (empty: no drift)."""
+    import difflib  # the contract command only (every command imports this module)
+    from pathlib import Path
+
     file = Path(path)
     current = file.read_text(encoding="utf-8") if file.exists() else ""
     if current == expected:

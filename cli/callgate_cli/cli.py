@@ -26,7 +26,6 @@ from callgate.host import (
     rendering_names,
     serve_worker,
 )
-from callgate.paths import HOME_VARIABLE
 from callgate.schema import contract_entry
 
 from . import _contract
@@ -70,7 +69,10 @@ class _ApproveAll:
 
 
 def _boot(
-    args: argparse.Namespace, workspace: str | None = None, extra_plugins: Sequence[Any] = ()
+    args: argparse.Namespace,
+    workspace: str | None = None,
+    extra_plugins: Sequence[Any] = (),
+    listing: bool = False,
 ) -> Host:
     host = Host.boot(
         getattr(args, "config", None),
@@ -78,6 +80,7 @@ def _boot(
         surface=getattr(args, "surface", None),
         workspace=workspace,
         plugins=list(extra_plugins),
+        listing=listing,
     )
     _say_forced(host)
     return host
@@ -292,8 +295,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    # listed from the plugin manifest when it can answer (no plugin imported, issue 38); a
+    # provider's rendering reads the tools' native faces (code) and -v the plugins' notices
+    listing = not args.provider and not args.verbose
     try:
-        host = _boot(args)
+        host = _boot(args, listing=listing)
     except BootError as exc:
         return _fail(str(exc))
     if args.provider or args.json:
@@ -462,6 +468,8 @@ def _summary(arguments: Any, limit: int = 100) -> str:
 def _demo_state_dir(path: str) -> Iterator[None]:
     """Point callgate's state directory at ``path`` while the demo runs: what the tour
     remembers goes away with the temporary workspace, never into the user's state dir."""
+    from callgate.paths import HOME_VARIABLE  # the demo only: paths pulls the file API
+
     previous = os.environ.get(HOME_VARIABLE)
     os.environ[HOME_VARIABLE] = path
     try:
@@ -564,16 +572,47 @@ def _command_word(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if not word.startswith("-")), None)
 
 
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+class _Reparse(Exception):
+    """A parser built without the renderings met an error: parse with the full one."""
+
+
+class _WithoutRenderings(argparse.ArgumentParser):
+    """The parser of an ``argv`` with no ``--provider`` and no help: the renderings (their
+    package) are not loaded for the choices; any error is left to the full parser, whose
+    usage line and message name them."""
+
+    def error(self, message: str) -> Any:
+        raise _Reparse(message)
+
+
+#: the options an ``argv`` may hold for the parser without the renderings (what
+#: ``callgate tools``, ``plugins``, ``contract`` take: no ``--provider``, no help)
+_PLAIN_OPTIONS = frozenset(
+    {"-v", "--verbose", "--json", "--os", "--surface", "--config", "--check", "--write"}
+)
+
+
+def _needs_renderings(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` holds an option other than the plain ones (``--provider`` and its
+    abbreviations, help, anything unusual): the parser then lists the renderings."""
+    return any(
+        word.startswith("-") and word.partition("=")[0] not in _PLAIN_OPTIONS for word in argv
+    )
+
+
+def build_parser(
+    argv: Sequence[str] | None = None, *, renderings: bool = True
+) -> argparse.ArgumentParser:
     """The ``callgate`` parser. Given the ``argv`` it will parse, a core command leaves the
     ``callgate.commands`` add-ons unloaded (importing ``serve`` or ``rules`` is no part of
     ``callgate tools``' cold start, issue 38); help, an add-on's command or an unknown word
-    loads them all, so they are listed and parsed as before."""
+    loads them all, so they are listed and parsed as before. Without ``renderings`` the
+    ``--provider`` choices are left out and an error raises `_Reparse` (see `main`)."""
     # the installed renderings (callgate-providers registers them)
-    PROVIDERS = rendering_names(native=False)
-    NATIVE_PROVIDERS = rendering_names(native=True)
+    PROVIDERS = rendering_names(native=False) if renderings else []
+    NATIVE_PROVIDERS = rendering_names(native=True) if renderings else []
 
-    parser = argparse.ArgumentParser(
+    parser = (argparse.ArgumentParser if renderings else _WithoutRenderings)(
         prog="callgate",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -760,8 +799,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        # a plain argv (callgate tools) is parsed without loading the renderings
+        if _needs_renderings(argv):
+            raise _Reparse
+        args = build_parser(argv, renderings=False).parse_args(argv)
+    except _Reparse:
+        args = build_parser(argv).parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING if args.verbose else logging.ERROR, format="callgate: %(message)s"
     )

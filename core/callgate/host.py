@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 from ._host.host import NO_TOOLS, Host, PluginInfo
 from ._host.renderings import names as rendering_names
 from ._host.renderings import rendering
-from ._host.settings import sessions_settings
 from ._model.entrypoints import entry_points
 from ._model.errors import BootError, ConfigError
 from ._model.facts import ExecutionFact
 
 if TYPE_CHECKING:
+    from ._host.settings import sessions_settings
     from ._pipeline.shared import SharedResources
     from ._session.pair import SessionPair
     from ._session.session import MODES, Session
@@ -46,6 +46,8 @@ _LAZY = {
     "SharedResources": "._pipeline.shared",
     "SessionPair": "._session.pair",
     "Session": "._session.session",
+    # `callgate sessions` finds the store with it; the store's locations stay unloaded
+    "sessions_settings": "._host.settings",
 }
 
 

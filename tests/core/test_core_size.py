@@ -17,8 +17,11 @@ CORE = Path(__file__).resolve().parents[2] / "core" / "callgate"
 #: per-call path, issue 38: per-tool plans, the worker's cancel guard, the edit's held check;
 #: +546 for a worker that outlives its host and the resume that reattaches to it, results
 #: delivered to a worker and its file changes to the host, issue 37: the worker's far end is
-#: the core's; +10 for starting its daemon through the spawn door)
-MAX_CORE_LINES = 21_832
+#: the core's; +10 for starting its daemon through the spawn door; +870 for the plugin
+#: manifest, issue 38: a listing boot (``callgate tools``) replays what plugins declared,
+#: recorded by a full boot with what each one probed, keyed by the environment's
+#: fingerprint and read only from the user's own state directory)
+MAX_CORE_LINES = 22_702
 
 
 def core_lines(root: Path = CORE) -> int:

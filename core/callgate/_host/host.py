@@ -10,7 +10,6 @@ registry is frozen afterwards; sessions read from it.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import os as _os  # `boot` has a parameter named os
@@ -311,6 +310,8 @@ class Host:
         self.workspace: str | None = None
         self._facts = FactLog()
         self.files_policy = FilesPolicy()
+        #: a listing host's hooks, by name, as the plugin manifest declares them (`listing`)
+        self._declared_hooks: frozenset[str] | None = None
 
     # --- boot ---------------------------------------------------
 
@@ -325,6 +326,7 @@ class Host:
         entrypoints: bool | Sequence[str] = True,
         workspace: str | os.PathLike[str] | None = None,
         user_config: str | os.PathLike[str] | Mapping[str, Any] | bool = True,
+        listing: bool = False,
     ) -> Self:
         """Boot a host.
 
@@ -336,7 +338,28 @@ class Host:
         (``"posix"``/``"windows"``). ``plugins`` are in-process plugin objects (or
         ``(name, object)`` pairs). ``entrypoints`` is ``True`` (every installed plugin,
         minus blocked ones), ``False`` (none) or the entry-point names to load.
+
+        ``listing`` (with no ``plugins``) boots a host that lists its tools and runs none
+        (``callgate tools``): from the plugin manifest in the user's state directory when
+        it can answer (no plugin is imported), else by a full boot that records the
+        manifest (`_host.manifest`). Its `open_session` fails; plugins' hooks do not run.
         """
+        if listing and not plugins:
+            return cls._listing(config, os, surface, entrypoints, workspace, user_config)
+        return cls._boot(config, os, surface, plugins, entrypoints, workspace, user_config)
+
+    @classmethod
+    def _boot(
+        cls,
+        config: str | os.PathLike[str] | Mapping[str, Any] | None,
+        os: str,
+        surface: str | None,
+        plugins: Sequence[Any],
+        entrypoints: bool | Sequence[str],
+        workspace: str | os.PathLike[str] | None,
+        user_config: str | os.PathLike[str] | Mapping[str, Any] | bool,
+        recorder: Any = None,
+    ) -> Self:
         host = cls()
         host.os = _pick_os(os)
         host.workspace = _os.path.abspath(_os.fspath(workspace)) if workspace is not None else None
@@ -344,7 +367,8 @@ class Host:
         plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
         host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
         if entrypoints:
-            host._load_entrypoints(entrypoints, plugins_cfg)
+            for ep in host._selected_entrypoints(entrypoints, plugins_cfg):
+                host._load_entrypoint(ep)
         for item in plugins:
             name, obj = item if isinstance(item, tuple) else (_plugin_name(item), item)
             if host.pm.is_registered(obj) or host.pm.has_plugin(name):
@@ -353,7 +377,7 @@ class Host:
             host._plugin_sources[name] = (None, "in process")
         # Tools first: plugins add their own hook specs while registering (workflow's
         # conversation, tasks' runner), so an integrator implementing those is not pending.
-        host._register_tools()
+        host._register_tools(recorder)
         try:
             host.pm.check_pending()
         except pluggy.PluginValidationError as exc:
@@ -366,9 +390,51 @@ class Host:
         host._configure(surface)
         return host
 
-    def _load_entrypoints(self, wanted: bool | Sequence[str], cfg: dict[str, Any]) -> None:
-        """Register the installed plugins the arguments, ``[plugins]`` and the environment
-        select. A name that matches no installed plugin fails boot (with close matches)."""
+    @classmethod
+    def _listing(
+        cls,
+        config: str | os.PathLike[str] | Mapping[str, Any] | None,
+        os: str,
+        surface: str | None,
+        entrypoints: bool | Sequence[str],
+        workspace: str | os.PathLike[str] | None,
+        user_config: str | os.PathLike[str] | Mapping[str, Any] | bool,
+    ) -> Self:
+        """`boot` with ``listing``: replay the manifest, else boot fully and record it."""
+        from . import listing, manifest
+
+        host = cls()
+        host.os = _pick_os(os)
+        host.workspace = _os.path.abspath(_os.fspath(workspace)) if workspace is not None else None
+        host.config_source = _config.load(config, workspace, user_config=user_config)
+        plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
+        host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
+        installed = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        selected = host._selected_entrypoints(entrypoints, plugins_cfg) if entrypoints else []
+        fingerprint = manifest.environment_fingerprint(installed)
+        where = manifest.path()
+        found = manifest.read(where, fingerprint)
+        if found is not None:
+            try:
+                listing.replay(host, selected, found, surface)
+                return host
+            except Exception as exc:  # the plugins answer instead (and name what is wrong)
+                log.debug("plugin manifest not used: %s", exc)
+        recorder = listing.Recorder()
+        try:
+            booted = cls._boot(
+                config, os, surface, (), entrypoints, workspace, user_config, recorder
+            )
+        finally:
+            listing.stop()
+        recorder.host = booted
+        declared = listing.declarations(booted, recorder)
+        manifest.write(where, manifest.merge(found, fingerprint, declared))
+        return booted
+
+    def _selected_entrypoints(self, wanted: bool | Sequence[str], cfg: dict[str, Any]) -> list[Any]:
+        """The installed plugins the arguments, ``[plugins]`` and the environment select. A
+        name that matches no installed plugin fails boot (with close matches)."""
         eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
         installed = sorted(
             {ep.name for ep in eps} | {ep.dist.name for ep in eps if ep.dist},
@@ -384,6 +450,7 @@ class Host:
         self._check_names(cfg["block"], installed, ("plugins", "block"))
         disabled = set(env_off) | set(cfg["block"])
         enabled = set(cfg["enable"])
+        selected = []
         for ep in eps:
             dist = ep.dist.name if ep.dist else None
             names = {ep.name, dist} - {None}
@@ -395,15 +462,21 @@ class Host:
                 continue
             if names & disabled or self.pm.has_plugin(ep.name):
                 continue
-            try:
-                obj = ep.load()
-            except Exception as exc:
-                raise BootError(
-                    f"plugin {ep.name} ({dist}) failed to load: {type(exc).__name__}: {exc}"
-                ) from exc
-            self.pm.register(obj, name=ep.name)
-            version = ep.dist.version if ep.dist else None
-            self._plugin_sources[ep.name] = (version, f"entry point {ep.value} ({dist})")
+            selected.append(ep)
+        return selected
+
+    def _load_entrypoint(self, ep: Any) -> None:
+        """Import one selected plugin and register it (a failure names it)."""
+        dist = ep.dist.name if ep.dist else None
+        try:
+            obj = ep.load()
+        except Exception as exc:
+            raise BootError(
+                f"plugin {ep.name} ({dist}) failed to load: {type(exc).__name__}: {exc}"
+            ) from exc
+        self.pm.register(obj, name=ep.name)
+        version = ep.dist.version if ep.dist else None
+        self._plugin_sources[ep.name] = (version, f"entry point {ep.value} ({dist})")
 
     def _check_names(
         self, names: Sequence[str], installed: list[str], where: str | tuple[str, str]
@@ -412,6 +485,8 @@ class Host:
         for name in names:
             if name in installed:
                 continue
+            import difflib  # a misspelled name only
+
             close = difflib.get_close_matches(name, installed, n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             known = ", ".join(n for n in installed if not n.startswith("callgate-")) or "none"
@@ -425,9 +500,8 @@ class Host:
                 )
             raise BootError(f"{where} names {name!r}, which {message}")
 
-    def _register_tools(self) -> None:
-        """``callgate_register_tools`` through ``pm.hook``, the registry knowing whose
-        implementation is running (each is wrapped for the one call, then restored)."""
+    def _new_registry(self) -> Registry:
+        """This host's registry, with the core's tables claimed."""
         self.registry = registry = Registry(self.os, self.pm, self.config_source)
         # plugins read their tables while registering: merged by the schemas claimed so far
         self.config_source.schema_for = lambda table: registry.config_schemas.get(
@@ -437,9 +511,19 @@ class Host:
         for name, schema in CORE_TABLES.items():
             registry.add_config(name, schema, extensible=name == FILES_TABLE)
         registry.current_plugin = None
+        return registry
+
+    def _register_tools(self, recorder: Any = None) -> None:
+        """``callgate_register_tools`` through ``pm.hook``, the registry knowing whose
+        implementation is running (each is wrapped for the one call, then restored)."""
+        registry = self._new_registry()
+        if recorder is not None:
+            recorder.host = self
+            registry.on_plugin = recorder.switch
         # each plugin's implementation runs through its companion (`_pipeline.hooks`), which
         # tells the registry whose it is and names the plugin in a failure
         self.pm.hook.callgate_register_tools(registry=registry, host=self)
+        registry.on_plugin = None
         registry.freeze()
 
     def _configure(self, surface: str | None) -> None:
@@ -463,7 +547,7 @@ class Host:
         self.warnings.extend(self.permissions.warnings)
         if not registry.names():
             self._force(NO_TOOLS)
-        elif not self.hooks.implemented("callgate_confine_process"):
+        elif not self._implements("callgate_confine_process"):
             log.warning(UNCONFINED)
             self.warnings.append(UNCONFINED)
         surface_cfg = registry.table("surface")
@@ -491,7 +575,7 @@ class Host:
             log.warning(msg)
             self.warnings.append(msg)
         for spec in registry.tools():
-            missing = tuple(h for h in spec.requires_hooks if not self.hooks.implemented(h))
+            missing = tuple(h for h in spec.requires_hooks if not self._implements(h))
             if missing:
                 self._unhooked[spec.name] = missing
         visible = []
@@ -507,6 +591,12 @@ class Host:
                 visible.append(spec.name)
         self._visible = visible
         self.registry.describe(visible)
+
+    def _implements(self, hook: str) -> bool:
+        """Whether a plugin implements ``hook`` (a listing host: as the manifest says)."""
+        if self._declared_hooks is not None:
+            return hook in self._declared_hooks
+        return self.hooks.implemented(hook)
 
     def _force(self, message: str) -> None:
         log.warning(message)
@@ -626,6 +716,11 @@ class Host:
         here), ``[]`` (here, whatever the config says) or an `Executor`. ``show`` puts hidden
         tools on this session's surface (a native rendering's `callgate_providers.shows`),
         unless the user's ``[surface] hide`` names them."""
+        if self._declared_hooks is not None:
+            raise BootError(
+                "this host was booted to list tools (Host.boot(listing=True)) from the plugin "
+                "manifest and runs none; boot it without listing to open sessions"
+            )
         if resume is not None and name is not None:
             raise ValueError("pass resume or name, not both")
         from .._session.session import Session  # with the pipeline: on first open, not at boot

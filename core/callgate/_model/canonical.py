@@ -9,7 +9,6 @@ validation errors.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -45,6 +44,8 @@ def canonical_bytes(schema: dict[str, Any]) -> bytes:
 
 def fingerprint(schema: dict[str, Any]) -> str:
     """SHA-256 hex of the canonical schema bytes."""
+    import hashlib  # when a fingerprint is asked for (a listing boot needs none)
+
     return hashlib.sha256(canonical_bytes(schema)).hexdigest()
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 _NORMALIZE = re.compile(r"[-_.]+")
 #: `importlib.metadata.EntryPoint.pattern`: ``module[:attr.attr] [extras]``
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 
 
 def _normalize(name: str) -> str:
@@ -37,12 +37,19 @@ class Distribution:
     """An installed distribution's ``*.dist-info`` directory: its ``Name`` and ``Version``
     are read from ``METADATA`` on first use."""
 
-    __slots__ = ("_headers", "normalized", "path")
+    __slots__ = ("_entry_points", "_headers", "normalized", "path")
 
     def __init__(self, path: str, normalized: str) -> None:
         self.path = path
         self.normalized = normalized
         self._headers: dict[str, str] | None = None
+        self._entry_points: str | None = None
+
+    def entry_points_text(self) -> str:
+        """``entry_points.txt`` (empty when there is none), read once."""
+        if self._entry_points is None:
+            self._entry_points = self.read_text("entry_points.txt") or ""
+        return self._entry_points
 
     def _header(self, key: str) -> Any:
         if self._headers is None:
@@ -92,7 +99,7 @@ class EntryPoint:
 
     def load(self) -> Any:
         """The module the value names, or the attribute after its ``:``."""
-        match = _VALUE.match(self.value)
+        match = re.match(_VALUE, self.value)  # compiled on first load (a listing loads none)
         if match is None:
             raise ValueError(f"entry point {self.name}: malformed value {self.value!r}")
         found: Any = importlib.import_module(match.group("module"))
@@ -117,9 +124,29 @@ def _plain_layout() -> None:
             raise _Unsupported
 
 
-def _distributions() -> Iterator[Distribution]:
-    """Every distribution on ``sys.path``, one per normalized name, the first found."""
+#: the last scan: ``(sys.path with each entry's modification time, its distributions)``
+_SCANNED: list[Any] = [None, []]
+
+
+def _distributions() -> list[Distribution]:
+    """Every distribution on ``sys.path`` (`_scan`), scanned again only when ``sys.path``
+    or a directory on it changed (an install adds or removes a ``*.dist-info``): boot asks
+    for the entry points and versions several times."""
     _plain_layout()
+    key = []
+    for entry in sys.path:
+        try:
+            key.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            key.append((entry, None))
+    if _SCANNED[0] != key:
+        _SCANNED[1] = list(_scan())
+        _SCANNED[0] = key
+    return _SCANNED[1]
+
+
+def _scan() -> Iterator[Distribution]:
+    """Every distribution on ``sys.path``, one per normalized name, the first found."""
     seen: set[str] = set()
     for entry in sys.path:
         root = entry or "."
@@ -172,9 +199,7 @@ def entry_points(group: str) -> list[Any]:
     """The installed entry points of ``group`` (`importlib.metadata.entry_points(group=...)`)."""
     try:
         return [
-            ep
-            for dist in _distributions()
-            for ep in _parse(dist.read_text("entry_points.txt") or "", group, dist)
+            ep for dist in _distributions() for ep in _parse(dist.entry_points_text(), group, dist)
         ]
     except _Unsupported:
         return list(_fallback().entry_points(group=group))

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import attrs
 
-from .native import NativeFace
+from .native import NativeFace, as_frozenset, as_tuple
 from .values import PathRole, PermissionSubject, Violation
 
 NAME_RULE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
@@ -126,13 +126,13 @@ class ToolSpec:
     surface_order: int | None = None
     alias_of: str | None = None
     alias_args: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    platforms: frozenset[str] = attrs.field(default=PLATFORMS, converter=frozenset)
+    platforms: frozenset[str] = attrs.field(default=PLATFORMS, converter=as_frozenset)
     available: Callable[[Any], bool] | None = None
-    requires_hooks: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    requires_hooks: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     preview: Callable[..., Any] | None = None
     validate: Callable[[Any, dict[str, Any]], Iterable[Violation]] | None = None
     permission_subject: PermissionSubject | None = None
-    groups: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    groups: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     resolve_target: Callable[..., Any] | None = None
     misplaced: Callable[[Any, dict[str, Any]], str | None] | None = None
     describe: Callable[[frozenset[str], frozenset[str]], str] | None = None
@@ -141,11 +141,11 @@ class ToolSpec:
     idempotent: bool | None = None
     open_world: bool = False
     runs_at: Literal["workspace", "host"] = "workspace"
-    known_as: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    known_as: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     output_schema: dict[str, Any] | None = None
     plugin: str | None = None
-    native: tuple[NativeFace, ...] = attrs.field(default=(), converter=tuple)
-    examples: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)
+    native: tuple[NativeFace, ...] = attrs.field(default=(), converter=as_tuple)
+    examples: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=as_tuple)
 
     @property
     def mutates(self) -> bool:

@@ -73,9 +73,21 @@ class Registry:
         self._info: dict[str, list[str]] = {}
         self._strict_denials: list[str] = []
         self._protected: list[tuple[str, str]] = []
-        #: the plugin whose ``callgate_register_tools`` is running (set by the host)
-        self.current_plugin: str | None = None
+        self._current: str | None = None
+        #: told ``(old, new)`` when `current_plugin` changes (a listing boot records)
+        self.on_plugin: Callable[[str | None, str | None], None] | None = None
         self._frozen = False
+
+    @property
+    def current_plugin(self) -> str | None:
+        """The plugin whose ``callgate_register_tools`` is running (set by the host)."""
+        return self._current
+
+    @current_plugin.setter
+    def current_plugin(self, name: str | None) -> None:
+        if self.on_plugin is not None:
+            self.on_plugin(self._current, name)
+        self._current = name
 
     # --- what plugins call ---------------------------------------------------
 
@@ -275,6 +287,12 @@ class Registry:
             )
         self._subject_kinds.setdefault(kind.name, (plugin, kind))
 
+    def add_subject_kind_name(self, name: str) -> None:
+        """A subject kind known by name only: a listing boot's, from the plugin manifest
+        (its tools list; no rule is judged with it)."""
+        self._check_open()
+        self._subject_kinds.setdefault(name, (self.current_plugin or "<unknown>", None))  # type: ignore[arg-type]
+
     def add_info(self, line: str) -> None:
         """A line ``callgate plugins`` shows under the plugin: a state chosen at boot that
         its tools do not show (the sandbox's active backend, ...)."""
@@ -312,7 +330,6 @@ class Registry:
                         f"plugin {spec.plugin}: alias {spec.name} needs alias_args "
                         "or an execute of its own"
                     )
-            self._fingerprints[spec.name] = short_fingerprint(spec.schema)
         self._frozen = True
 
     def describe(self, visible: list[str]) -> None:
@@ -357,7 +374,7 @@ class Registry:
                 found = self._compiled.get(name)
                 if found is None:
                     spec = self._tools[name]
-                    found = compile_schema(spec.schema, self._fingerprints[name])
+                    found = compile_schema(spec.schema, self.short_fingerprint(name))
                     if found.error is not None:
                         log.warning(
                             "tool %s (plugin %s) has a schema that does not compile: %s",
@@ -369,7 +386,11 @@ class Registry:
         return found
 
     def short_fingerprint(self, name: str) -> str:
-        return self._fingerprints[name]
+        """The tool's schema's short fingerprint, computed on first use."""
+        found = self._fingerprints.get(name)
+        if found is None:
+            found = self._fingerprints[name] = short_fingerprint(self._tools[name].schema)
+        return found
 
     @property
     def config_schemas(self) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -414,13 +435,34 @@ class Registry:
             self.warnings.append(message)
         return {k: v for k, v in found.items() if k in declared}
 
+    def is_extensible(self, table: str) -> bool:
+        """Whether plugins may add keys to ``table`` (`add_config(extensible=True)`)."""
+        return table in self._extensible
+
+    def extensions_of(self, plugin: str) -> list[list[Any]]:
+        """``[table, properties]`` of each `extend_config` of ``plugin``."""
+        return [
+            [table, properties]
+            for table, added in self._extensible.items()
+            for owner, properties in added
+            if owner == plugin
+        ]
+
+    def kinds_of(self, plugin: str) -> list[str]:
+        """The names of the subject kinds ``plugin`` supplied."""
+        return [name for name, (owner, _kind) in self._subject_kinds.items() if owner == plugin]
+
     def rule_names(self) -> list[tuple[str, RuleNames]]:
         """``(plugin, recognize)`` for every `add_rule_names`, in registration order."""
         return list(self._rule_names)
 
     def subject_kinds(self) -> dict[str, SubjectKind]:
         """The subject kinds plugins supplied (`add_subject_kind`), by name."""
-        return {name: kind for name, (_plugin, kind) in self._subject_kinds.items()}
+        return {
+            name: kind
+            for name, (_plugin, kind) in self._subject_kinds.items()
+            if kind is not None  # known by name only (a listing boot)
+        }
 
     def info(self, plugin: str) -> tuple[str, ...]:
         """The `add_info` lines of one plugin, in the order it added them."""
