@@ -1143,8 +1143,9 @@ def shape(state: SessionState, step: Step, tail: Tail) -> ToolResult:
         text = shown
     if extra:
         result = result.with_text("\n\n".join([text, *extra]))
-    if step.record is not None or step.span is not None:
-        seen = result.text if step.record is not None and (text is not complete or extra) else None
+    recording = state.journal.calls
+    if recording or step.span is not None:
+        seen = result.text if recording and (text is not complete or extra) else None
         record.shaped(state, step, result, complete, seen, item, extra)
     return result
 

@@ -24,7 +24,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .._model.values import ToolCall
 from . import records as m
 
 log = logging.getLogger("callgate.store")
@@ -65,74 +64,26 @@ class Journal:
             self.recorder.flush()
 
     # --- calls (the pipeline) -------------------------------------------------------------
+    #
+    # The pipeline hands over what a call did as it is: a builder and its references
+    # (`Recorder.defer`), which the writer thread turns into ops (`BatchStarted`,
+    # `CallStarted`, `CallEnded`, `NoticeRecorded`, `FactRecorded`) in their place in the
+    # queue: the event loop builds, formats, encodes and hashes nothing for the record.
 
-    def batch(self) -> m.BatchStarted:
-        op = m.BatchStarted(self.session_id)
-        self.recorder.submit(op)  # type: ignore[union-attr]
-        return op
+    def call_started(self, entry: tuple[Any, ...]) -> None:
+        """A batch and its calls, before any of them runs (``(build, *references)``)."""
+        self.recorder.defer(entry)  # type: ignore[union-attr]
 
-    def call_started(
-        self, batch: m.BatchStarted, position: int, call: ToolCall, origin: str | None
-    ) -> m.CallStarted:
-        assert self.run is not None
-        op = m.CallStarted(
-            self.session_id,
-            batch,
-            position,
-            call.id,
-            call.name if isinstance(call.name, str) else repr(call.name),
-            call.arguments,
-            origin,
-            time.time(),
-            self.run,
-        )
-        self.recorder.submit(op)  # type: ignore[union-attr]
-        return op
+    def call_ended(self, entry: tuple[Any, ...]) -> None:
+        """A call's shaped result and the notices shown with it."""
+        self.recorder.defer(entry)  # type: ignore[union-attr]
 
-    def call_ended(
-        self,
-        start: m.CallStarted,
-        *,
-        tool: str | None,
-        outcome: str,
-        is_error: bool,
-        signature: str | None,
-        permission: str | None,
-        decided_by: str | None,
-        text: str,
-        shown: str | None,
-        ended: float,
-        result_seq: int,
-    ) -> m.CallEnded:
-        op = m.CallEnded(
-            start,
-            tool,
-            outcome,
-            is_error,
-            signature,
-            permission,
-            decided_by,
-            text,
-            shown,
-            ended,
-            result_seq,
-        )
-        start.end = op  # applied whole if the start is still queued
-        self.recorder.submit(op)  # type: ignore[union-attr]
-        return op
-
-    def fact(self, fact: m.FactRecord) -> None:
+    def fact(self, entry: tuple[Any, ...]) -> None:
         """An executed writer's or destructive call's execution fact (with its calls)."""
-        self.recorder.submit(m.FactRecorded(fact))  # type: ignore[union-attr]
+        self.recorder.defer(entry)  # type: ignore[union-attr]
 
     def batch_ended(self) -> None:
         self.recorder.kick()  # type: ignore[union-attr]
-
-    def notices(self, texts: Sequence[str]) -> None:
-        if self.durable:
-            now = time.time()
-            for text in texts:
-                self.submit(m.NoticeRecorded(self.session_id, text, now))
 
     # --- the integrator ---------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
 """The store's writer: ops queued from any thread, applied in order by one thread.
 
-The hot path only appends to a deque. The writer thread wakes when a batch starts
-or ends (`kick`), waits a few milliseconds for more to arrive, and hands
-everything queued to the backend in one short transaction, so a turn of many
-calls costs one commit. `flush` waits until everything queued so far is
-written (a plugin's state change, a session's close, an integrator who wants
-to know). A group the store refuses is written again op by op, so one bad op costs
-only itself; what still fails is logged, and the host goes on (recording never
-takes a session down). A plugin's state change that fails is raised to it.
+The hot path only appends to a deque: an op, or what a call did as it is (`defer`: a
+builder and its references, which the writer thread turns into ops in their place in the
+queue, so the event loop builds, formats, encodes and hashes nothing for the record). The
+writer thread wakes when a batch starts or ends (`kick`), waits a few milliseconds for
+more to arrive, and hands everything queued to the backend in one short transaction, so a
+turn of many calls costs one commit. `flush` waits until everything queued so far is
+written (a plugin's state change, a session's close, an integrator who wants to know). A
+group the store refuses is written again op by op, so one bad op costs only itself; what
+still fails is logged, and the host goes on (recording never takes a session down). A
+plugin's state change that fails is raised to it.
 """
 
 from __future__ import annotations
@@ -102,11 +104,23 @@ class Recorder:
     def submit(self, op: Any) -> None:
         """Queue ``op`` (it is written at the next commit)."""
         if not self._run_queued:
-            with self._lock:
-                if not self._run_queued and self.run is not None:
-                    self._queue.append(self.run)
-                    self._run_queued = True
+            self._queue_run()
         self._queue.append(op)
+
+    def defer(self, entry: tuple[Any, ...]) -> None:
+        """Queue ``entry``, ``(build, *references)``: the writer thread calls
+        ``build(*references)`` in the entry's place in the queue and writes the ops it
+        returns, so the caller only appends a tuple. ``build`` must read only what no one
+        changes after the entry is queued."""
+        if not self._run_queued:
+            self._queue_run()
+        self._queue.append(entry)
+
+    def _queue_run(self) -> None:
+        with self._lock:
+            if not self._run_queued and self.run is not None:
+                self._queue.append(self.run)
+                self._run_queued = True
 
     def kick(self) -> None:
         """Ask the writer to commit what is queued soon (a batch started or ended)."""
@@ -169,6 +183,9 @@ class Recorder:
             markers: list[_Flush] = []
             while self._queue and len(group) < MAX_GROUP:
                 op = self._queue.popleft()
+                if type(op) is tuple:  # a deferred entry: its ops, built here
+                    group.extend(self._built(op))
+                    continue
                 if isinstance(op, _Flush):
                     markers.append(op)
                     break  # everything before it goes in this commit
@@ -177,6 +194,17 @@ class Recorder:
                 self._write(group)
             for marker in markers:
                 marker.done.set()
+
+    def _built(self, entry: tuple[Any, ...]) -> Any:
+        """The ops of a deferred entry; one whose builder fails is logged (once per writer)
+        and costs only itself."""
+        try:
+            return entry[0](*entry[1:])
+        except Exception:
+            if not self._warned:
+                self._warned = True
+                log.warning("the session store could not record a call", exc_info=True)
+            return ()
 
     def _write(self, group: list[Any]) -> None:
         """One transaction for the group; if it fails, each op alone, so one op the store
