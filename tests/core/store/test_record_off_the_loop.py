@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from callgate import Host, Registry, ToolCall, ToolSpec, hookimpl
 from callgate import store as st
 
@@ -82,10 +81,10 @@ def test_no_store_op_of_a_call_is_built_on_the_event_loop(monkeypatch: pytest.Mo
     store = st.open_store()
     try:
         calls = store.calls(session_id)
-        assert [c.call_id for c in calls] == [f"c{i}" for i in range(20)] + ["p1", "n1"]
+        assert [c.call_id for c in calls] == [*(f"c{i}" for i in range(20)), "p1", "n1"]
         assert [c.text for c in calls[:20]] == [f"ok {i}" for i in range(20)]
         assert {c.outcome for c in calls} == {"ok"}
-        assert [c.batch for c in calls] == list(range(1, 21)) + [21, 21]
+        assert [c.batch for c in calls] == [*range(1, 21), 21, 21]
         assert [c.position for c in calls[-2:]] == [0, 1]
         assert calls[-2].permission == "allow" and calls[0].decided_by == "read_only"
         assert all(c.result_sha256 and c.result_ref for c in calls)
@@ -96,3 +95,53 @@ def test_no_store_op_of_a_call_is_built_on_the_event_loop(monkeypatch: pytest.Mo
         assert fact.call_id == "p1" and fact.tool == "poke"
     finally:
         store.close()
+
+
+def test_a_group_of_calls_is_a_handful_of_statements_not_four_per_call(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The SQLite writer reads and writes each session's counters once per group and inserts
+    the group's calls in one statement: the GIL goes to the writer per statement, so a busy
+    event loop waits for the writer per group, not per call."""
+    from callgate._store.recorder import Recorder
+
+    host = Host.boot({}, plugins=[Tools()], entrypoints=False, surface="full")
+    statements: list[str] = []
+
+    async def go() -> str:
+        async with host.open_session(str(tmp_path)) as session:
+            await session.run_batch([ToolCall("first", "noop", {"text": "0"})])
+            session.flush()
+            session.journal.store._writer_conn().set_trace_callback(statements.append)
+            monkeypatch.setattr(Recorder, "kick", lambda self: None)  # one group: the flush's
+            for i in range(50):
+                await session.run_batch([ToolCall(f"c{i}", "noop", {"text": str(i)})])
+            session.flush()
+            session.journal.store._writer_conn().set_trace_callback(None)
+            return session.id
+
+    session_id = asyncio.run(go())
+    # SQLite reports a statement again as each trigger it fires starts (the search index's),
+    # and the triggers' own statements as comments: the statements run are what is left
+    run = [s for i, s in enumerate(statements)
+           if not s.startswith("--") and s not in statements[max(0, i - 8):i]]
+    assert run[0].startswith("BEGIN") and run[-1] == "COMMIT"
+    assert len(run) <= 8, [s[:60] for s in run]  # four per call (200) before
+    store = st.open_store()
+    try:
+        calls = store.calls(session_id)
+        assert [c.call_id for c in calls] == ["first", *(f"c{i}" for i in range(50))]
+        assert [c.seq for c in calls] == list(range(1, 52))
+        assert [c.batch for c in calls] == list(range(1, 52))
+        assert [c.text for c in calls[1:]] == [f"ok {i}" for i in range(50)]
+        info = store.session(session_id)
+        assert info is not None and info.calls == 51
+        assert info.preview == 'noop {"text":"0"}'
+        # the rows the result store reads back are the calls' own
+        assert store.result_text(_row(store, session_id, "c49")) == "ok 49"
+    finally:
+        store.close()
+
+
+def _row(store: Any, session: str, call_id: str) -> int:
+    [(row, *_rest)] = store.call_results(session, call_id)
+    return row
