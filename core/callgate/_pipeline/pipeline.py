@@ -267,7 +267,7 @@ def validate(state: SessionState, step: Step) -> None:
     effective call is the call with its decoded arguments."""
     tool = step.tool
     assert tool is not None
-    state.counters.count("argument_validations")
+    state.counters.validated()
     arguments, error = check_arguments(state, tool, step.call.arguments, step.sent.id)
     if error is not None:
         raise Answered(error)
@@ -957,7 +957,7 @@ def _validate_for(state: SessionState, tool: ToolSpec) -> Stage:
     destructive = tool.is_destructive if tool.destructive is not None else False
 
     def validate_planned(state: SessionState, step: Step) -> None:
-        state.counters.count("argument_validations")
+        state.counters.validated()
         raw = step.call.arguments
         if type(raw) is not dict or not certain(raw) or shape_problem(raw) is not None:
             arguments, error = check_arguments(state, tool, raw, step.sent.id)
@@ -1146,7 +1146,7 @@ def shape(state: SessionState, step: Step, tail: Tail) -> ToolResult:
     recording = state.journal.calls
     if recording or step.span is not None:
         seen = result.text if recording and (text is not complete or extra) else None
-        record.shaped(state, step, result, complete, seen, item, extra)
+        record.shaped(state, step, result, complete, seen, item, extra or None)
     return result
 
 

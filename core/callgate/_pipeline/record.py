@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._model.facts import ExecutionFact
-from .._model.values import ToolResult
+from .._model.values import ToolCall, ToolResult
 from .._store.records import (
     BatchStarted,
     CallEnded,
@@ -31,7 +31,7 @@ from . import telemetry
 from .step import Event, Step
 
 if TYPE_CHECKING:
-    from .._model.values import ErrorInfo, ToolCall
+    from .._model.values import ErrorInfo
     from .._results.results import StoredResult
     from .._store.journal import Journal
     from .._store.records import Op
@@ -44,7 +44,11 @@ def batch_started(state: SessionState, steps: Sequence[Step]) -> None:
     journal = state.journal
     if not journal.calls:
         return
-    calls = tuple([(step, step.call) for step in steps])
+    if len(steps) == 1:
+        step = steps[0]
+        calls: tuple[tuple[Step, ToolCall], ...] = ((step, step.call),)
+    else:
+        calls = tuple([(step, step.call) for step in steps])
     journal.call_started((_started, journal, calls, state.turn_origin, time.time()))
     journal.batch_ended()
 
@@ -113,7 +117,7 @@ def shaped(
     complete: str,
     shown: str | None,
     item: StoredResult,
-    notices: list[str],
+    notices: list[str] | None,
 ) -> None:
     """The call's end: its record in the store (how it was judged, its result after
     shaping, so what a redaction plugin removed is not stored; ``shown`` when the model saw
@@ -126,7 +130,7 @@ def shaped(
         ended = step.ended or time.time()
         journal.call_ended(
             (_ended, journal, step, error, result.is_error, complete, shown, ended, item, notices)
-        )
+        )  # ``notices`` is the caller's own list, or None
         state.results.recorded()  # a store trim this call caused goes in after its record
     if step.span is not None:
         _end_span(step, result)

@@ -21,12 +21,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import records as m
 
 log = logging.getLogger("callgate.store")
+
+
+def _not_recorded(entry: tuple[Any, ...]) -> None:
+    """A journal that records no calls takes none (the pipeline does not offer them)."""
 
 
 class Journal:
@@ -48,6 +52,20 @@ class Journal:
         #: the pipeline records calls (a plain attribute: read on every batch)
         self.calls = self.durable
         self.messages = self.durable and mode == "all"
+        # What the pipeline hands over for a call, as it is: ``(build, *references)``,
+        # which the writer thread turns into ops (`BatchStarted`, `CallStarted`,
+        # `CallEnded`, `NoticeRecorded`, `FactRecorded`) in their place in the queue
+        # (`Recorder.defer`): the event loop builds, formats, encodes and hashes nothing
+        # for the record. Attributes, not methods: one call on the loop, not two.
+        defer: Callable[[tuple[Any, ...]], None] = (
+            recorder.defer if self.calls else _not_recorded  # type: ignore[union-attr]
+        )
+        #: a batch and its calls, before any of them runs
+        self.call_started = defer
+        #: a call's shaped result and the notices shown with it
+        self.call_ended = defer
+        #: an executed writer's or destructive call's execution fact (with its calls)
+        self.fact = defer
 
     @property
     def store(self) -> Any | None:
@@ -63,24 +81,7 @@ class Journal:
         if self.recorder is not None:
             self.recorder.flush()
 
-    # --- calls (the pipeline) -------------------------------------------------------------
-    #
-    # The pipeline hands over what a call did as it is: a builder and its references
-    # (`Recorder.defer`), which the writer thread turns into ops (`BatchStarted`,
-    # `CallStarted`, `CallEnded`, `NoticeRecorded`, `FactRecorded`) in their place in the
-    # queue: the event loop builds, formats, encodes and hashes nothing for the record.
-
-    def call_started(self, entry: tuple[Any, ...]) -> None:
-        """A batch and its calls, before any of them runs (``(build, *references)``)."""
-        self.recorder.defer(entry)  # type: ignore[union-attr]
-
-    def call_ended(self, entry: tuple[Any, ...]) -> None:
-        """A call's shaped result and the notices shown with it."""
-        self.recorder.defer(entry)  # type: ignore[union-attr]
-
-    def fact(self, entry: tuple[Any, ...]) -> None:
-        """An executed writer's or destructive call's execution fact (with its calls)."""
-        self.recorder.defer(entry)  # type: ignore[union-attr]
+    # --- calls (the pipeline: `call_started`, `call_ended`, `fact` above) -----------------
 
     def batch_ended(self) -> None:
         self.recorder.kick()  # type: ignore[union-attr]
