@@ -33,6 +33,10 @@ def _not_recorded(entry: tuple[Any, ...]) -> None:
     """A journal that records no calls takes none (the pipeline does not offer them)."""
 
 
+def _nothing() -> None:
+    pass
+
+
 class Journal:
     """One session's recording (a session with ``record = "off"`` gets one that writes
     nothing: ``durable`` is false)."""
@@ -66,6 +70,10 @@ class Journal:
         self.call_ended = defer
         #: an executed writer's or destructive call's execution fact (with its calls)
         self.fact = defer
+        #: a batch started or ended: the writer commits what is queued soon
+        self.batch_ended: Callable[[], None] = (
+            recorder.kick if self.calls else _nothing  # type: ignore[union-attr]
+        )
 
     @property
     def store(self) -> Any | None:
@@ -82,9 +90,6 @@ class Journal:
             self.recorder.flush()
 
     # --- calls (the pipeline: `call_started`, `call_ended`, `fact` above) -----------------
-
-    def batch_ended(self) -> None:
-        self.recorder.kick()  # type: ignore[union-attr]
 
     # --- the integrator ---------------------------------------------------------------------
 

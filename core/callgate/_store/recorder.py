@@ -55,6 +55,7 @@ class Recorder:
         self.store = store
         self._queue: deque[Any] = deque()
         self._wake = threading.Event()
+        self._idle = True  # no kick since the writer last woke (`kick`)
         self._hurry = threading.Event()  # a flush cuts the gathering short
         self._urgent = False
         self._lock = threading.Lock()
@@ -123,8 +124,11 @@ class Recorder:
                 self._run_queued = True
 
     def kick(self) -> None:
-        """Ask the writer to commit what is queued soon (a batch started or ended)."""
-        if not self._wake.is_set():
+        """Ask the writer to commit what is queued soon (a batch started or ended). A plain
+        flag says whether it was asked already (twice per batch on the event loop: no
+        method call on the `threading.Event` unless it must wake)."""
+        if self._idle:
+            self._idle = False
             if self._thread is None:
                 self._start()
             self._wake.set()
@@ -171,6 +175,8 @@ class Recorder:
             if not self._urgent and not self._stopping:
                 self._hurry.wait(GATHER_S)  # let the rest of a turn arrive: one commit
             self._wake.clear()
+            self._idle = True  # from here on a kick wakes it again (what it queued is drained
+            # below, or kicked after this)
             self._hurry.clear()
             self._urgent = False
             self._drain()
