@@ -802,13 +802,8 @@ async def _dispatched(
             )
         else:  # one worker-thread hop for gate and tool: a hop costs 0.1-0.2 ms on a busy machine
             out = await run_sync(gate_then_run, ctx.cancelled, state.cancel_grace_s)
-    except Abandoned as exc:
-        return abandoned(tool, exc)
-    except ToolError as exc:
-        out = exc.to_result()
     except Exception as exc:
-        log.debug("tool %s raised", tool.name, exc_info=True)
-        return ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+        out = failed(tool, exc)
     return answer_of(state, tool, out)
 
 
@@ -829,6 +824,18 @@ def answer_of(state: SessionState, tool: ToolSpec, out: Any) -> ToolResult:
     ):
         return argument_problem(state, tool, out, error)
     return out
+
+
+def failed(tool: ToolSpec, exc: Exception) -> ToolResult:
+    """What a tool that raised answers (every dispatch path's one ladder): `abandoned`
+    once a cancel's grace ran out, a `ToolError`'s own result, else ``tool_error`` (a
+    plugin's bug, logged). Called in the ``except`` clause, for the log's traceback."""
+    if isinstance(exc, ToolError):
+        return exc.to_result()
+    if isinstance(exc, Abandoned):
+        return abandoned(tool, exc)
+    log.debug("tool %s raised", tool.name, exc_info=True)
+    return ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
 
 
 def abandoned(tool: ToolSpec, exc: Abandoned) -> ToolResult:
@@ -935,6 +942,11 @@ def stages_for(profiled: bool, run: Stage = dispatch) -> tuple[Stage, ...]:
 # --- per-tool plans: each stage as one tool's calls run it (`_pipeline.plan`) ---------------
 
 
+def _runs_another(tool: ToolSpec) -> bool:
+    """A proxy or an alias: its call may run another tool (`target`), judged as that one."""
+    return tool.resolve_target is not None or bool(tool.alias_of)
+
+
 def _resolve_for(state: SessionState, tool: ToolSpec) -> Stage:
     """The plan found the tool and checked that the session may call it directly."""
 
@@ -975,7 +987,7 @@ def _validate_for(state: SessionState, tool: ToolSpec) -> Stage:
 def _target_for(state: SessionState, tool: ToolSpec) -> Stage | None:
     """Nothing to do for a tool that is no proxy and no alias, unless a span hears the
     verdict."""
-    if tool.resolve_target is not None or tool.alias_of or state.tracer is not None:
+    if _runs_another(tool) or state.tracer is not None:
         return target
     return None
 
@@ -997,7 +1009,7 @@ def _dispatch_for(state: SessionState, tool: ToolSpec) -> Stage:
     task and no thread hop; an async tool's cancel guard is set up only if it suspends
     (`worker.begin_guarded`). A plain tool that may block goes to a worker thread
     (`dispatch`)."""
-    if tool.execute is None or tool.mutates or tool.resolve_target is not None or tool.alias_of:
+    if tool.execute is None or tool.mutates or _runs_another(tool):
         return dispatch  # a proxy or an alias may run another tool (`target`): the general path
     execute, blocking = tool.execute, tool.blocking
 
@@ -1020,11 +1032,8 @@ def _dispatch_for(state: SessionState, tool: ToolSpec) -> Stage:
                 done, out = begin(out)
                 if not done:
                     return _dispatch_awaited(state, step, ctx, out, started)
-        except ToolError as exc:
-            out = exc.to_result()
         except Exception as exc:
-            log.debug("tool %s raised", tool.name, exc_info=True)
-            out = ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+            out = failed(tool, exc)
         _dispatch_ended(state, step, ctx, out, started)
         return None
 
@@ -1038,13 +1047,8 @@ async def _dispatch_awaited(
     assert tool is not None
     try:
         out = await pending
-    except Abandoned as exc:
-        out = abandoned(tool, exc)
-    except ToolError as exc:
-        out = exc.to_result()
     except Exception as exc:
-        log.debug("tool %s raised", tool.name, exc_info=True)
-        out = ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+        out = failed(tool, exc)
     _dispatch_ended(state, step, ctx, out, started)
 
 
@@ -1071,8 +1075,7 @@ def _permission_for(state: SessionState, tool: ToolSpec) -> Stage:
     read-only call, as `permission` finds it, without asking hooks nobody implements."""
     if (
         tool.read_only is not True
-        or tool.resolve_target is not None
-        or tool.alias_of
+        or _runs_another(tool)
         or state.host.hooks.implemented("callgate_check_permission")
     ):
         return permission
