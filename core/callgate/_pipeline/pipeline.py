@@ -87,39 +87,29 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
     if len(calls) == 1:  # the usual turn: no task, no waiting, nothing to order
         call = calls[0]
         step = Step(call, decoded(call))
-        journal = state.journal
-        if journal.calls:
+        if state.journal.calls:
             record.batch_started(state, (step,))
-        try:
-            await run_call(state, step, ALONE, stages_of(state, call.name))
-            assert step.result is not None
-            hint = state.storm.observe([step.result], [step.sent.arguments])
-            if hint:
-                state.counters.count("storm_hints")
-            return [shape(state, step, FIRST if hint is None else Tail(True, hint))]
-        finally:
-            if journal.calls:
-                journal.batch_ended()
-    steps = [Step(call, decoded(call)) for call in calls]
-    record.batch_started(state, steps)
-    try:
-        order = BatchOrder(len(steps))
-        async with anyio.create_task_group() as tg:
-            for index, step in enumerate(steps):
-                stages = stages_of(state, step.sent.name)
-                tg.start_soon(run_call, state, step, order.slot(index), stages)
-        # the barrier: every call has its result; the storm breaker looks at all of them,
-        # then each is shaped, in call order (the first carries the hint and the notices)
-        done = [(s.result, s.sent.arguments) for s in steps if s.result is not None]
-        hint = state.storm.observe([r for r, _a in done], [a for _r, a in done])
+        await run_call(state, step, ALONE, stages_of(state, call.name))
+        assert step.result is not None
+        hint = state.storm.observe([step.result], [step.sent.arguments])
         if hint:
             state.counters.count("storm_hints")
-        first = FIRST if hint is None else Tail(True, hint)
-        return [
-            shape(state, step, first if index == 0 else LATER) for index, step in enumerate(steps)
-        ]
-    finally:
-        record.batch_ended(state)
+        return [shape(state, step, FIRST if hint is None else Tail(True, hint))]
+    steps = [Step(call, decoded(call)) for call in calls]
+    record.batch_started(state, steps)
+    order = BatchOrder(len(steps))
+    async with anyio.create_task_group() as tg:
+        for index, step in enumerate(steps):
+            stages = stages_of(state, step.sent.name)
+            tg.start_soon(run_call, state, step, order.slot(index), stages)
+    # the barrier: every call has its result; the storm breaker looks at all of them,
+    # then each is shaped, in call order (the first carries the hint and the notices)
+    done = [(s.result, s.sent.arguments) for s in steps if s.result is not None]
+    hint = state.storm.observe([r for r, _a in done], [a for _r, a in done])
+    if hint:
+        state.counters.count("storm_hints")
+    first = FIRST if hint is None else Tail(True, hint)
+    return [shape(state, step, first if index == 0 else LATER) for index, step in enumerate(steps)]
 
 
 def decoded(call: ToolCall) -> ToolCall:

@@ -50,12 +50,6 @@ def batch_started(state: SessionState, steps: Sequence[Step]) -> None:
     else:
         calls = tuple([(step, step.call) for step in steps])
     journal.call_started((_started, journal, calls, state.turn_origin, time.time()))
-    journal.batch_ended()
-
-
-def batch_ended(state: SessionState) -> None:
-    if state.journal.calls:
-        state.journal.batch_ended()
 
 
 def call_started(state: SessionState, step: Step) -> None:
@@ -245,7 +239,6 @@ def _end_span(step: Step, result: ToolResult, *, effective: bool = True) -> None
 
 __all__ = [
     "answered",
-    "batch_ended",
     "batch_started",
     "call_started",
     "cancelled",

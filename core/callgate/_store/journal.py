@@ -33,10 +33,6 @@ def _not_recorded(entry: tuple[Any, ...]) -> None:
     """A journal that records no calls takes none (the pipeline does not offer them)."""
 
 
-def _nothing() -> None:
-    pass
-
-
 class Journal:
     """One session's recording (a session with ``record = "off"`` gets one that writes
     nothing: ``durable`` is false)."""
@@ -59,8 +55,10 @@ class Journal:
         # What the pipeline hands over for a call, as it is: ``(build, *references)``,
         # which the writer thread turns into ops (`BatchStarted`, `CallStarted`,
         # `CallEnded`, `NoticeRecorded`, `FactRecorded`) in their place in the queue
-        # (`Recorder.defer`): the event loop builds, formats, encodes and hashes nothing
-        # for the record. Attributes, not methods: one call on the loop, not two.
+        # (`Recorder.defer`, which also wakes the writer: a running call's start is
+        # committed within a few milliseconds, its end too): the event loop builds,
+        # formats, encodes and hashes nothing for the record. Attributes, not methods: one
+        # call on the loop, not two.
         defer: Callable[[tuple[Any, ...]], None] = (
             recorder.defer if self.calls else _not_recorded  # type: ignore[union-attr]
         )
@@ -70,10 +68,6 @@ class Journal:
         self.call_ended = defer
         #: an executed writer's or destructive call's execution fact (with its calls)
         self.fact = defer
-        #: a batch started or ended: the writer commits what is queued soon
-        self.batch_ended: Callable[[], None] = (
-            recorder.kick if self.calls else _nothing  # type: ignore[union-attr]
-        )
 
     @property
     def store(self) -> Any | None:

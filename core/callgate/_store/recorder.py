@@ -111,11 +111,17 @@ class Recorder:
     def defer(self, entry: tuple[Any, ...]) -> None:
         """Queue ``entry``, ``(build, *references)``: the writer thread calls
         ``build(*references)`` in the entry's place in the queue and writes the ops it
-        returns, so the caller only appends a tuple. ``build`` must read only what no one
-        changes after the entry is queued."""
+        returns, so the caller only appends a tuple, and asks the writer to commit soon
+        (`kick`). ``build`` must read only what no one changes after the entry is
+        queued."""
         if not self._run_queued:
             self._queue_run()
         self._queue.append(entry)
+        if self._idle:  # `kick`, written out: a call's start and end each wake the writer
+            self._idle = False
+            if self._thread is None:
+                self._start()
+            self._wake.set()
 
     def _queue_run(self) -> None:
         with self._lock:

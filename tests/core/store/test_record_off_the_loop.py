@@ -97,13 +97,10 @@ def test_no_store_op_of_a_call_is_built_on_the_event_loop(monkeypatch: pytest.Mo
         store.close()
 
 
-def test_a_group_of_calls_is_a_handful_of_statements_not_four_per_call(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_group_of_calls_is_a_handful_of_statements_not_four_per_call(tmp_path: Path) -> None:
     """The SQLite writer reads and writes each session's counters once per group and inserts
     the group's calls in one statement: the GIL goes to the writer per statement, so a busy
     event loop waits for the writer per group, not per call."""
-    from callgate._store.recorder import Recorder
-
     host = Host.boot({}, plugins=[Tools()], entrypoints=False, surface="full")
     statements: list[str] = []
 
@@ -112,7 +109,7 @@ def test_a_group_of_calls_is_a_handful_of_statements_not_four_per_call(
             await session.run_batch([ToolCall("first", "noop", {"text": "0"})])
             session.flush()
             session.journal.store._writer_conn().set_trace_callback(statements.append)
-            monkeypatch.setattr(Recorder, "kick", lambda self: None)  # one group: the flush's
+            session.journal.recorder._idle = False  # as if woken already: the flush's group
             for i in range(50):
                 await session.run_batch([ToolCall(f"c{i}", "noop", {"text": str(i)})])
             session.flush()
