@@ -171,6 +171,49 @@ def test_tools_that_do_not_block_run_on_the_event_loop_thread(tmp_path: Any) -> 
     assert THREADS and set(THREADS) == {loop_thread}
 
 
+def test_the_per_call_validation_count_takes_no_lock_and_loses_no_count(
+    tmp_path: Any,
+) -> None:
+    """Every call counts one argument validation: without the counters' lock (a lock per
+    call on the loop), and still exact when other threads count at the same time."""
+
+    class CountingLock:
+        def __init__(self) -> None:
+            self.taken = 0
+            self.lock = threading.Lock()
+
+        def __enter__(self) -> None:
+            self.taken += 1
+            self.lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            self.lock.release()
+
+    async def main() -> None:
+        async with boot().open_session(tmp_path) as session:
+            counters = session.state.counters
+            before = session.counters()["argument_validations"]
+            lock = counters._lock = CountingLock()
+            for i in range(20):
+                await session.run_batch([call("answers_at_once", i)])
+            assert lock.taken == 0
+            assert session.counters()["argument_validations"] == before + 20
+
+            def hammer() -> None:
+                for _ in range(20_000):
+                    counters.validated()
+                    counters.count("argument_validations")
+
+            threads = [threading.Thread(target=hammer) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert session.counters()["argument_validations"] == before + 20 + 160_000
+
+    asyncio.run(main())
+
+
 def test_a_plan_keeps_the_session_order_and_leaves_out_hooks_nobody_implements(
     tmp_path: Any,
 ) -> None:

@@ -17,6 +17,7 @@ Search is FTS5 with bm25 over the timeline (external content: the index holds no
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -67,15 +68,21 @@ def migrations() -> list[tuple[int, str]]:
 LATEST = len(migrations())
 
 
+#: ``json.dumps(value, ensure_ascii=..., separators=(",", ":"), default=repr)``, made once
+#: (``json.dumps`` with arguments makes an encoder per call)
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+_JSON_ASCII = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=repr).encode
+
+
 def _dumps(value: Any) -> str:
     """JSON text of ``value``; a lone surrogate (an undecodable byte a path or argument
     carried) is kept as a ``\\udcxx`` escape, so the value comes back exactly."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    text = _JSON(value)
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=repr)
+            return _JSON_ASCII(value)
     return text
 
 
@@ -120,6 +127,66 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{w}"' for w in words[:32])
 
 
+#: Call rows one INSERT statement takes (23 parameters each: far under SQLite's limit).
+CALL_ROWS = 256
+_CALL_COLUMNS = (
+    "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, origin, call_id, "
+    "name, tool, arguments, ended, outcome, is_error, signature, permission, decided_by, text, "
+    "shown, result_seq, result_ref, result_bytes, result_sha256) VALUES "
+)
+_CALL_VALUES = "(?, ?, 'call', 'tool', " + ", ".join("?" * 21) + ")"
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_calls(rows: int) -> str:
+    return _CALL_COLUMNS + ", ".join([_CALL_VALUES] * rows)
+
+
+class _Tally:
+    """One session's counters within a write group."""
+
+    __slots__ = ("batches", "calls", "last_batch", "last_seq", "preview", "seqs")
+
+    def __init__(self, last_seq: int, last_batch: int, has_preview: bool) -> None:
+        self.last_seq, self.last_batch = last_seq, last_batch
+        self.seqs, self.batches = last_seq, last_batch  # as read
+        self.calls = 0
+        #: the preview of the group's first call, for a session that has none yet
+        self.preview: str | None = "" if has_preview else None
+
+
+class _Tallies(dict[str, _Tally]):
+    """The counters of every session a write group touches: read once, written once."""
+
+    def load(self, conn: sqlite3.Connection, session: str) -> _Tally | None:
+        row = _x(
+            conn,
+            "SELECT last_seq, last_batch, preview IS NOT NULL FROM sessions WHERE id = ?",
+            (session,),
+        ).fetchone()
+        if row is None:
+            return None  # not cached: the group may open it yet
+        tally = self[session] = _Tally(row[0], row[1], bool(row[2]))
+        return tally
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        for session, t in self.items():
+            if t.calls:
+                _x(
+                    conn,
+                    "UPDATE sessions SET last_seq = ?, last_batch = ?, calls = calls + ?, "
+                    "preview = COALESCE(preview, ?), preview_from = COALESCE(preview_from, "
+                    "'call') WHERE id = ?",
+                    (t.last_seq, t.last_batch, t.calls, t.preview or None, session),
+                )
+            elif t.last_seq != t.seqs or t.last_batch != t.batches:
+                _x(
+                    conn,
+                    "UPDATE sessions SET last_seq = ?, last_batch = ? WHERE id = ?",
+                    (t.last_seq, t.last_batch, session),
+                )
+
+
 class SqliteStore:
     """A session store in one SQLite file (`callgate.store.SessionStore`)."""
 
@@ -137,6 +204,9 @@ class SqliteStore:
         self._writer: sqlite3.Connection | None = None
         self._closed = False
         self._identity: tuple[int, int] | None = None
+        #: inside `write`: each session's counters, and the call rows not inserted yet
+        self._tallies: _Tallies | None = None
+        self._calls: list[tuple[m.CallStarted, list[Any]]] = []
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -382,16 +452,29 @@ class SqliteStore:
     # --- writing ----------------------------------------------------------------------------
 
     def write(self, ops: Sequence[m.Op]) -> None:
-        """Apply ``ops`` in order, in one transaction."""
+        """Apply ``ops`` in order, in one transaction.
+
+        Few statements for many calls: each session's counters (``last_seq``,
+        ``last_batch``, ``calls``, the preview) are read once per group and written once
+        at its end (`_Tallies`; the transaction holds the write lock, so no other process
+        numbers entries meanwhile), and consecutive calls are inserted as one multi-row
+        statement (`_flush_calls`). Every statement lets the GIL go and waits to take it
+        back from a busy event loop, so the writer's cost in the loop's wall time is per
+        statement, not per call."""
         appliers = self._appliers
         with self._write_lock:
             conn = self._writer_conn()
             try:
                 with self._transaction(conn):
+                    self._tallies, self._calls = _Tallies(), []
                     for op in ops:
                         appliers[type(op)](self, conn, op)
+                    self._flush_calls(conn)
+                    self._tallies.write(conn)
             except sqlite3.Error as exc:
                 raise self._error(exc, "write") from exc
+            finally:
+                self._tallies, self._calls = None, []
         for op in ops:
             if isinstance(op, m.CallEnded):
                 op.committed = True
@@ -399,12 +482,20 @@ class SqliteStore:
                 op.end.committed = True
 
     def _next_seq(self, conn: sqlite3.Connection, session: str) -> int | None:
-        row = _x(
-            conn,
-            "UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq",
-            (session,),
-        ).fetchone()
-        return row[0] if row else None
+        tally = self._tally(conn, session)
+        if tally is None:
+            return None
+        tally.last_seq += 1
+        return tally.last_seq
+
+    def _tally(self, conn: sqlite3.Connection, session: str) -> _Tally | None:
+        """The session's counters in this group (``None``: no such session)."""
+        tallies = self._tallies
+        assert tallies is not None  # only inside `write`
+        tally = tallies.get(session)
+        if tally is None:
+            tally = tallies.load(conn, session)
+        return tally
 
     def _run_started(self, conn: sqlite3.Connection, op: m.RunStarted) -> None:
         cur = _x(
@@ -454,85 +545,114 @@ class SqliteStore:
         )
 
     def _batch_started(self, conn: sqlite3.Connection, op: m.BatchStarted) -> None:
-        row = _x(
-            conn,
-            "UPDATE sessions SET last_batch = last_batch + 1 WHERE id = ? RETURNING last_batch",
-            (op.session,),
-        ).fetchone()
-        op.number = row[0] if row else 0
+        tally = self._tally(conn, op.session)
+        if tally is None:
+            op.number = 0
+            return
+        tally.last_batch += 1
+        op.number = tally.last_batch
 
     def _call_started(self, conn: sqlite3.Connection, op: m.CallStarted) -> None:
-        seq = self._next_seq(conn, op.session)
-        if seq is None:
+        """The call's row, whole when its end is known (else ``running``), queued for the
+        group's next multi-row insert (`_flush_calls`)."""
+        tally = self._tally(conn, op.session)
+        if tally is None:
             return
+        tally.last_seq += 1
+        tally.calls += 1
         end = op.end
         arguments = _dumps(op.arguments)
+        if tally.preview is None:
+            tally.preview = preview_of(f"{op.name} {arguments}")
         if end is None:
-            cur = _x(
-                conn,
-                "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, "
-                "origin, call_id, name, arguments, outcome) "
-                "VALUES (?, ?, 'call', 'tool', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    op.session,
-                    seq,
-                    op.started,
-                    op.run.row,
-                    op.batch.number,
-                    op.position,
-                    op.origin,
-                    op.call_id,
-                    op.name,
-                    arguments,
-                    m.RUNNING,
-                ),
+            row = (
+                op.session,
+                tally.last_seq,
+                op.started,
+                op.run.row,
+                op.batch.number,
+                op.position,
+                op.origin,
+                op.call_id,
+                op.name,
+                None,
+                arguments,
+                None,
+                m.RUNNING,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
             )
         else:
             ref, sha, size = result_facts(op.call_id, end)
-            cur = _x(
-                conn,
-                "INSERT INTO entries (session, seq, kind, role, at, run, batch, position, "
-                "origin, call_id, name, tool, arguments, ended, outcome, is_error, signature, "
-                "permission, decided_by, text, shown, result_seq, result_ref, result_bytes, "
-                "result_sha256) VALUES (?, ?, 'call', 'tool', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    op.session,
-                    seq,
-                    op.started,
-                    op.run.row,
-                    op.batch.number,
-                    op.position,
-                    op.origin,
-                    op.call_id,
-                    op.name,
-                    end.tool,
-                    arguments,
-                    end.ended,
-                    end.outcome,
-                    int(end.is_error),
-                    end.signature,
-                    end.permission,
-                    end.decided_by,
-                    end.text,
-                    end.shown,
-                    end.result_seq,
-                    ref,
-                    size,
-                    sha,
-                ),
+            row = (
+                op.session,
+                tally.last_seq,
+                op.started,
+                op.run.row,
+                op.batch.number,
+                op.position,
+                op.origin,
+                op.call_id,
+                op.name,
+                end.tool,
+                arguments,
+                end.ended,
+                end.outcome,
+                int(end.is_error),
+                end.signature,
+                end.permission,
+                end.decided_by,
+                end.text,
+                end.shown,
+                end.result_seq,
+                ref,
+                size,
+                sha,
             )
             end.merged = True
-        op.row = cur.lastrowid
-        _x(
-            conn,
-            "UPDATE sessions SET calls = calls + 1, preview = COALESCE(preview, ?), "
-            "preview_from = COALESCE(preview_from, 'call') WHERE id = ?",
-            (preview_of(f"{op.name} {arguments}"), op.session),
+        self._calls.append(
+            (op, [v if v.__class__ is not str or v.isascii() else storable(v) for v in row])
         )
 
+    def _flush_calls(self, conn: sqlite3.Connection) -> None:
+        """Insert the queued call rows, `CALL_ROWS` a statement, and give each its row id
+        (one query per session: what a statement inserted cannot be read back by rowid
+        without a step per row)."""
+        pending = self._calls
+        if not pending:
+            return
+        self._calls = []
+        for start in range(0, len(pending), CALL_ROWS):
+            chunk = pending[start : start + CALL_ROWS]
+            conn.execute(_insert_calls(len(chunk)), [v for _op, row in chunk for v in row])
+            by_session: dict[str, dict[int, m.CallStarted]] = {}
+            for op, row in chunk:
+                by_session.setdefault(op.session, {})[row[1]] = op
+            for session, ops in by_session.items():
+                found = conn.execute(
+                    "SELECT group_concat(seq || ':' || id) FROM entries "
+                    "WHERE session = ? AND seq BETWEEN ? AND ?",
+                    (storable(session), min(ops), max(ops)),
+                ).fetchone()[0]
+                for pair in found.split(","):
+                    seq, _, row_id = pair.partition(":")
+                    op = ops.get(int(seq))
+                    if op is not None:
+                        op.row = int(row_id)
+
     def _call_ended(self, conn: sqlite3.Connection, op: m.CallEnded) -> None:
-        if op.merged or op.start.row is None:
+        if op.merged:
+            return
+        self._flush_calls(conn)
+        if op.start.row is None:
             return
         ref, sha, size = result_facts(op.start.call_id, op)
         _x(
@@ -559,6 +679,7 @@ class SqliteStore:
         )
 
     def _message(self, conn: sqlite3.Connection, op: m.MessageRecorded) -> None:
+        self._flush_calls(conn)  # the timeline in order, the group's calls in it
         seq = self._next_seq(conn, op.session)
         if seq is None:
             return
@@ -577,6 +698,7 @@ class SqliteStore:
             )
 
     def _notice(self, conn: sqlite3.Connection, op: m.NoticeRecorded) -> None:
+        self._flush_calls(conn)  # the timeline in order, the group's calls in it
         seq = self._next_seq(conn, op.session)
         if seq is None:
             return
@@ -689,6 +811,7 @@ class SqliteStore:
         )
 
     def _trim(self, conn: sqlite3.Connection, op: m.ResultsTrimmed) -> None:
+        self._flush_calls(conn)  # the timeline in order, the group's calls in it
         _x(
             conn,
             "UPDATE entries SET text = NULL WHERE id IN (SELECT id FROM (SELECT id, "

@@ -263,18 +263,15 @@ class FileAccess:
         if fd < 0:
             raise changed_while_applying(source.display)
         try:
-            same = _same_content(fd, source.data) and _same_file(os.fstat(fd), source.stat)
-        except OSError:
-            raise changed_while_applying(source.display) from None
+            self.double_check_held(source, fd, now)
         finally:
             os.close(fd)
-        if not same:
-            raise changed_while_applying(source.display)
 
     def double_check_held(self, source: SourceFile, fd: int, held: os.stat_result) -> None:
         """`double_check` on the descriptor the publish holds (and leases) on the file it
         replaces, opened by name in the held parent just before (``held`` is its stat): the
-        same verdict, without opening and stat-ing the file a second time."""
+        same verdict, without opening and stat-ing the file a second time (the comparison
+        both make)."""
         if not _same_file(held, source.stat):
             raise changed_while_applying(source.display)
         try:

@@ -87,39 +87,29 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
     if len(calls) == 1:  # the usual turn: no task, no waiting, nothing to order
         call = calls[0]
         step = Step(call, decoded(call))
-        journal = state.journal
-        if journal.calls:
+        if state.journal.calls:
             record.batch_started(state, (step,))
-        try:
-            await run_call(state, step, ALONE, stages_of(state, call.name))
-            assert step.result is not None
-            hint = state.storm.observe([step.result], [step.sent.arguments])
-            if hint:
-                state.counters.count("storm_hints")
-            return [shape(state, step, FIRST if hint is None else Tail(True, hint))]
-        finally:
-            if journal.calls:
-                journal.batch_ended()
-    steps = [Step(call, decoded(call)) for call in calls]
-    record.batch_started(state, steps)
-    try:
-        order = BatchOrder(len(steps))
-        async with anyio.create_task_group() as tg:
-            for index, step in enumerate(steps):
-                stages = stages_of(state, step.sent.name)
-                tg.start_soon(run_call, state, step, order.slot(index), stages)
-        # the barrier: every call has its result; the storm breaker looks at all of them,
-        # then each is shaped, in call order (the first carries the hint and the notices)
-        done = [(s.result, s.sent.arguments) for s in steps if s.result is not None]
-        hint = state.storm.observe([r for r, _a in done], [a for _r, a in done])
+        await run_call(state, step, ALONE, stages_of(state, call.name))
+        assert step.result is not None
+        hint = state.storm.observe([step.result], [step.sent.arguments])
         if hint:
             state.counters.count("storm_hints")
-        first = FIRST if hint is None else Tail(True, hint)
-        return [
-            shape(state, step, first if index == 0 else LATER) for index, step in enumerate(steps)
-        ]
-    finally:
-        record.batch_ended(state)
+        return [shape(state, step, FIRST if hint is None else Tail(True, hint))]
+    steps = [Step(call, decoded(call)) for call in calls]
+    record.batch_started(state, steps)
+    order = BatchOrder(len(steps))
+    async with anyio.create_task_group() as tg:
+        for index, step in enumerate(steps):
+            stages = stages_of(state, step.sent.name)
+            tg.start_soon(run_call, state, step, order.slot(index), stages)
+    # the barrier: every call has its result; the storm breaker looks at all of them,
+    # then each is shaped, in call order (the first carries the hint and the notices)
+    done = [(s.result, s.sent.arguments) for s in steps if s.result is not None]
+    hint = state.storm.observe([r for r, _a in done], [a for _r, a in done])
+    if hint:
+        state.counters.count("storm_hints")
+    first = FIRST if hint is None else Tail(True, hint)
+    return [shape(state, step, first if index == 0 else LATER) for index, step in enumerate(steps)]
 
 
 def decoded(call: ToolCall) -> ToolCall:
@@ -267,7 +257,7 @@ def validate(state: SessionState, step: Step) -> None:
     effective call is the call with its decoded arguments."""
     tool = step.tool
     assert tool is not None
-    state.counters.count("argument_validations")
+    state.counters.validated()
     arguments, error = check_arguments(state, tool, step.call.arguments, step.sent.id)
     if error is not None:
         raise Answered(error)
@@ -802,13 +792,8 @@ async def _dispatched(
             )
         else:  # one worker-thread hop for gate and tool: a hop costs 0.1-0.2 ms on a busy machine
             out = await run_sync(gate_then_run, ctx.cancelled, state.cancel_grace_s)
-    except Abandoned as exc:
-        return abandoned(tool, exc)
-    except ToolError as exc:
-        out = exc.to_result()
     except Exception as exc:
-        log.debug("tool %s raised", tool.name, exc_info=True)
-        return ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+        out = failed(tool, exc)
     return answer_of(state, tool, out)
 
 
@@ -829,6 +814,18 @@ def answer_of(state: SessionState, tool: ToolSpec, out: Any) -> ToolResult:
     ):
         return argument_problem(state, tool, out, error)
     return out
+
+
+def failed(tool: ToolSpec, exc: Exception) -> ToolResult:
+    """What a tool that raised answers (every dispatch path's one ladder): `abandoned`
+    once a cancel's grace ran out, a `ToolError`'s own result, else ``tool_error`` (a
+    plugin's bug, logged). Called in the ``except`` clause, for the log's traceback."""
+    if isinstance(exc, ToolError):
+        return exc.to_result()
+    if isinstance(exc, Abandoned):
+        return abandoned(tool, exc)
+    log.debug("tool %s raised", tool.name, exc_info=True)
+    return ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
 
 
 def abandoned(tool: ToolSpec, exc: Abandoned) -> ToolResult:
@@ -935,6 +932,11 @@ def stages_for(profiled: bool, run: Stage = dispatch) -> tuple[Stage, ...]:
 # --- per-tool plans: each stage as one tool's calls run it (`_pipeline.plan`) ---------------
 
 
+def _runs_another(tool: ToolSpec) -> bool:
+    """A proxy or an alias: its call may run another tool (`target`), judged as that one."""
+    return tool.resolve_target is not None or bool(tool.alias_of)
+
+
 def _resolve_for(state: SessionState, tool: ToolSpec) -> Stage:
     """The plan found the tool and checked that the session may call it directly."""
 
@@ -957,7 +959,7 @@ def _validate_for(state: SessionState, tool: ToolSpec) -> Stage:
     destructive = tool.is_destructive if tool.destructive is not None else False
 
     def validate_planned(state: SessionState, step: Step) -> None:
-        state.counters.count("argument_validations")
+        state.counters.validated()
         raw = step.call.arguments
         if type(raw) is not dict or not certain(raw) or shape_problem(raw) is not None:
             arguments, error = check_arguments(state, tool, raw, step.sent.id)
@@ -975,7 +977,7 @@ def _validate_for(state: SessionState, tool: ToolSpec) -> Stage:
 def _target_for(state: SessionState, tool: ToolSpec) -> Stage | None:
     """Nothing to do for a tool that is no proxy and no alias, unless a span hears the
     verdict."""
-    if tool.resolve_target is not None or tool.alias_of or state.tracer is not None:
+    if _runs_another(tool) or state.tracer is not None:
         return target
     return None
 
@@ -997,7 +999,7 @@ def _dispatch_for(state: SessionState, tool: ToolSpec) -> Stage:
     task and no thread hop; an async tool's cancel guard is set up only if it suspends
     (`worker.begin_guarded`). A plain tool that may block goes to a worker thread
     (`dispatch`)."""
-    if tool.execute is None or tool.mutates or tool.resolve_target is not None or tool.alias_of:
+    if tool.execute is None or tool.mutates or _runs_another(tool):
         return dispatch  # a proxy or an alias may run another tool (`target`): the general path
     execute, blocking = tool.execute, tool.blocking
 
@@ -1020,11 +1022,8 @@ def _dispatch_for(state: SessionState, tool: ToolSpec) -> Stage:
                 done, out = begin(out)
                 if not done:
                     return _dispatch_awaited(state, step, ctx, out, started)
-        except ToolError as exc:
-            out = exc.to_result()
         except Exception as exc:
-            log.debug("tool %s raised", tool.name, exc_info=True)
-            out = ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+            out = failed(tool, exc)
         _dispatch_ended(state, step, ctx, out, started)
         return None
 
@@ -1038,13 +1037,8 @@ async def _dispatch_awaited(
     assert tool is not None
     try:
         out = await pending
-    except Abandoned as exc:
-        out = abandoned(tool, exc)
-    except ToolError as exc:
-        out = exc.to_result()
     except Exception as exc:
-        log.debug("tool %s raised", tool.name, exc_info=True)
-        out = ToolResult.failure("tool_error", f"{tool.name} failed: {exc}")
+        out = failed(tool, exc)
     _dispatch_ended(state, step, ctx, out, started)
 
 
@@ -1071,8 +1065,7 @@ def _permission_for(state: SessionState, tool: ToolSpec) -> Stage:
     read-only call, as `permission` finds it, without asking hooks nobody implements."""
     if (
         tool.read_only is not True
-        or tool.resolve_target is not None
-        or tool.alias_of
+        or _runs_another(tool)
         or state.host.hooks.implemented("callgate_check_permission")
     ):
         return permission
@@ -1143,9 +1136,10 @@ def shape(state: SessionState, step: Step, tail: Tail) -> ToolResult:
         text = shown
     if extra:
         result = result.with_text("\n\n".join([text, *extra]))
-    if step.record is not None or step.span is not None:
-        seen = result.text if step.record is not None and (text is not complete or extra) else None
-        record.shaped(state, step, result, complete, seen, item, extra)
+    recording = state.journal.calls
+    if recording or step.span is not None:
+        seen = result.text if recording and (text is not complete or extra) else None
+        record.shaped(state, step, result, complete, seen, item, extra or None)
     return result
 
 

@@ -2,6 +2,13 @@
 store (the session's `Journal`) and, for a writer or a destructive call, its execution
 fact on the host. The stages never record anything themselves; the pipeline's loop hands
 every stage's news here (pytest's ``call_and_report``: run a stage, then report it).
+
+For the store, the event loop only queues what the call did as it is: the step, its
+result's verdict, the texts, the times (`Journal.call_started`, `call_ended`, `fact`).
+The store's writer thread builds the ops from them (`_started`, `_ended`, `_fact`, below),
+then encodes, hashes and writes them, many calls in one transaction. Those builders read
+only what nothing changes once it is queued: a step's verdict and names are final when it
+is shaped, and what may still change (the result, the effective call) is passed by value.
 """
 
 from __future__ import annotations
@@ -11,31 +18,38 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._model.facts import ExecutionFact
-from .._model.values import ToolResult
-from .._store.records import FactRecord
+from .._model.values import ToolCall, ToolResult
+from .._store.records import (
+    BatchStarted,
+    CallEnded,
+    CallStarted,
+    FactRecord,
+    FactRecorded,
+    NoticeRecorded,
+)
 from . import telemetry
 from .step import Event, Step
 
 if TYPE_CHECKING:
+    from .._model.values import ErrorInfo
     from .._results.results import StoredResult
-    from .._store.records import CallEnded
+    from .._store.journal import Journal
+    from .._store.records import Op
     from .state import SessionState
 
 
 def batch_started(state: SessionState, steps: Sequence[Step]) -> None:
-    """The batch and its calls, in call order, before any of them runs."""
+    """The batch and its calls, in call order, before any of them runs (a call that runs
+    long, or whose process dies, is in the store as running)."""
     journal = state.journal
     if not journal.calls:
         return
-    turn = journal.batch()
-    for position, step in enumerate(steps):
-        step.record = journal.call_started(turn, position, step.call, state.turn_origin)
-    journal.batch_ended()
-
-
-def batch_ended(state: SessionState) -> None:
-    if state.journal.calls:
-        state.journal.batch_ended()
+    if len(steps) == 1:
+        step = steps[0]
+        calls: tuple[tuple[Step, ToolCall], ...] = ((step, step.call),)
+    else:
+        calls = tuple([(step, step.call) for step in steps])
+    journal.call_started((_started, journal, calls, state.turn_origin, time.time()))
 
 
 def call_started(state: SessionState, step: Step) -> None:
@@ -86,9 +100,118 @@ def dispatched(
     )
     state.host.record_fact(fact)
     journal = state.journal
+    if journal.calls:  # monotonic spans as wall-clock times
+        journal.fact((_fact, fact, time.time() - time.monotonic()))
+
+
+def shaped(
+    state: SessionState,
+    step: Step,
+    result: ToolResult,
+    complete: str,
+    shown: str | None,
+    item: StoredResult,
+    notices: list[str] | None,
+) -> None:
+    """The call's end: its record in the store (how it was judged, its result after
+    shaping, so what a redaction plugin removed is not stored; ``shown`` when the model saw
+    other text; ``item`` is its whole text in the result store), the notices shown with it,
+    and its span's outcome."""
+    journal = state.journal
     if journal.calls:
-        offset = time.time() - time.monotonic()  # monotonic spans as wall-clock times
-        journal.fact(
+        item.end = step  # its record is on its way: the writer links the two (`_ended`)
+        error = result.error
+        ended = step.ended or time.time()
+        journal.call_ended(
+            (_ended, journal, step, error, result.is_error, complete, shown, ended, item, notices)
+        )  # ``notices`` is the caller's own list, or None
+        state.results.recorded()  # a store trim this call caused goes in after its record
+    if step.span is not None:
+        _end_span(step, result)
+
+
+def cancelled(state: SessionState, step: Step) -> None:
+    """The call's task is being cancelled: it ends without a result."""
+    result = ToolResult.failure("cancelled", "cancelled", "cancelled")
+    journal = state.journal
+    if journal.calls:
+        error, at = result.error, time.time()
+        journal.call_ended((_ended, journal, step, error, True, "cancelled", None, at, None, None))
+    _end_span(step, result, effective=False)
+
+
+# --- the writer thread: the store's ops, built from what the loop queued ---------------------
+
+
+def _started(
+    journal: Journal, calls: tuple[tuple[Step, ToolCall], ...], origin: str | None, at: float
+) -> list[Op]:
+    """The batch's op and each call's (``calls``: each step with its call as it came)."""
+    session, run = journal.session_id, journal.run
+    assert run is not None
+    batch = BatchStarted(session)
+    ops: list[Op] = [batch]
+    for position, (step, call) in enumerate(calls):
+        name = call.name
+        op = CallStarted(
+            session,
+            batch,
+            position,
+            call.id,
+            name if isinstance(name, str) else repr(name),
+            call.arguments,
+            origin,
+            at,
+            run,
+        )
+        step.record = op  # only this thread reads it (`_ended`)
+        ops.append(op)
+    return ops
+
+
+def _ended(
+    journal: Journal,
+    step: Step,
+    error: ErrorInfo | None,
+    is_error: bool,
+    text: str,
+    shown: str | None,
+    ended: float,
+    item: StoredResult | None,
+    notices: list[str] | None,
+) -> list[Op]:
+    """The call's end (applied with its start when that is still queued) and the notices
+    shown with it; its stored result is linked to the record (``item.end``: the result store
+    lets the bytes go once it is committed)."""
+    start = step.record
+    if start is None:
+        return []
+    effective = step.call.name if isinstance(step.call.name, str) else None
+    op = CallEnded(
+        start,
+        effective if effective != step.sent.name else None,
+        error.kind if error is not None else "ok",
+        is_error,
+        error.signature if error is not None else None,
+        step.permission,
+        step.decided_by,
+        text,
+        shown,
+        ended,
+        item.seq if item is not None else 0,
+    )
+    start.end = op  # applied whole if the start is still queued
+    if item is not None and item.end is step:
+        item.end = op
+    if not notices:
+        return [op]
+    now = time.time()
+    return [op, *(NoticeRecorded(journal.session_id, text, now) for text in notices)]
+
+
+def _fact(fact: ExecutionFact, offset: float) -> list[Op]:
+    return [
+        FactRecorded(
             FactRecord(
                 fact.session,
                 fact.call_id,
@@ -102,61 +225,7 @@ def dispatched(
                 fact.outcome,
             )
         )
-
-
-def shaped(
-    state: SessionState,
-    step: Step,
-    result: ToolResult,
-    complete: str,
-    shown: str | None,
-    item: StoredResult,
-    notices: list[str],
-) -> None:
-    """The call's end: its record in the store (how it was judged, its result after
-    shaping, so what a redaction plugin removed is not stored; ``shown`` when the model saw
-    other text; ``item`` is its whole text in the result store), the notices shown with it,
-    and its span's outcome."""
-    if step.record is not None:
-        item.end = _ended(state, step, result, complete, shown, item.seq)
-        state.results.recorded()  # a store trim this call caused goes in after its record
-        if notices:
-            state.journal.notices(notices)
-    _end_span(step, result)
-
-
-def cancelled(state: SessionState, step: Step) -> None:
-    """The call's task is being cancelled: it ends without a result."""
-    result = ToolResult.failure("cancelled", "cancelled", "cancelled")
-    if step.record is not None:
-        _ended(state, step, result, "cancelled", None, None)
-    _end_span(step, result, effective=False)
-
-
-def _ended(
-    state: SessionState,
-    step: Step,
-    result: ToolResult,
-    complete: str,
-    shown: str | None,
-    result_seq: int | None,
-) -> CallEnded:
-    assert step.record is not None
-    error = result.error
-    effective = step.call.name if isinstance(step.call.name, str) else None
-    return state.journal.call_ended(
-        step.record,
-        tool=effective if effective != step.sent.name else None,
-        outcome=error.kind if error is not None else "ok",
-        is_error=result.is_error,
-        signature=error.signature if error is not None else None,
-        permission=step.permission,
-        decided_by=step.decided_by,
-        text=complete,
-        shown=shown,
-        ended=step.ended or time.time(),
-        result_seq=result_seq or 0,
-    )
+    ]
 
 
 def _end_span(step: Step, result: ToolResult, *, effective: bool = True) -> None:
@@ -170,7 +239,6 @@ def _end_span(step: Step, result: ToolResult, *, effective: bool = True) -> None
 
 __all__ = [
     "answered",
-    "batch_ended",
     "batch_started",
     "call_started",
     "cancelled",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -44,12 +44,17 @@ class Step:
     ask: Decision | None = None  # an ``ask`` for the approver (the permission stage's)
     expected: dict[str, Any] | None = None  # the versions an approved preview was made on
     result: ToolResult | None = None  # the call's answer, once a stage has one
-    record: CallStarted | None = None  # the call's record in the session store
+    record: CallStarted | None = None  # its record's start: the store writer's (`record`)
     permission: str | None = None  # allow, deny, ask:allow, ask:deny (when it was judged)
     decided_by: str | None = None  # the rule, plugin, mode or approver that decided
     gate: Event | None = None  # what the host gate found (for the span)
     ended: float = 0.0
     span: Any = None  # the call's OpenTelemetry span (`_pipeline.telemetry`), when traced
+
+    #: A stored result stands linked to its call while the call's record is on its way to
+    #: the store (`StoredResult.end`; the writer links it to the record it builds): a call
+    #: is never a committed record itself.
+    committed: ClassVar[bool] = False
 
 
 def judged(step: Step, decision: str, decided_by: str) -> Event:

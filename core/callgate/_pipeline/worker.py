@@ -147,28 +147,22 @@ def begin_guarded(
         return False, awaitable
     aio = sys.modules.get("asyncio")
     if aio is not None and aio._get_running_loop() is not None:
-        if type(awaitable) is not CoroutineType:
-            return False, _guarded_asyncio(_Awaiting(awaitable), cancelled, grace)
-        try:
-            first = awaitable.send(None)
-        except StopIteration as done:  # finished without suspending: nothing could block
-            return True, done.value
-        return False, _guarded_asyncio(_Resumed(awaitable, first), cancelled, grace)
+        done, rest = begin(awaitable)
+        if done:  # finished without suspending: nothing could block
+            return True, rest
+        return False, _guarded_asyncio(rest, cancelled, grace)
     scope = anyio.CancelScope()
     scope.__enter__()
     try:
-        if type(awaitable) is not CoroutineType:  # another awaitable: guarded as it is
-            return False, _guarded_rest(scope, _Awaiting(awaitable), cancelled, grace)
-        try:
-            first = awaitable.send(None)
-        except StopIteration as done:  # finished without suspending
+        done, rest = begin(awaitable)  # another awaitable than a coroutine: guarded as it is
+        if done:  # finished without suspending
             scope.__exit__(None, None, None)
-            return True, done.value
+            return True, rest
     except BaseException as exc:
         if scope.__exit__(type(exc), exc, exc.__traceback__):
             raise Abandoned(grace) from None
         raise
-    return False, _guarded_rest(scope, _Resumed(awaitable, first), cancelled, grace)
+    return False, _guarded_rest(scope, rest, cancelled, grace)
 
 
 async def _guarded_asyncio(rest: Awaitable[T], cancelled: CancelEvent, grace: float) -> T:
@@ -237,18 +231,6 @@ async def _guarded(rest: Awaitable[T], cancelled: CancelEvent, grace: float) -> 
         finally:
             cancelled.unsubscribe(handle)
     raise Abandoned(grace)  # the scope caught the cancellation it was shortened for
-
-
-class _Awaiting:
-    """An awaitable awaited as is (what `_guarded_rest` awaits for a non-coroutine)."""
-
-    __slots__ = ("_awaitable",)
-
-    def __init__(self, awaitable: Awaitable[Any]) -> None:
-        self._awaitable = awaitable
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        return self._awaitable.__await__()
 
 
 class _Resumed:

@@ -21,13 +21,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._model.values import ToolCall
 from . import records as m
 
 log = logging.getLogger("callgate.store")
+
+
+def _not_recorded(entry: tuple[Any, ...]) -> None:
+    """A journal that records no calls takes none (the pipeline does not offer them)."""
 
 
 class Journal:
@@ -49,6 +52,22 @@ class Journal:
         #: the pipeline records calls (a plain attribute: read on every batch)
         self.calls = self.durable
         self.messages = self.durable and mode == "all"
+        # What the pipeline hands over for a call, as it is: ``(build, *references)``,
+        # which the writer thread turns into ops (`BatchStarted`, `CallStarted`,
+        # `CallEnded`, `NoticeRecorded`, `FactRecorded`) in their place in the queue
+        # (`Recorder.defer`, which also wakes the writer: a running call's start is
+        # committed within a few milliseconds, its end too): the event loop builds,
+        # formats, encodes and hashes nothing for the record. Attributes, not methods: one
+        # call on the loop, not two.
+        defer: Callable[[tuple[Any, ...]], None] = (
+            recorder.defer if self.calls else _not_recorded  # type: ignore[union-attr]
+        )
+        #: a batch and its calls, before any of them runs
+        self.call_started = defer
+        #: a call's shaped result and the notices shown with it
+        self.call_ended = defer
+        #: an executed writer's or destructive call's execution fact (with its calls)
+        self.fact = defer
 
     @property
     def store(self) -> Any | None:
@@ -64,75 +83,7 @@ class Journal:
         if self.recorder is not None:
             self.recorder.flush()
 
-    # --- calls (the pipeline) -------------------------------------------------------------
-
-    def batch(self) -> m.BatchStarted:
-        op = m.BatchStarted(self.session_id)
-        self.recorder.submit(op)  # type: ignore[union-attr]
-        return op
-
-    def call_started(
-        self, batch: m.BatchStarted, position: int, call: ToolCall, origin: str | None
-    ) -> m.CallStarted:
-        assert self.run is not None
-        op = m.CallStarted(
-            self.session_id,
-            batch,
-            position,
-            call.id,
-            call.name if isinstance(call.name, str) else repr(call.name),
-            call.arguments,
-            origin,
-            time.time(),
-            self.run,
-        )
-        self.recorder.submit(op)  # type: ignore[union-attr]
-        return op
-
-    def call_ended(
-        self,
-        start: m.CallStarted,
-        *,
-        tool: str | None,
-        outcome: str,
-        is_error: bool,
-        signature: str | None,
-        permission: str | None,
-        decided_by: str | None,
-        text: str,
-        shown: str | None,
-        ended: float,
-        result_seq: int,
-    ) -> m.CallEnded:
-        op = m.CallEnded(
-            start,
-            tool,
-            outcome,
-            is_error,
-            signature,
-            permission,
-            decided_by,
-            text,
-            shown,
-            ended,
-            result_seq,
-        )
-        start.end = op  # applied whole if the start is still queued
-        self.recorder.submit(op)  # type: ignore[union-attr]
-        return op
-
-    def fact(self, fact: m.FactRecord) -> None:
-        """An executed writer's or destructive call's execution fact (with its calls)."""
-        self.recorder.submit(m.FactRecorded(fact))  # type: ignore[union-attr]
-
-    def batch_ended(self) -> None:
-        self.recorder.kick()  # type: ignore[union-attr]
-
-    def notices(self, texts: Sequence[str]) -> None:
-        if self.durable:
-            now = time.time()
-            for text in texts:
-                self.submit(m.NoticeRecorded(self.session_id, text, now))
+    # --- calls (the pipeline: `call_started`, `call_ended`, `fact` above) -----------------
 
     # --- the integrator ---------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
 """The store's writer: ops queued from any thread, applied in order by one thread.
 
-The hot path only appends to a deque. The writer thread wakes when a batch starts
-or ends (`kick`), waits a few milliseconds for more to arrive, and hands
-everything queued to the backend in one short transaction, so a turn of many
-calls costs one commit. `flush` waits until everything queued so far is
-written (a plugin's state change, a session's close, an integrator who wants
-to know). A group the store refuses is written again op by op, so one bad op costs
-only itself; what still fails is logged, and the host goes on (recording never
-takes a session down). A plugin's state change that fails is raised to it.
+The hot path only appends to a deque: an op, or what a call did as it is (`defer`: a
+builder and its references, which the writer thread turns into ops in their place in the
+queue, so the event loop builds, formats, encodes and hashes nothing for the record). The
+writer thread wakes when a batch starts or ends (`kick`), waits a few milliseconds for
+more to arrive, and hands everything queued to the backend in one short transaction, so a
+turn of many calls costs one commit. `flush` waits until everything queued so far is
+written (a plugin's state change, a session's close, an integrator who wants to know). A
+group the store refuses is written again op by op, so one bad op costs only itself; what
+still fails is logged, and the host goes on (recording never takes a session down). A
+plugin's state change that fails is raised to it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Recorder:
         self.store = store
         self._queue: deque[Any] = deque()
         self._wake = threading.Event()
+        self._idle = True  # no kick since the writer last woke (`kick`)
         self._hurry = threading.Event()  # a flush cuts the gathering short
         self._urgent = False
         self._lock = threading.Lock()
@@ -102,15 +105,36 @@ class Recorder:
     def submit(self, op: Any) -> None:
         """Queue ``op`` (it is written at the next commit)."""
         if not self._run_queued:
-            with self._lock:
-                if not self._run_queued and self.run is not None:
-                    self._queue.append(self.run)
-                    self._run_queued = True
+            self._queue_run()
         self._queue.append(op)
 
+    def defer(self, entry: tuple[Any, ...]) -> None:
+        """Queue ``entry``, ``(build, *references)``: the writer thread calls
+        ``build(*references)`` in the entry's place in the queue and writes the ops it
+        returns, so the caller only appends a tuple, and asks the writer to commit soon
+        (`kick`). ``build`` must read only what no one changes after the entry is
+        queued."""
+        if not self._run_queued:
+            self._queue_run()
+        self._queue.append(entry)
+        if self._idle:  # `kick`, written out: a call's start and end each wake the writer
+            self._idle = False
+            if self._thread is None:
+                self._start()
+            self._wake.set()
+
+    def _queue_run(self) -> None:
+        with self._lock:
+            if not self._run_queued and self.run is not None:
+                self._queue.append(self.run)
+                self._run_queued = True
+
     def kick(self) -> None:
-        """Ask the writer to commit what is queued soon (a batch started or ended)."""
-        if not self._wake.is_set():
+        """Ask the writer to commit what is queued soon (a batch started or ended). A plain
+        flag says whether it was asked already (twice per batch on the event loop: no
+        method call on the `threading.Event` unless it must wake)."""
+        if self._idle:
+            self._idle = False
             if self._thread is None:
                 self._start()
             self._wake.set()
@@ -157,6 +181,8 @@ class Recorder:
             if not self._urgent and not self._stopping:
                 self._hurry.wait(GATHER_S)  # let the rest of a turn arrive: one commit
             self._wake.clear()
+            self._idle = True  # from here on a kick wakes it again (what it queued is drained
+            # below, or kicked after this)
             self._hurry.clear()
             self._urgent = False
             self._drain()
@@ -169,6 +195,9 @@ class Recorder:
             markers: list[_Flush] = []
             while self._queue and len(group) < MAX_GROUP:
                 op = self._queue.popleft()
+                if type(op) is tuple:  # a deferred entry: its ops, built here
+                    group.extend(self._built(op))
+                    continue
                 if isinstance(op, _Flush):
                     markers.append(op)
                     break  # everything before it goes in this commit
@@ -177,6 +206,17 @@ class Recorder:
                 self._write(group)
             for marker in markers:
                 marker.done.set()
+
+    def _built(self, entry: tuple[Any, ...]) -> Any:
+        """The ops of a deferred entry; one whose builder fails is logged (once per writer)
+        and costs only itself."""
+        try:
+            return entry[0](*entry[1:])
+        except Exception:
+            if not self._warned:
+                self._warned = True
+                log.warning("the session store could not record a call", exc_info=True)
+            return ()
 
     def _write(self, group: list[Any]) -> None:
         """One transaction for the group; if it fails, each op alone, so one op the store
