@@ -392,3 +392,50 @@ def test_without_asyncio_the_guard_is_an_anyio_scope_entered_first(
             assert r.meta.get("abandoned") is True
 
     asyncio.run(main())
+
+
+def test_a_proxy_target_s_validator_is_found_without_serialising_its_schema_again(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy's `Target` names a tool the registry does not hold (an MCP server's listed
+    tool): its compiled validator is found by the spec's identity after the first call,
+    not by serialising its schema to canonical bytes on every call; a new spec (a new
+    listing) is still validated against its own schema."""
+    from callgate import Target
+    from callgate._host import host as host_module
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    listed = [ToolSpec(name="far_tool", description="Far.", schema=schema, read_only=True,
+                       execute=lambda ctx, args: f"far {args['n']}", blocking=False)]
+
+    def resolve(ctx: Any, args: dict[str, Any]) -> Any:
+        return Target(tool=listed[0], arguments={"n": int(args["path"])}, label="far")
+
+    class Proxy:
+        __name__ = "memo-proxy"
+
+        @hookimpl
+        def callgate_register_tools(self, registry: Any) -> None:
+            registry.add(ToolSpec(name="proxy_tool", description="A proxy.", schema=SCHEMA,
+                                  read_only=True, execute=plain_inline, blocking=False,
+                                  resolve_target=resolve))
+
+    serialised: list[Any] = []
+    real = host_module.canonical_bytes
+    monkeypatch.setattr(host_module, "canonical_bytes",
+                        lambda value: serialised.append(value) or real(value))
+
+    async def main() -> None:
+        host = Host.boot({}, plugins=[Proxy()], entrypoints=False, surface="full")
+        async with host.open_session(tmp_path) as session:
+            for i in range(5):
+                [r] = await session.run_batch([ToolCall(f"c{i}", "proxy_tool", {"path": "7"})])
+                assert r.text == "far 7", r.text
+            assert len(serialised) == 1, serialised
+            listed[0] = ToolSpec(name="far_tool", description="Far.", read_only=True,
+                                 schema={**schema, "properties": {"n": {"type": "string"}}},
+                                 execute=lambda ctx, args: "ran", blocking=False)
+            [r] = await session.run_batch([ToolCall("c9", "proxy_tool", {"path": "7"})])
+            assert r.is_error and "n" in r.text, r.text  # 7 is not a string
+
+    asyncio.run(main())

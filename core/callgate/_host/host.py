@@ -47,6 +47,8 @@ log = logging.getLogger("callgate")
 PROJECT = "callgate"
 ENTRY_POINT_GROUP = "callgate"
 CORE = "callgate.core"
+#: how many unregistered specs (proxy targets) `Host.compiled` holds by identity
+_UNREGISTERED_HELD = 512
 #: The boot notice of a host where no plugin confines the programs sessions start.
 UNCONFINED = (
     "no sandbox plugin is loaded: programs sessions start (shell commands, language "
@@ -301,6 +303,9 @@ class Host:
         #: forced to full, no tool plugin at all); the CLI always prints them
         self.forced: list[str] = []
         self._compiled: dict[bytes, Compiled] = {}
+        #: unregistered specs (a proxy's targets) by identity, the spec held so its id stays
+        #: its own: a proxied call is not re-serialised to find its validator
+        self._unregistered: dict[int, tuple[ToolSpec, Compiled]] = {}
         self._registered: dict[str, tuple[ToolSpec, Compiled, Callable[[Any], bool] | None]] = {}
         self._visible: list[str] = []
         self._unhooked: dict[str, tuple[str, ...]] = {}
@@ -667,6 +672,9 @@ class Host:
             certain = found.fast if found.error is None and not _has_pattern(spec.schema) else None
             self._registered[spec.name] = (spec, found, certain)
             return found
+        held = self._unregistered.get(id(spec))
+        if held is not None and held[0] is spec:
+            return held[1]
         key = (
             canonical_bytes(spec.schema)
             if isinstance(spec.schema, dict)
@@ -676,6 +684,9 @@ class Host:
         if found is None:
             fp = short_fingerprint(spec.schema) if isinstance(spec.schema, dict) else "0" * 16
             found = self._compiled[key] = compile_schema(spec.schema, fp)
+        if len(self._unregistered) >= _UNREGISTERED_HELD:
+            self._unregistered.clear()  # specs made per call stay bounded
+        self._unregistered[id(spec)] = (spec, found)
         return found
 
     def certainly_valid(self, spec: ToolSpec) -> Callable[[Any], bool] | None:
