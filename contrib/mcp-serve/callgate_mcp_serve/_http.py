@@ -29,6 +29,10 @@ its own `CallgateMCP`, so each has its own ledger, jobs and results:
   reopened), after ``idle_timeout`` seconds with no request in flight, or when the
   server stops; ending it closes the callgate session (jobs killed, child servers
   stopped, record committed).
+- a process that reopens a stored session writes itself as its holder; the process that
+  held it before reloads its stale copy on its next request for it. Which sessions were
+  taken over is read from the store only after a takeover on that store (`_takeovers`:
+  a count every process on a local store file shares), not on every request.
 
 Requests of the 2026-07-28 protocol carry no session: each is one self-contained POST
 (its ``_meta`` names the protocol version, the client and its capabilities), served by the
@@ -118,6 +122,7 @@ from ._bounded_http import (
 )
 from ._events import RETRY_MS, EventLog, SessionEvents
 from ._server import CallgateMCP
+from ._takeovers import Takeovers
 
 log = logging.getLogger("callgate.mcp_serve.http")
 
@@ -217,6 +222,9 @@ class _Live:
     #: what the transport sent, kept for a client that reconnects (`_events`)
     events: SessionEvents
     deleted: bool = False
+    #: the store's takeover count when this process last found the session its own
+    #: (`_takeovers`); ``None``: read the holder from the store
+    verified: int | None = None
     #: set when its server task has ended (its callgate session is closed)
     done: anyio.Event = attrs.field(factory=anyio.Event)
 
@@ -230,6 +238,8 @@ class _Stateless:
     owner: AuthorizationContext | None
     state: Any = None
     in_flight: int = 0
+    #: as `_Live.verified`
+    verified: int | None = None
     #: cancelled when the session has been idle for ``idle_timeout`` (or at shutdown)
     idle: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     done: anyio.Event = attrs.field(factory=anyio.Event)
@@ -342,6 +352,8 @@ class SessionManager:
         self.events = EventLog()
         #: names this process as a session's holder in the store
         self.instance = os.urandom(8).hex()
+        #: the count of takeovers on this store, shared with the other processes on it
+        self.takeovers = Takeovers()
         self._opening = anyio.Lock()
         self._tasks: anyio.abc.TaskGroup | None = None
         #: the sessions of 2026-07-28 clients, by `stateless_key`
@@ -376,6 +388,7 @@ class SessionManager:
                                 "waiting for them", SESSION_CLOSE_GRACE_S)
                 tasks.cancel_scope.cancel()
                 self._tasks = None
+                self.takeovers.close()
 
     # --- requests ---------------------------------------------------------------------
 
@@ -414,7 +427,7 @@ class SessionManager:
             await self._open(None, owner, scope, receive, send)
             return
         live = self._live.get(sid)
-        if live is not None and live.owner == owner and await self._taken_over(live.app):
+        if live is not None and live.owner == owner and await self._taken_over(live):
             # another process took the session over since: our copy is stale
             log.info("session %s was taken over by another process: reloading it", sid)
             with anyio.CancelScope(shield=True):
@@ -497,7 +510,7 @@ class SessionManager:
             if entry is not None and entry.idle.cancel_called:
                 await entry.done.wait()  # idled out just now: open it again
                 entry = None
-            if entry is not None and await self._taken_over(entry.app):
+            if entry is not None and await self._taken_over(entry):
                 log.info("a 2026-07-28 session was taken over by another process: reloading")
                 entry.idle.cancel()
                 await entry.done.wait()
@@ -520,7 +533,7 @@ class SessionManager:
                 log.exception("cannot open the callgate session of a 2026-07-28 client")
                 return None
             self._stateless[key] = entry
-            await anyio.to_thread.run_sync(self._hold_app, app)
+            entry.verified = await anyio.to_thread.run_sync(self._hold_app, app)
             return entry
 
     async def _serve_stateless(self, entry: _Stateless, *,
@@ -619,8 +632,12 @@ class SessionManager:
         session = live.app.session
         if session is None or session.closed or not session.storage.durable:
             return
+        counter = self.takeovers.open_for(self.host.store)
+        # read before the holder is written: a takeover from now on moves the count
+        before = counter.read() if counter is not None else None
         session.storage.put(STATE_NS, "owner", dict(live.owner) if live.owner else None)
         session.storage.put(STATE_NS, "holder", self.instance)
+        live.verified = before
         params = connection.client_params
         if params is not None:
             session.storage.put(STATE_NS, "client", params.model_dump(mode="json", by_alias=True))
@@ -674,23 +691,38 @@ class SessionManager:
             return live
 
     def _hold(self, live: _Live) -> None:
-        self._hold_app(live.app)
+        live.verified = self._hold_app(live.app)
 
-    def _hold_app(self, app: CallgateMCP) -> None:
-        """Record this process as the session's holder (the one with the fresh copy)."""
-        session = app.session
-        if session is not None and not session.closed and session.storage.durable:
-            session.storage.put(STATE_NS, "holder", self.instance)
-
-    async def _taken_over(self, app: CallgateMCP) -> bool:
-        """Whether another process has reopened the session since this one did."""
+    def _hold_app(self, app: CallgateMCP) -> int | None:
+        """Record this process as the session's holder (the one with the fresh copy), and
+        count the takeover for the other processes on the store (`_takeovers`); the count
+        from before it (the session's `verified`)."""
         session = app.session
         if session is None or session.closed or not session.storage.durable:
+            return None
+        counter = self.takeovers.open_for(self.host.store)
+        before = counter.read() if counter is not None else None
+        session.storage.put(STATE_NS, "holder", self.instance)
+        if counter is not None:
+            counter.bump()  # after the holder is committed: whoever sees it finds us
+        return before
+
+    async def _taken_over(self, held: _Live | _Stateless) -> bool:
+        """Whether another process has reopened the session since this one did: read from
+        the store only when a takeover happened on it since the session was last found
+        ours (`_takeovers`), never on every request."""
+        session = held.app.session
+        if session is None or session.closed or not session.storage.durable:
             return False
+        counter = self.takeovers.counter
+        seen = counter.read() if counter is not None else None
+        if seen is not None and seen == held.verified:
+            return False  # no takeover of any session on this store since
         session_id = session.id
 
         def holder() -> Any:
-            # one point read per request: never the whole state, decoded (issue 34, item 7)
+            # one point read, never the whole state decoded (issue 34, item 7), and only
+            # after a takeover on this store (issue 38)
             store = self.host.store
             try:
                 point = getattr(store, "state_value", None)
@@ -702,7 +734,10 @@ class SessionManager:
                 return None
 
         found = await anyio.to_thread.run_sync(holder)
-        return found is not None and found != self.instance
+        taken = found is not None and found != self.instance
+        if not taken and seen is not None:
+            held.verified = seen
+        return taken
 
     def _stored(self, sid: str) -> tuple[Any, Any] | None:
         """``(owner, client params)`` of a stored, not deleted session ``sid``, else None."""
