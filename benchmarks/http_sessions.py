@@ -7,7 +7,8 @@ session (``initialize`` + ``notifications/initialized``), then all sessions call
 ``read_file`` on a small file ``calls`` times each, concurrently (each session one call at a
 time, as a model does), after one untimed warm-up call per session. Reported: throughput
 (calls/s), p50/p99 latency of a call, errors (HTTP errors, JSON-RPC errors, ``isError``
-results), and the server's RSS per idle session
+results), the server's CPU time per call (user + system, all its threads: the figure the
+machine's load moves least), and the server's RSS per idle session
 (RSS with every session open and idle, minus RSS before the first one, over the count).
 Sessions are deleted at the end. Targets: 0 errors, p99 ≤ 50 ms, ≤ 2 MiB per idle session.
 
@@ -111,6 +112,12 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def cpu_seconds(proc: subprocess.Popen[bytes]) -> float:
+    """The server's CPU time so far (user + system, every thread)."""
+    times = psutil.Process(proc.pid).cpu_times()
+    return times.user + times.system
 
 
 def rss(proc: subprocess.Popen[bytes]) -> int:
@@ -255,9 +262,11 @@ async def load(
         spy = profiler(proc, name)
         if spy is not None:
             await asyncio.sleep(1.0)  # py-spy attached
+        cpu0 = cpu_seconds(proc)
         t1 = time.perf_counter()
         await asyncio.gather(*(drive(s) for s in live))
         wall = time.perf_counter() - t1
+        cpu = cpu_seconds(proc) - cpu0
         stop_profiler(spy)
         rss_after = rss(proc)
         await asyncio.gather(*(s.close() for s in live), return_exceptions=True)
@@ -274,6 +283,7 @@ async def load(
         "p50_ms": round(pct(latencies, 0.50), 2),
         "p99_ms": round(pct(latencies, 0.99), 2),
         "mean_ms": round(statistics.fmean(latencies), 2) if latencies else None,
+        "server_cpu_ms_per_call": round(cpu * 1000 / done, 3) if done else None,
         "rss_before_mib": round(rss_before / 2**20, 1),
         "rss_idle_mib": round(rss_idle / 2**20, 1),
         "rss_after_calls_mib": round(rss_after / 2**20, 1),
@@ -307,6 +317,9 @@ def run(
                 "throughput": round(c["throughput_calls_s"] / b["throughput_calls_s"], 3),
                 "p50": round(c["p50_ms"] / b["p50_ms"], 3),
                 "p99": round(c["p99_ms"] / b["p99_ms"], 3),
+                "server_cpu_per_call": round(
+                    c["server_cpu_ms_per_call"] / b["server_cpu_ms_per_call"], 3
+                ),
                 "rss_per_idle_session": round(
                     c["rss_per_idle_session_mib"] / b["rss_per_idle_session_mib"], 3
                 )
