@@ -86,6 +86,7 @@ from mcp.server.runner import serve_connection
 from mcp.server.streamable_http import (
     LAST_EVENT_ID_HEADER,
     MCP_SESSION_ID_HEADER,
+    EventMessage,
     StreamableHTTPServerTransport,
     check_accept_headers,
 )
@@ -325,6 +326,23 @@ def _is_initialize(body: bytes) -> bool:
     except ValueError:  # pydantic's ValidationError is one
         return False
     return True
+
+
+class _Transport(StreamableHTTPServerTransport):
+    """The SDK's transport, sending each message as the JSON text its session's event log
+    kept for a reconnecting client: serialized once, not once for the log and again for
+    the stream (issue 38). An event the log no longer keeps is serialized as the SDK does."""
+
+    def __init__(self, *, events: SessionEvents, **kwargs: Any) -> None:
+        super().__init__(event_store=events, **kwargs)
+        self._events = events
+
+    def _create_event_data(self, event_message: EventMessage) -> Any:
+        event_id = event_message.event_id
+        kept = self._events.json_of(event_id) if event_id else None
+        if kept is None:
+            return super()._create_event_data(event_message)
+        return {"event": "message", "data": kept, "id": event_id}
 
 
 def _error(message: str, status: int, code: int = types.INVALID_REQUEST) -> Response:
@@ -567,11 +585,11 @@ class SessionManager:
         return path
 
     def _transport(self, sid: str, events: SessionEvents) -> StreamableHTTPServerTransport:
-        return StreamableHTTPServerTransport(
+        return _Transport(
             mcp_session_id=sid,
             security_settings=self.security,
             idle_timeout=self.options.idle_timeout,
-            event_store=events,
+            events=events,
             retry_interval=RETRY_MS,
         )
 

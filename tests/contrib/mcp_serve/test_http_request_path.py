@@ -1,8 +1,11 @@
-"""``serve --http`` reads a session's holder from the store only after a takeover on that
-store, never on every request (issue 38: the per-request read was a thread hop and a query
-per call). The served app runs in this process (ASGI, no socket) so the store's reads can
-be counted; that a takeover by another process is still noticed at once is
-``test_http.py::test_one_session_alternates_between_two_processes_on_one_store``."""
+"""What ``serve --http`` does per request, counted (issue 38): it reads a session's holder
+from the store only after a takeover on that store, never on every request (the
+per-request read was a thread hop and a query per call), and it serializes each response
+once (the event log's text is what the stream sends). The served app runs in this process
+(ASGI, no socket) so reads and serializations can be counted; that a takeover by another
+process is still noticed at once is
+``test_http.py::test_one_session_alternates_between_two_processes_on_one_store``, that a
+dropped stream still gets its response is ``test_http_resume.py``."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from callgate import Host
 from callgate_mcp_serve._http import STATE_NS, HttpOptions, SessionManager
@@ -126,5 +130,42 @@ def test_requests_of_a_live_session_read_no_holder_from_the_store(
                 other.close()
             await _call(http, sid, 25)
             assert manager._live[sid] is not live  # reopened from the store
+
+    anyio.run(scenario)
+
+
+@needs_tools
+def test_a_response_is_serialized_once_and_sent_as_the_event_log_kept_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("hello world\n")
+    host = Host.boot({}, os="posix", surface="full", workspace=str(ws))
+    manager = SessionManager(host, HttpOptions(workspace=str(ws), idle_timeout=None),
+                             port=PORT)
+    dumped: list[str] = []
+    real = types.JSONRPCResponse.model_dump_json
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> str:
+        text = real(self, *args, **kwargs)
+        dumped.append(text)
+        return text
+
+    async def scenario() -> None:
+        async with manager.run(), httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=manager), timeout=30.0
+        ) as http:
+            r = await http.post(URL, json=INITIALIZE, headers=HEADERS)
+            sid = r.headers["mcp-session-id"]
+            await _call(http, sid, 2)
+            monkeypatch.setattr(types.JSONRPCResponse, "model_dump_json", counted)
+            text = await _call(http, sid, 3)
+            monkeypatch.undo()
+            assert len(dumped) == 1  # once: for the event log, and the stream sends it
+            events = [line for line in text.splitlines() if line.startswith(("id:", "data:"))]
+            event_id, data = events[0][3:].strip(), events[1][5:].strip()
+            assert data == dumped[0] == manager.events.json_of(sid, event_id)
+            assert '"id":3' in data and "hello world" in data
 
     anyio.run(scenario)
