@@ -22,7 +22,6 @@ PostgreSQL store) share no file, so there each request still reads the holder.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import mmap
 import os
@@ -70,6 +69,8 @@ class TakeoverCounter:
 
 @contextlib.contextmanager
 def _locked(fd: int) -> Any:
+    import fcntl  # POSIX only: elsewhere `_counter_of` gives no counter
+
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         yield
@@ -105,6 +106,8 @@ def _counter_of(store: Any) -> TakeoverCounter | None:
     location = getattr(store, "location", None)
     if not isinstance(location, str) or not os.path.isabs(location) or \
             not os.path.isfile(location):
+        return None
+    if not hasattr(os, "O_NOFOLLOW"):  # not POSIX (no flock either): read per request
         return None
     try:
         return TakeoverCounter(location + SUFFIX)
