@@ -317,9 +317,12 @@ def run(
                 "throughput": round(c["throughput_calls_s"] / b["throughput_calls_s"], 3),
                 "p50": round(c["p50_ms"] / b["p50_ms"], 3),
                 "p99": round(c["p99_ms"] / b["p99_ms"], 3),
+                # None when the SDK's CPU time rounds to 0 (a smoke run: 10 ms clock ticks)
                 "server_cpu_per_call": round(
                     c["server_cpu_ms_per_call"] / b["server_cpu_ms_per_call"], 3
-                ),
+                )
+                if b["server_cpu_ms_per_call"] and c["server_cpu_ms_per_call"] is not None
+                else None,
                 "rss_per_idle_session": round(
                     c["rss_per_idle_session_mib"] / b["rss_per_idle_session_mib"], 3
                 )
