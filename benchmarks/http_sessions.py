@@ -7,11 +7,17 @@ session (``initialize`` + ``notifications/initialized``), then all sessions call
 ``read_file`` on a small file ``calls`` times each, concurrently (each session one call at a
 time, as a model does), after one untimed warm-up call per session. Reported: throughput
 (calls/s), p50/p99 latency of a call, errors (HTTP errors, JSON-RPC errors, ``isError``
-results), and the server's RSS per idle session
+results), the server's CPU time per call (user + system, all its threads: the figure the
+machine's load moves least), and the server's RSS per idle session
 (RSS with every session open and idle, minus RSS before the first one, over the count).
 Sessions are deleted at the end. Targets: 0 errors, p99 ≤ 50 ms, ≤ 2 MiB per idle session.
 
-    uv run python benchmarks/http_sessions.py [--sizes 200x50,50x50]
+    uv run python benchmarks/http_sessions.py [--sizes 200x50,50x50] [--only callgate]
+        [--profile DIR]
+
+``--profile DIR`` records each server with py-spy (``uv sync --group bench``) during the
+timed calls only, as speedscope JSON ``DIR/<server>-<sessions>x<calls>.json`` (the
+sampler costs the server some CPU: read the shares, not the numbers of such a run).
 """
 
 from __future__ import annotations
@@ -32,6 +38,11 @@ from typing import Any
 import _hermetic  # noqa: F401  (first: a private CALLGATE_HOME and user config)
 import httpx2
 import psutil
+
+#: set by ``--profile``: where py-spy writes each server's profile of the timed phase
+PROFILE_DIR: str | None = None
+#: ``--profile-gil``: sample only the thread holding the GIL (who keeps the others waiting)
+PROFILE_FLAGS: list[str] = []
 
 HERE = Path(__file__).resolve().parent
 PROTOCOL = "2025-06-18"
@@ -101,6 +112,12 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def cpu_seconds(proc: subprocess.Popen[bytes]) -> float:
+    """The server's CPU time so far (user + system, every thread)."""
+    times = psutil.Process(proc.pid).cpu_times()
+    return times.user + times.system
 
 
 def rss(proc: subprocess.Popen[bytes]) -> int:
@@ -178,8 +195,37 @@ class Session:
         await self.http.delete(self.url, headers=self._headers())
 
 
+def profiler(proc: subprocess.Popen[bytes], name: str) -> subprocess.Popen[bytes] | None:
+    """py-spy recording ``proc`` into ``PROFILE_DIR/name.json`` (``--profile``), or None."""
+    if PROFILE_DIR is None:
+        return None
+    spy = Path(sys.executable).with_name("py-spy")
+    out = os.path.join(PROFILE_DIR, name + ".json")
+    argv = [
+        str(spy),
+        "record",
+        "--format",
+        "speedscope",
+        "--rate",
+        "200",
+        "--nonblocking",
+        "-o",
+        out,
+        "-p",
+        str(proc.pid),
+        *PROFILE_FLAGS,
+    ]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_profiler(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None and spy.poll() is None:
+        spy.send_signal(2)  # SIGINT: py-spy writes what it sampled and exits
+        spy.wait(60)
+
+
 async def load(
-    url: str, proc: subprocess.Popen[bytes], sessions: int, calls: int
+    url: str, proc: subprocess.Popen[bytes], sessions: int, calls: int, name: str = ""
 ) -> dict[str, Any]:
     limits = httpx2.Limits(max_connections=sessions + 8, max_keepalive_connections=sessions + 8)
     timeout = httpx2.Timeout(120.0)
@@ -213,9 +259,15 @@ async def load(
                 latencies.append((time.perf_counter() - t) * 1000)
                 errors += not ok
 
+        spy = profiler(proc, name)
+        if spy is not None:
+            await asyncio.sleep(1.0)  # py-spy attached
+        cpu0 = cpu_seconds(proc)
         t1 = time.perf_counter()
         await asyncio.gather(*(drive(s) for s in live))
         wall = time.perf_counter() - t1
+        cpu = cpu_seconds(proc) - cpu0
+        stop_profiler(spy)
         rss_after = rss(proc)
         await asyncio.gather(*(s.close() for s in live), return_exceptions=True)
     done = len(latencies)
@@ -231,6 +283,7 @@ async def load(
         "p50_ms": round(pct(latencies, 0.50), 2),
         "p99_ms": round(pct(latencies, 0.99), 2),
         "mean_ms": round(statistics.fmean(latencies), 2) if latencies else None,
+        "server_cpu_ms_per_call": round(cpu * 1000 / done, 3) if done else None,
         "rss_before_mib": round(rss_before / 2**20, 1),
         "rss_idle_mib": round(rss_idle / 2**20, 1),
         "rss_after_calls_mib": round(rss_after / 2**20, 1),
@@ -238,7 +291,9 @@ async def load(
     }
 
 
-def run(sizes: list[tuple[int, int]]) -> dict[str, Any]:
+def run(
+    sizes: list[tuple[int, int]], kinds: tuple[str, ...] = ("sdk", "callgate")
+) -> dict[str, Any]:
     out: dict[str, Any] = {"sizes": []}
     with tempfile.TemporaryDirectory(prefix="callgate-http-bench-") as tmp:
         ws = os.path.join(tmp, "ws")
@@ -246,18 +301,28 @@ def run(sizes: list[tuple[int, int]]) -> dict[str, Any]:
         Path(ws, "notes.txt").write_text("".join(f"line {i} of a small file\n" for i in range(40)))
         for sessions, calls in sizes:
             row: dict[str, Any] = {"sessions": sessions, "calls": calls}
-            for kind in ("sdk", "callgate"):
+            for kind in kinds:
                 home = tempfile.mkdtemp(dir=tmp)
                 proc, url = start(kind, ws, home)
                 try:
-                    row[kind] = asyncio.run(load(url, proc, sessions, calls))
+                    name = f"{kind}-{sessions}x{calls}"
+                    row[kind] = asyncio.run(load(url, proc, sessions, calls, name))
                 finally:
                     stop(proc)
+            if len(kinds) < 2:
+                out["sizes"].append(row)
+                continue
             c, b = row["callgate"], row["sdk"]
             row["ratios"] = {
                 "throughput": round(c["throughput_calls_s"] / b["throughput_calls_s"], 3),
                 "p50": round(c["p50_ms"] / b["p50_ms"], 3),
                 "p99": round(c["p99_ms"] / b["p99_ms"], 3),
+                # None when the SDK's CPU time rounds to 0 (a smoke run: 10 ms clock ticks)
+                "server_cpu_per_call": round(
+                    c["server_cpu_ms_per_call"] / b["server_cpu_ms_per_call"], 3
+                )
+                if b["server_cpu_ms_per_call"] and c["server_cpu_ms_per_call"] is not None
+                else None,
                 "rss_per_idle_session": round(
                     c["rss_per_idle_session_mib"] / b["rss_per_idle_session_mib"], 3
                 )
@@ -282,9 +347,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="200x50,50x50",
         help="comma-separated SESSIONSxCALLS (default 200x50,50x50)",
     )
+    parser.add_argument("--only", choices=("sdk", "callgate"), help="run one server only")
+    parser.add_argument(
+        "--profile", metavar="DIR", help="record each server's timed phase with py-spy into DIR"
+    )
+    parser.add_argument(
+        "--profile-gil", action="store_true", help="with --profile: only the GIL's holder"
+    )
     args = parser.parse_args(argv)
+    global PROFILE_DIR
+    if args.profile_gil:
+        PROFILE_FLAGS.append("--gil")
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        PROFILE_DIR = os.path.abspath(args.profile)
     sizes = [tuple(int(n) for n in s.split("x")) for s in args.sizes.split(",")]
-    result = run(sizes)  # type: ignore[arg-type]
+    kinds = (args.only,) if args.only else ("sdk", "callgate")
+    result = run(sizes, kinds)  # type: ignore[arg-type]
     print(json.dumps(result, indent=2))
     return result
 

@@ -120,6 +120,12 @@ class EventLog:
         event = self._events.get(event_id)
         return event is not None and event.session == session
 
+    def json_of(self, session: str, event_id: str) -> str | None:
+        """The JSON text kept for ``event_id`` of ``session`` (``None``: not kept, or a
+        priming event): what the stream sends is the text kept, serialized once."""
+        event = self._events.get(event_id)
+        return event.json if event is not None and event.session == session else None
+
     def after(self, session: str, event_id: str) -> tuple[str, list[tuple[str, str]]] | None:
         """The stream of ``event_id`` and its later events (id, JSON) of ``session``, or
         ``None`` when the id is not one of the session's events still kept."""
@@ -164,6 +170,9 @@ class SessionEvents(EventStore):
 
     def knows(self, event_id: str) -> bool:
         return self.log.knows(self.key, event_id)
+
+    def json_of(self, event_id: str) -> str | None:
+        return self.log.json_of(self.key, event_id)
 
 
 __all__ = ["MAX_AGE_S", "RETRY_MS", "SESSION_MAX_BYTES", "SESSION_MAX_EVENTS",

@@ -29,6 +29,10 @@ its own `CallgateMCP`, so each has its own ledger, jobs and results:
   reopened), after ``idle_timeout`` seconds with no request in flight, or when the
   server stops; ending it closes the callgate session (jobs killed, child servers
   stopped, record committed).
+- a process that reopens a stored session writes itself as its holder; the process that
+  held it before reloads its stale copy on its next request for it. Which sessions were
+  taken over is read from the store only after a takeover on that store (`_takeovers`:
+  a count every process on a local store file shares), not on every request.
 
 Requests of the 2026-07-28 protocol carry no session: each is one self-contained POST
 (its ``_meta`` names the protocol version, the client and its capabilities), served by the
@@ -82,6 +86,7 @@ from mcp.server.runner import serve_connection
 from mcp.server.streamable_http import (
     LAST_EVENT_ID_HEADER,
     MCP_SESSION_ID_HEADER,
+    EventMessage,
     StreamableHTTPServerTransport,
     check_accept_headers,
 )
@@ -118,6 +123,7 @@ from ._bounded_http import (
 )
 from ._events import RETRY_MS, EventLog, SessionEvents
 from ._server import CallgateMCP
+from ._takeovers import Takeovers
 
 log = logging.getLogger("callgate.mcp_serve.http")
 
@@ -217,6 +223,9 @@ class _Live:
     #: what the transport sent, kept for a client that reconnects (`_events`)
     events: SessionEvents
     deleted: bool = False
+    #: the store's takeover count when this process last found the session its own
+    #: (`_takeovers`); ``None``: read the holder from the store
+    verified: int | None = None
     #: set when its server task has ended (its callgate session is closed)
     done: anyio.Event = attrs.field(factory=anyio.Event)
 
@@ -230,6 +239,8 @@ class _Stateless:
     owner: AuthorizationContext | None
     state: Any = None
     in_flight: int = 0
+    #: as `_Live.verified`
+    verified: int | None = None
     #: cancelled when the session has been idle for ``idle_timeout`` (or at shutdown)
     idle: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     done: anyio.Event = attrs.field(factory=anyio.Event)
@@ -317,6 +328,23 @@ def _is_initialize(body: bytes) -> bool:
     return True
 
 
+class _Transport(StreamableHTTPServerTransport):
+    """The SDK's transport, sending each message as the JSON text its session's event log
+    kept for a reconnecting client: serialized once, not once for the log and again for
+    the stream (issue 38). An event the log no longer keeps is serialized as the SDK does."""
+
+    def __init__(self, *, events: SessionEvents, **kwargs: Any) -> None:
+        super().__init__(event_store=events, **kwargs)
+        self._events = events
+
+    def _create_event_data(self, event_message: EventMessage) -> Any:
+        event_id = event_message.event_id
+        kept = self._events.json_of(event_id) if event_id else None
+        if kept is None:
+            return super()._create_event_data(event_message)
+        return {"event": "message", "data": kept, "id": event_id}
+
+
 def _error(message: str, status: int, code: int = types.INVALID_REQUEST) -> Response:
     body = types.JSONRPCError(
         jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
@@ -342,6 +370,8 @@ class SessionManager:
         self.events = EventLog()
         #: names this process as a session's holder in the store
         self.instance = os.urandom(8).hex()
+        #: the count of takeovers on this store, shared with the other processes on it
+        self.takeovers = Takeovers()
         self._opening = anyio.Lock()
         self._tasks: anyio.abc.TaskGroup | None = None
         #: the sessions of 2026-07-28 clients, by `stateless_key`
@@ -376,6 +406,7 @@ class SessionManager:
                                 "waiting for them", SESSION_CLOSE_GRACE_S)
                 tasks.cancel_scope.cancel()
                 self._tasks = None
+                self.takeovers.close()
 
     # --- requests ---------------------------------------------------------------------
 
@@ -414,7 +445,7 @@ class SessionManager:
             await self._open(None, owner, scope, receive, send)
             return
         live = self._live.get(sid)
-        if live is not None and live.owner == owner and await self._taken_over(live.app):
+        if live is not None and live.owner == owner and await self._taken_over(live):
             # another process took the session over since: our copy is stale
             log.info("session %s was taken over by another process: reloading it", sid)
             with anyio.CancelScope(shield=True):
@@ -497,7 +528,7 @@ class SessionManager:
             if entry is not None and entry.idle.cancel_called:
                 await entry.done.wait()  # idled out just now: open it again
                 entry = None
-            if entry is not None and await self._taken_over(entry.app):
+            if entry is not None and await self._taken_over(entry):
                 log.info("a 2026-07-28 session was taken over by another process: reloading")
                 entry.idle.cancel()
                 await entry.done.wait()
@@ -520,7 +551,7 @@ class SessionManager:
                 log.exception("cannot open the callgate session of a 2026-07-28 client")
                 return None
             self._stateless[key] = entry
-            await anyio.to_thread.run_sync(self._hold_app, app)
+            entry.verified = await anyio.to_thread.run_sync(self._hold_app, app)
             return entry
 
     async def _serve_stateless(self, entry: _Stateless, *,
@@ -554,11 +585,11 @@ class SessionManager:
         return path
 
     def _transport(self, sid: str, events: SessionEvents) -> StreamableHTTPServerTransport:
-        return StreamableHTTPServerTransport(
+        return _Transport(
             mcp_session_id=sid,
             security_settings=self.security,
             idle_timeout=self.options.idle_timeout,
-            event_store=events,
+            events=events,
             retry_interval=RETRY_MS,
         )
 
@@ -619,8 +650,12 @@ class SessionManager:
         session = live.app.session
         if session is None or session.closed or not session.storage.durable:
             return
+        counter = self.takeovers.open_for(self.host.store)
+        # read before the holder is written: a takeover from now on moves the count
+        before = counter.read() if counter is not None else None
         session.storage.put(STATE_NS, "owner", dict(live.owner) if live.owner else None)
         session.storage.put(STATE_NS, "holder", self.instance)
+        live.verified = before
         params = connection.client_params
         if params is not None:
             session.storage.put(STATE_NS, "client", params.model_dump(mode="json", by_alias=True))
@@ -674,23 +709,38 @@ class SessionManager:
             return live
 
     def _hold(self, live: _Live) -> None:
-        self._hold_app(live.app)
+        live.verified = self._hold_app(live.app)
 
-    def _hold_app(self, app: CallgateMCP) -> None:
-        """Record this process as the session's holder (the one with the fresh copy)."""
-        session = app.session
-        if session is not None and not session.closed and session.storage.durable:
-            session.storage.put(STATE_NS, "holder", self.instance)
-
-    async def _taken_over(self, app: CallgateMCP) -> bool:
-        """Whether another process has reopened the session since this one did."""
+    def _hold_app(self, app: CallgateMCP) -> int | None:
+        """Record this process as the session's holder (the one with the fresh copy), and
+        count the takeover for the other processes on the store (`_takeovers`); the count
+        from before it (the session's `verified`)."""
         session = app.session
         if session is None or session.closed or not session.storage.durable:
+            return None
+        counter = self.takeovers.open_for(self.host.store)
+        before = counter.read() if counter is not None else None
+        session.storage.put(STATE_NS, "holder", self.instance)
+        if counter is not None:
+            counter.bump()  # after the holder is committed: whoever sees it finds us
+        return before
+
+    async def _taken_over(self, held: _Live | _Stateless) -> bool:
+        """Whether another process has reopened the session since this one did: read from
+        the store only when a takeover happened on it since the session was last found
+        ours (`_takeovers`), never on every request."""
+        session = held.app.session
+        if session is None or session.closed or not session.storage.durable:
             return False
+        counter = self.takeovers.counter
+        seen = counter.read() if counter is not None else None
+        if seen is not None and seen == held.verified:
+            return False  # no takeover of any session on this store since
         session_id = session.id
 
         def holder() -> Any:
-            # one point read per request: never the whole state, decoded (issue 34, item 7)
+            # one point read, never the whole state decoded (issue 34, item 7), and only
+            # after a takeover on this store (issue 38)
             store = self.host.store
             try:
                 point = getattr(store, "state_value", None)
@@ -702,7 +752,10 @@ class SessionManager:
                 return None
 
         found = await anyio.to_thread.run_sync(holder)
-        return found is not None and found != self.instance
+        taken = found is not None and found != self.instance
+        if not taken and seen is not None:
+            held.verified = seen
+        return taken
 
     def _stored(self, sid: str) -> tuple[Any, Any] | None:
         """``(owner, client params)`` of a stored, not deleted session ``sid``, else None."""

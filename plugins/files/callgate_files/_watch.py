@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from callgate import SessionKey
 from callgate.files import FileChange, Present, sweep_tree, version_of
@@ -47,6 +47,8 @@ class FileWatch:
         #: sub-agents' watches fed by this one's watcher (same roots, no thread of their own)
         self._followers: list[FileWatch] = []
         self._following: FileWatch | None = None
+        #: the process's watcher of this session's roots (`_SharedWatcher`), while joined
+        self._watcher: _SharedWatcher | None = None
 
     # --- lifecycle ---------------------------------------------------
 
@@ -67,13 +69,13 @@ class FileWatch:
                 if leader.watching.is_set():
                     self.watching.set()
                 return
-            watcher = threading.Thread(target=self._watch, name="callgate-files-watch",
-                                       daemon=True)
-            watcher.start()
-            self._threads.append(watcher)
+            # one watcher thread per set of roots in the process, shared by every session
+            # watching them: a thread per session woke every STEP_MS for the GIL each, so
+            # 200 sessions on one workspace slowed every request of the server (issue 38)
+            self._watcher = _SharedWatcher.join(self)
 
     def _leader(self) -> FileWatch | None:
-        """The parent's watch when it watches the same roots with a thread (or follows one)."""
+        """The parent's watch when it watches the same roots (or follows one that does)."""
         parent = getattr(self.session, "parent", None)
         if parent is None or parent.workspace.read_roots != self.session.workspace.read_roots:
             return None
@@ -82,7 +84,7 @@ class FileWatch:
         except LookupError:
             return None
         watch = watch._following or watch
-        return watch if watch._threads and not watch.stop_event.is_set() else None
+        return watch if watch._watcher is not None and not watch.stop_event.is_set() else None
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -91,9 +93,37 @@ class FileWatch:
             with leader._lock:
                 if self in leader._followers:
                     leader._followers.remove(self)
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.leave(self)
+            self.session.file_changes.watched.clear()
         for thread in self._threads:
             thread.join(timeout=5)
         self._threads.clear()
+
+    def _deliver(self, changes: Any) -> None:
+        """A batch (maybe empty: the watcher is alive) from the shared watcher, for this
+        session and the sub-agents following it."""
+        with self._lock:
+            followers = list(self._followers)
+        for watch in (self, *followers):
+            watch.watching.set()
+            watch.session.file_changes.watched.set()
+        for _change, path in changes:
+            self.changed(path)
+            for follower in followers:
+                follower.changed(path)
+        if changes:  # for plugins that keep derived state (a language server)
+            batch = [FileChange(path, _KINDS[change], "watch") for change, path in changes]
+            for watch in (self, *followers):
+                watch.session.file_changes.publish(batch)
+
+    def _unwatched(self) -> None:
+        """The shared watcher stopped (or could not start)."""
+        with self._lock:
+            followers = list(self._followers)
+        for watch in (self, *followers):
+            watch.session.file_changes.watched.clear()
 
     def _sweep(self) -> None:
         workspace = self.session.workspace
@@ -114,40 +144,6 @@ class FileWatch:
             log.debug("stale temp sweep failed", exc_info=True)
         finally:
             self.sweep_done.set()
-
-    def _watch(self) -> None:
-        try:
-            import watchfiles
-        except ImportError as exc:
-            log.warning("files: the outside-change watcher cannot start (%s); edits are still "
-                        "checked when they are written", exc)
-            return
-        roots = [r for r in dict.fromkeys(self.session.workspace.read_roots) if os.path.isdir(r)]
-        try:
-            for changes in watchfiles.watch(
-                    *roots, stop_event=self.stop_event, debounce=DEBOUNCE_MS, step=STEP_MS,
-                    watch_filter=_filter, yield_on_timeout=True, rust_timeout=500,
-                    raise_interrupt=False, ignore_permission_denied=True):
-                self.watching.set()
-                with self._lock:
-                    followers = list(self._followers)
-                for watch in (self, *followers):
-                    watch.watching.set()
-                    watch.session.file_changes.watched.set()
-                for _change, path in changes:
-                    self.changed(path)
-                    for follower in followers:
-                        follower.changed(path)
-                if changes:  # for plugins that keep derived state (a language server)
-                    batch = [FileChange(path, _KINDS[change], "watch")
-                             for change, path in changes]
-                    for watch in (self, *followers):
-                        watch.session.file_changes.publish(batch)
-        except Exception as exc:
-            log.warning("files: the outside-change watcher stopped (%s); edits are still "
-                        "checked when they are written", exc)
-        finally:
-            self.session.file_changes.watched.clear()
 
     # --- events and the notice ---------------------------------------------------
 
@@ -182,6 +178,85 @@ class FileWatch:
             shown += f" and {len(names) - NOTICE_MAX} more"
         return f"[changed outside this session since it was last read: {shown}; read before " \
                "editing]"
+
+
+class _SharedWatcher:
+    """One watcher thread over one set of roots, feeding every session that watches them.
+
+    Sessions join and leave; the last to leave stops the thread (and waits for it, as a
+    session's own watcher was waited for). A watcher that stops by itself (watchfiles
+    missing or failing) leaves the table, so the next session to start tries again."""
+
+    _table: ClassVar[dict[tuple[str, ...], _SharedWatcher]] = {}
+    _table_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        self.stop_event = threading.Event()
+        self.watching = threading.Event()
+        self.members: list[FileWatch] = []
+        self.thread = threading.Thread(target=self._run, name="callgate-files-watch",
+                                       daemon=True)
+
+    @classmethod
+    def join(cls, watch: FileWatch) -> _SharedWatcher:
+        roots = tuple(dict.fromkeys(watch.session.workspace.read_roots))
+        with cls._table_lock:
+            shared = cls._table.get(roots)
+            fresh = shared is None
+            if shared is None:
+                shared = cls._table[roots] = cls(roots)
+            shared.members.append(watch)
+            if shared.watching.is_set():
+                watch._deliver(())
+        if fresh:
+            shared.thread.start()
+        return shared
+
+    def leave(self, watch: FileWatch) -> None:
+        with self._table_lock:
+            if watch in self.members:
+                self.members.remove(watch)
+            last = not self.members
+            if last:
+                self.stop_event.set()
+                if self._table.get(self.roots) is self:
+                    del self._table[self.roots]
+        if last and self.thread is not threading.current_thread():
+            self.thread.join(timeout=5)
+
+    def _run(self) -> None:
+        try:
+            self._watch()
+        finally:
+            with self._table_lock:
+                if self._table.get(self.roots) is self:
+                    del self._table[self.roots]
+                members = list(self.members)
+            for watch in members:
+                watch._unwatched()
+
+    def _watch(self) -> None:
+        try:
+            import watchfiles
+        except ImportError as exc:
+            log.warning("files: the outside-change watcher cannot start (%s); edits are still "
+                        "checked when they are written", exc)
+            return
+        roots = [r for r in self.roots if os.path.isdir(r)]
+        try:
+            for changes in watchfiles.watch(
+                    *roots, stop_event=self.stop_event, debounce=DEBOUNCE_MS, step=STEP_MS,
+                    watch_filter=_filter, yield_on_timeout=True, rust_timeout=500,
+                    raise_interrupt=False, ignore_permission_denied=True):
+                with self._table_lock:
+                    self.watching.set()
+                    members = list(self.members)
+                for watch in members:
+                    watch._deliver(changes)
+        except Exception as exc:
+            log.warning("files: the outside-change watcher stopped (%s); edits are still "
+                        "checked when they are written", exc)
 
 
 def _filter(change: Any, path: str) -> bool:
