@@ -51,6 +51,8 @@ TAIL_BYTES = 2048
 _POLL_S = 0.5
 #: how often a call in flight checks that its server's process group is whole
 _WATCH_S = 0.1
+#: the longest a call's answer waits for the server's earlier log messages to be relayed
+_RELAY_WAIT_S = 5.0
 
 
 @attrs.frozen
@@ -308,6 +310,9 @@ class Connection:
         #: the relays of the calls in flight on this server, oldest first: its requests
         #: (elicitation, sampling) and logs belong to the oldest (`_relay.CallRelay`)
         self.callers: list[Any] = []
+        #: log messages on their way to a caller's relay (`_on_log`): a call's answer waits
+        #: for them, so what the server logged before answering reaches the client first
+        self.relaying: set[asyncio.Future[Any]] = set()
         self.server_info: dict[str, Any] = {}
         self.session: ClientSession | None = None
         self.process: Any = None
@@ -502,7 +507,19 @@ class Connection:
             pass
         relay = self._caller() or self.launch.relay
         if relay is not None:
-            await self._relayed(relay.log, message)
+            sent = asyncio.get_running_loop().run_in_executor(None, relay.log, message)
+            self.relaying.add(sent)
+            sent.add_done_callback(self.relaying.discard)
+            await sent
+
+    async def logs_relayed(self) -> None:
+        """Wait for the log messages already received to reach their relay (a caller's
+        answer must not overtake what the server logged before it). The SDK hands each
+        notification to a task of its own, started before the answer that followed it:
+        one turn of the loop lets those tasks take their relay."""
+        await asyncio.sleep(0)
+        if self.relaying:
+            await asyncio.wait(set(self.relaying), timeout=_RELAY_WAIT_S)
 
     async def _on_roots(self, context: Any) -> Any:
         from pathlib import Path
@@ -743,7 +760,10 @@ class McpRuntime:
         if relay is not None:
             conn.callers.append(relay)
         try:
-            return await self._call(conn, tool, arguments, timeout, on_progress, cancelled)
+            answer = await self._call(conn, tool, arguments, timeout, on_progress, cancelled)
+            if relay is not None:
+                await conn.logs_relayed()
+            return answer
         finally:
             if relay is not None:
                 conn.callers.remove(relay)
