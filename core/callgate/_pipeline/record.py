@@ -171,6 +171,14 @@ def _started(
     return ops
 
 
+def started_one(
+    journal: Journal, step: Step, call: ToolCall, origin: str | None, at: float
+) -> list[Op]:
+    """`_started` for a batch of one call (the usual turn: the pipeline queues it with no
+    tuple of calls, `pipeline.run_batch`)."""
+    return _started(journal, ((step, call),), origin, at)
+
+
 def _ended(
     journal: Journal,
     step: Step,
