@@ -207,7 +207,10 @@ class Recorder:
             while self._queue and len(group) < MAX_GROUP:
                 op = self._queue.popleft()
                 if type(op) is tuple:  # a deferred entry: its ops, built here
-                    group.extend(self._built(op))
+                    try:
+                        group.extend(op[0](*op[1:]))
+                    except Exception:
+                        self._failed_build()
                     continue
                 if isinstance(op, _Flush):
                     markers.append(op)
@@ -220,16 +223,12 @@ class Recorder:
             for marker in markers:
                 marker.done.set()
 
-    def _built(self, entry: tuple[Any, ...]) -> Any:
-        """The ops of a deferred entry; one whose builder fails is logged (once per writer)
-        and costs only itself."""
-        try:
-            return entry[0](*entry[1:])
-        except Exception:
-            if not self._warned:
-                self._warned = True
-                log.warning("the session store could not record a call", exc_info=True)
-            return ()
+    def _failed_build(self) -> None:
+        """A deferred entry whose builder failed (`_drain`) is logged (once per writer) and
+        costs only itself."""
+        if not self._warned:
+            self._warned = True
+            log.warning("the session store could not record a call", exc_info=True)
 
     def _run_after(self) -> None:
         after, self._after = self._after, {}
