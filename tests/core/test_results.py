@@ -308,7 +308,7 @@ def test_a_long_session_holds_its_budget_and_index_and_pages_old_results_from_th
     for call_id, text in texts.items():
         s.run({"id": call_id, "name": "emit", "arguments": {"text": text}})
     s.session.flush()
-    store.add("probe", "emit", "settles what the last call left")  # the next add settles
+    store.add("probe", "emit", "settles what the last call left")  # (settled at the commit)
     held = store.listing()
     assert len(held) <= index_max + 2
     assert store.memory_bytes <= budget + 64 * 1024

@@ -475,10 +475,10 @@ class SqliteStore:
                 raise self._error(exc, "write") from exc
             finally:
                 self._tallies, self._calls = None, []
-        for op in ops:
-            if isinstance(op, m.CallEnded):
+        for op in ops:  # exact classes (no subclasses): a cheaper check per op
+            if type(op) is m.CallEnded:
                 op.committed = True
-            elif isinstance(op, m.CallStarted) and op.end is not None and op.end.merged:
+            elif type(op) is m.CallStarted and op.end is not None and op.end.merged:
                 op.end.committed = True
 
     def _next_seq(self, conn: sqlite3.Connection, session: str) -> int | None:
@@ -555,7 +555,7 @@ class SqliteStore:
     def _call_started(self, conn: sqlite3.Connection, op: m.CallStarted) -> None:
         """The call's row, whole when its end is known (else ``running``), queued for the
         group's next multi-row insert (`_flush_calls`)."""
-        tally = self._tally(conn, op.session)
+        tally = self._tallies.get(op.session) or self._tally(conn, op.session)  # type: ignore[union-attr]
         if tally is None:
             return
         tally.last_seq += 1

@@ -56,6 +56,7 @@ from . import record
 from .batch import ALONE, FIRST, LATER, BatchOrder, Tail, cancelled_result
 from .context import ToolContext
 from .plan import planned_stages
+from .record import started_one
 from .step import Answered, Event, Step, judged
 from .suggest import did_you_mean, meanings_of
 from .worker import Abandoned, begin, begin_guarded, run_async, run_sync
@@ -87,8 +88,11 @@ async def run_batch(state: SessionState, calls: Sequence[ToolCall]) -> list[Tool
     if len(calls) == 1:  # the usual turn: no task, no waiting, nothing to order
         call = calls[0]
         step = Step(call, decoded(call))
-        if state.journal.calls:
-            record.batch_started(state, (step,))
+        journal = state.journal
+        if journal.calls:  # `record.batch_started` for one call, written out: one tuple
+            journal.call_started(
+                (started_one, journal, step, step.call, state.turn_origin, time.time())
+            )
         await run_call(state, step, ALONE, stages_of(state, call.name))
         assert step.result is not None
         hint = state.storm.observe([step.result], [step.sent.arguments])

@@ -125,7 +125,9 @@ def shaped(
         journal.call_ended(
             (_ended, journal, step, error, result.is_error, complete, shown, ended, item, notices)
         )  # ``notices`` is the caller's own list, or None
-        state.results.recorded()  # a store trim this call caused goes in after its record
+        results = state.results
+        if results.trim_due is not None:  # a store trim this call caused: after its record
+            results.recorded()
     if step.span is not None:
         _end_span(step, result)
 
@@ -169,6 +171,14 @@ def _started(
     return ops
 
 
+def started_one(
+    journal: Journal, step: Step, call: ToolCall, origin: str | None, at: float
+) -> list[Op]:
+    """`_started` for a batch of one call (the usual turn: the pipeline queues it with no
+    tuple of calls, `pipeline.run_batch`)."""
+    return _started(journal, ((step, call),), origin, at)
+
+
 def _ended(
     journal: Journal,
     step: Step,
@@ -201,8 +211,12 @@ def _ended(
         item.seq if item is not None else 0,
     )
     start.end = op  # applied whole if the start is still queued
-    if item is not None and item.end is step:
-        item.end = op
+    if item is not None:
+        if item.end is step:
+            item.end = op
+        settle = journal.settle
+        if settle is not None:  # the result store settles once this commit is done
+            journal.recorder.after_commit(id(journal), settle)  # type: ignore[union-attr]
     if not notices:
         return [op]
     now = time.time()

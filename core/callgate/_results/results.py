@@ -170,8 +170,9 @@ class ResultStore:
         self._session = session
         self._trim = trim
         #: the bound of a store trim that is owed: it is sent once the call that caused it is
-        #: recorded, so the store counts that call's text too (sent at once it raced the record)
-        self._trim_due: int | None = None
+        #: recorded, so the store counts that call's text too (sent at once it raced the record;
+        #: a plain attribute: the pipeline calls `recorded` only when one is owed)
+        self.trim_due: int | None = None
         self.max_bytes = max_bytes
         self.memory_budget = memory_budget
         self.memory_bytes = 0
@@ -248,7 +249,7 @@ class ResultStore:
         """Keep ``text`` whole; returns the entry (its ``ref`` is computed on demand). With a
         session store, the caller links it to the call's record (``item.end``)."""
         data = text.encode("utf-8", "surrogatepass")
-        if self._trim_due is not None:
+        if self.trim_due is not None:
             self.recorded()  # an earlier call that was never recorded still owes its trim
         with self._lock:
             self._seq += 1
@@ -267,16 +268,23 @@ class ResultStore:
             self._items[item.seq] = item
             self._total += len(data)
             self._evict()
-            if self._store is not None:
-                self._release_memory()
             return item
+
+    def settle(self) -> None:
+        """With a session store: let go of what the results whose records are now committed
+        no longer need (`_release_memory`). The store's writer thread calls it after each
+        commit that carried this session's calls (`Recorder.after_commit`), so the calling
+        thread does no settling per call; a result's bytes are held until then."""
+        with self._lock:
+            self._release_memory()
 
     def _release_memory(self) -> None:
         """Settle the results whose records are committed (their record let go, `row`), then
         let go of their bytes: big ones at once, small ones once the memory budget is spent,
         oldest first; and forget the oldest committed ones beyond `INDEX_MAX` (the store has
         them). An uncommitted one stays until it is: records commit in order, so the first
-        uncommitted one ends the look (the newest, just added, is linked after this)."""
+        uncommitted one ends the look (the newest may not be linked yet: the pipeline links
+        it after `add` returns, on its own thread)."""
         unsettled, newest = self._unsettled, self._seq
         while unsettled:
             item = unsettled[0]
@@ -342,12 +350,12 @@ class ResultStore:
             # record is on its way (`recorded`), so the store counts that call's text too.
             keep = self.max_bytes if evicted else self.max_bytes - self.max_bytes // 8
             self._stored_bytes = max(0, keep - self._total)  # at most, besides the indexed
-            self._trim_due = keep if self._trim_due is None else min(self._trim_due, keep)
+            self.trim_due = keep if self.trim_due is None else min(self.trim_due, keep)
 
     def recorded(self) -> None:
         """The newest call's record has been submitted: send the store trim it owes, which
         the recorder then applies after that record."""
-        keep, self._trim_due = self._trim_due, None
+        keep, self.trim_due = self.trim_due, None
         if keep is not None and self._trim is not None:
             self._trim(keep)
 

@@ -230,7 +230,7 @@ def result_store(session: Session, max_bytes: int, restored: m.Restored | None) 
     def trim(keep: int) -> None:
         recorder.submit(m.ResultsTrimmed(session_id, keep))
 
-    return ResultStore(
+    results = ResultStore(
         None,
         max_bytes,
         store=journal.store,
@@ -239,6 +239,8 @@ def result_store(session: Session, max_bytes: int, restored: m.Restored | None) 
         stored_bytes=restored.result_bytes if restored else 0,
         trim=trim,
     )
+    journal.settle = results.settle  # on the writer thread, after its calls commit
+    return results
 
 
 def detach(session: Session) -> None:

@@ -68,6 +68,9 @@ class Journal:
         self.call_ended = defer
         #: an executed writer's or destructive call's execution fact (with its calls)
         self.fact = defer
+        #: what the writer thread runs after committing this session's call ends: its
+        #: result store's `settle` (set with the result store; `Recorder.after_commit`)
+        self.settle: Callable[[], None] | None = None
 
     @property
     def store(self) -> Any | None:

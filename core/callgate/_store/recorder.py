@@ -65,6 +65,9 @@ class Recorder:
         self._warned = False
         self.run: m.RunStarted | None = None
         self._run_queued = True
+        #: what to run once the current group is committed, by key (`after_commit`): the
+        #: writer thread's only, so no lock
+        self._after: dict[int, Any] = {}
         _LIVE.add(self)
 
     # --- users ---------------------------------------------------------------------------
@@ -122,6 +125,14 @@ class Recorder:
             if self._thread is None:
                 self._start()
             self._wake.set()
+
+    def after_commit(self, key: int, action: Any) -> None:
+        """Run ``action()`` on the writer thread once the group being built is committed (or
+        failed), before any flush waiting for it returns; one action per ``key`` per group.
+        Only a builder of a deferred entry calls it (it runs on the writer thread): this is
+        how a session's result store settles the results whose records were just committed
+        without the event loop doing it per call (`ResultStore.settle`)."""
+        self._after[key] = action
 
     def _queue_run(self) -> None:
         with self._lock:
@@ -196,7 +207,10 @@ class Recorder:
             while self._queue and len(group) < MAX_GROUP:
                 op = self._queue.popleft()
                 if type(op) is tuple:  # a deferred entry: its ops, built here
-                    group.extend(self._built(op))
+                    try:
+                        group.extend(op[0](*op[1:]))
+                    except Exception:
+                        self._failed_build()
                     continue
                 if isinstance(op, _Flush):
                     markers.append(op)
@@ -204,19 +218,25 @@ class Recorder:
                 group.append(op)
             if group:
                 self._write(group)
+            if self._after:
+                self._run_after()
             for marker in markers:
                 marker.done.set()
 
-    def _built(self, entry: tuple[Any, ...]) -> Any:
-        """The ops of a deferred entry; one whose builder fails is logged (once per writer)
-        and costs only itself."""
-        try:
-            return entry[0](*entry[1:])
-        except Exception:
-            if not self._warned:
-                self._warned = True
-                log.warning("the session store could not record a call", exc_info=True)
-            return ()
+    def _failed_build(self) -> None:
+        """A deferred entry whose builder failed (`_drain`) is logged (once per writer) and
+        costs only itself."""
+        if not self._warned:
+            self._warned = True
+            log.warning("the session store could not record a call", exc_info=True)
+
+    def _run_after(self) -> None:
+        after, self._after = self._after, {}
+        for action in after.values():
+            try:
+                action()
+            except Exception:
+                log.warning("after a commit to the session store", exc_info=True)
 
     def _write(self, group: list[Any]) -> None:
         """One transaction for the group; if it fails, each op alone, so one op the store
