@@ -23,7 +23,6 @@ import pluggy
 
 from .. import hookspecs
 from .._config import load as _config
-from .._files.declared import fallback_problem
 from .._files.policy import SCHEMA as FILES_SCHEMA
 from .._files.policy import TABLE as FILES_TABLE
 from .._files.policy import FilesPolicy
@@ -545,6 +544,8 @@ class Host:
             registry.table(FILES_TABLE), self.config_source, registry.protected
         )
         for name in self.files_policy.fallback_encodings:
+            from .._files.declared import fallback_problem  # a table that lists some only
+
             problem = fallback_problem(name)
             if problem:  # fails boot naming the file, the key and the entry's line
                 raise registry.config_error(problem, (FILES_TABLE, "fallback_encodings"), name)
