@@ -25,9 +25,9 @@ CORE = Path(__file__).resolve().parents[2] / "core" / "callgate"
 #: loop queues (`_pipeline.record`'s builders, `Recorder.defer`), net of issue 31's folds of
 #: the dispatch ladder, `begin_guarded` and the double check, -18; +11 for a proxy target's
 #: validator found by the spec's identity, issue 38: not its schema serialised twice a call;
-#: +19 for the listing path's imports placed where they are used, issue 38: each deferred
+#: +21 for the listing path's imports placed where they are used, issue 38: each deferred
 #: import is a line and its blank line in the function that needs it)
-MAX_CORE_LINES = 22_781
+MAX_CORE_LINES = 22_783
 
 
 def core_lines(root: Path = CORE) -> int:

@@ -871,10 +871,12 @@ class Host:
     def _check_store(self) -> None:
         """A relative ``[sessions] store`` is relative to the config file that set it; set
         from a mapping (no file), it is a config error naming the key, at boot."""
+        store = self.config("sessions")["store"]
+        if not store:  # the store's module with a configured store only
+            return
         from .._store.locations import is_url
 
-        store = self.config("sessions")["store"]
-        if not store or is_url(store) or os.path.isabs(os.path.expanduser(store)):
+        if is_url(store) or os.path.isabs(os.path.expanduser(store)):
             return
         if self.config_file("sessions", "store") is None:
             raise self.config_source.error(
