@@ -7,7 +7,6 @@ entry point is a function ``register(subparsers)`` (``contrib/mcp-serve`` adds
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import logging
@@ -26,11 +25,9 @@ from callgate.host import (
     rendering_names,
     serve_worker,
 )
-from callgate.schema import contract_entry
 
-from . import _contract
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # argparse, the contract and `callgate.schema` load where used (issue 38)
+    import argparse
     from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -307,6 +304,8 @@ def cmd_tools(args: argparse.Namespace) -> int:
             if args.provider:
                 tools = rendering(args.provider).surface(host)
             else:
+                from callgate.schema import contract_entry
+
                 tools = [contract_entry(spec) for spec in host.surface_specs()]
         except ValueError as exc:
             return _fail(str(exc))
@@ -348,6 +347,8 @@ def first_sentence(text: str) -> str:
 def _contract_text(installed: bool = False) -> str:
     """The contract of the built-in tool families, or with ``installed`` of every installed
     plugin, third-party ones included (``CALLGATE_LOAD_PLUGINS`` overrides both)."""
+    from . import _contract
+
     chosen = (
         True
         if installed or os.environ.get("CALLGATE_LOAD_PLUGINS")
@@ -380,6 +381,8 @@ def cmd_contract(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_FAILED
+        from . import _contract
+
         diff = _contract.drift(path, text)
         if diff:
             print(
@@ -559,6 +562,8 @@ def _provider(value: str) -> str:
 
 
 def _add_verbose(p: argparse.ArgumentParser, default: Any = False) -> None:
+    import argparse
+
     try:
         p.add_argument(
             "-v", "--verbose", action="store_true", default=default, help="log warnings to stderr"
@@ -576,13 +581,18 @@ class _Reparse(Exception):
     """A parser built without the renderings met an error: parse with the full one."""
 
 
-class _WithoutRenderings(argparse.ArgumentParser):
-    """The parser of an ``argv`` with no ``--provider`` and no help: the renderings (their
-    package) are not loaded for the choices; any error is left to the full parser, whose
-    usage line and message name them."""
+def _without_renderings() -> type[argparse.ArgumentParser]:
+    import argparse
 
-    def error(self, message: str) -> Any:
-        raise _Reparse(message)
+    class _WithoutRenderings(argparse.ArgumentParser):
+        """The parser of an ``argv`` with no ``--provider`` and no help: the renderings
+        (their package) are not loaded for the choices; any error is left to the full
+        parser, whose usage line and message name them."""
+
+        def error(self, message: str) -> Any:
+            raise _Reparse(message)
+
+    return _WithoutRenderings
 
 
 #: the options an ``argv`` may hold for the parser without the renderings (what
@@ -608,11 +618,15 @@ def build_parser(
     ``callgate tools``' cold start, issue 38); help, an add-on's command or an unknown word
     loads them all, so they are listed and parsed as before. Without ``renderings`` the
     ``--provider`` choices are left out and an error raises `_Reparse` (see `main`)."""
+    import argparse
+
+    from . import _contract
+
     # the installed renderings (callgate-providers registers them)
     PROVIDERS = rendering_names(native=False) if renderings else []
     NATIVE_PROVIDERS = rendering_names(native=True) if renderings else []
 
-    parser = (argparse.ArgumentParser if renderings else _WithoutRenderings)(
+    parser = (argparse.ArgumentParser if renderings else _without_renderings())(
         prog="callgate",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -797,15 +811,52 @@ def build_parser(
     return parser
 
 
+#: The commands `plain_args` answers without argparse, and the flags (no value) each
+#: takes after its word; ``-v``/``--verbose`` may also come before it.
+_PLAIN_COMMANDS: dict[str, frozenset[str]] = {
+    "tools": frozenset({"-v", "--verbose", "--json"}),
+    "plugins": frozenset({"-v", "--verbose"}),
+}
+_VERBOSE = frozenset({"-v", "--verbose"})
+
+
+def plain_args(argv: Sequence[str]) -> Any:
+    """What the parser makes of a plain ``callgate tools`` or ``plugins`` (the command word
+    and flags that take no value), without building it: argparse, gettext, locale and
+    shutil with its compressors are ~11 of the modules a cold ``callgate tools`` would
+    import (issue 38). ``None`` for any other ``argv``: the parser reads it (help, errors
+    and every option as before). tests/core/test_cli_plain_args.py checks the answer is
+    argparse's for every such ``argv``."""
+    words = [w for w in argv if not w.startswith("-")]
+    if len(words) != 1 or words[0] not in _PLAIN_COMMANDS:
+        return None
+    command = words[0]
+    at = list(argv).index(command)
+    before, after = argv[:at], argv[at + 1 :]
+    if not set(before) <= _VERBOSE or not set(after) <= _PLAIN_COMMANDS[command]:
+        return None
+    from types import SimpleNamespace
+
+    values: dict[str, Any] = {"verbose": bool(_VERBOSE & {*before, *after}), "command": command}
+    values.update(os=None, surface=None, config=None)
+    if command == "tools":
+        values.update(provider=None, json="--json" in after, func=cmd_tools)
+    else:
+        values.update(func=cmd_plugins)
+    return SimpleNamespace(**values)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        # a plain argv (callgate tools) is parsed without loading the renderings
-        if _needs_renderings(argv):
-            raise _Reparse
-        args = build_parser(argv, renderings=False).parse_args(argv)
-    except _Reparse:
-        args = build_parser(argv).parse_args(argv)
+    args = plain_args(argv)
+    if args is None:
+        try:
+            # a plain argv (callgate tools) is parsed without loading the renderings
+            if _needs_renderings(argv):
+                raise _Reparse
+            args = build_parser(argv, renderings=False).parse_args(argv)
+        except _Reparse:
+            args = build_parser(argv).parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING if args.verbose else logging.ERROR, format="callgate: %(message)s"
     )

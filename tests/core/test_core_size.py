@@ -26,8 +26,10 @@ CORE = Path(__file__).resolve().parents[2] / "core" / "callgate"
 #: the dispatch ladder, `begin_guarded` and the double check, -18; +11 for a proxy target's
 #: validator found by the spec's identity, issue 38: not its schema serialised twice a call;
 #: +51 for the result store settled on the store writer after each commit, issue 38
-#: (`Recorder.after_commit`, `ResultStore.settle`), not on the event loop once per call)
-MAX_CORE_LINES = 22_813
+#: (`Recorder.after_commit`, `ResultStore.settle`), not on the event loop once per call;
+#: +21 for the listing path's imports placed where they are used, issue 38: each deferred
+#: import is a line and its blank line in the function that needs it)
+MAX_CORE_LINES = 22_834
 
 
 def core_lines(root: Path = CORE) -> int:

@@ -10,13 +10,11 @@ plugin may be disabled on purpose).
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import json
 import logging
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +128,8 @@ def _load_file(path: str, *, required: bool) -> ConfigSource:
         raise ConfigError(
             f"cannot read the config file: {exc.strerror or exc}", file=path
         ) from None
+    import tomllib  # with a config file read, not at import (its regexes, datetime)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -295,6 +295,8 @@ def check_unclaimed(source: ConfigSource | LayeredSource, claimed: set[str]) -> 
                 "[permissions] or [results]",
                 (table,),
             )
+        import difflib  # an unclaimed table only
+
         close = difflib.get_close_matches(table, sorted(claimed), n=1, cutoff=0.8)
         if close:
             raise source.error(f"unknown table [{table}]; did you mean [{close[0]}]?", (table,))

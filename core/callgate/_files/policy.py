@@ -18,11 +18,11 @@ import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._fs.workspace import ResolvedPath
-from .declared import Rules, encoding_rules
-from .protected import Protection, protection_of
+if TYPE_CHECKING:  # the rest is imported where used: a listing boot builds a policy only
+    from .declared import Rules
+    from .protected import Protection
 
 TABLE = "files"
 #: files.md: mutations refuse files (and contents) above ``[files] max_edit_bytes``.
@@ -99,6 +99,9 @@ class ReadDenylist:
     """
 
     def __init__(self) -> None:
+        from .._fs.workspace import ResolvedPath  # with the first reader, not at boot
+
+        self._resolved = ResolvedPath
         self._ssh = os.path.realpath(os.path.expanduser("~/.ssh"))
 
     def _in_ssh(self, path: str) -> bool:
@@ -108,7 +111,7 @@ class ReadDenylist:
         """A `ResolvedPath`: any component below its root, by its canonical and its lexical
         name, or inside ``~/.ssh``. A path string (a walk's entry): its final name, or
         inside ``~/.ssh``."""
-        if isinstance(path, ResolvedPath):
+        if isinstance(path, self._resolved):
             if any(denied_name(part) for part in path.rel.split(os.sep) if part):
                 return True
             if denied_name(os.path.basename(path.lexical)):
@@ -137,7 +140,11 @@ class FilesPolicy:
         self.read_denylist = bool(table.get("read_denylist", False))
         self.max_edit_bytes = int(table.get("max_edit_bytes", DEFAULT_MAX_EDIT_BYTES))
         self.stale_detail = bool(table.get("stale_detail", True))
-        self.encodings: Rules = encoding_rules(table.get("encodings"))
+        self.encodings: Rules = ()
+        if table.get("encodings"):  # the rule compiler loads for a table that declares some
+            from .declared import encoding_rules
+
+            self.encodings = encoding_rules(table.get("encodings"))
         self.fallback_encodings: tuple[str, ...] = tuple(table.get("fallback_encodings") or ())
         self._source = source
         self._claimed = tuple(claimed)
@@ -151,6 +158,8 @@ class FilesPolicy:
         if found is None:
             with self._lock:
                 if self._protection is None:
+                    from .protected import protection_of
+
                     self._protection = protection_of(self.table, self._source, self._claimed)
                 found = self._protection
         return found

@@ -23,7 +23,6 @@ import pluggy
 
 from .. import hookspecs
 from .._config import load as _config
-from .._files.declared import fallback_problem
 from .._files.policy import SCHEMA as FILES_SCHEMA
 from .._files.policy import TABLE as FILES_TABLE
 from .._files.policy import FilesPolicy
@@ -545,6 +544,8 @@ class Host:
             registry.table(FILES_TABLE), self.config_source, registry.protected
         )
         for name in self.files_policy.fallback_encodings:
+            from .._files.declared import fallback_problem  # a table that lists some only
+
             problem = fallback_problem(name)
             if problem:  # fails boot naming the file, the key and the entry's line
                 raise registry.config_error(problem, (FILES_TABLE, "fallback_encodings"), name)
@@ -870,10 +871,12 @@ class Host:
     def _check_store(self) -> None:
         """A relative ``[sessions] store`` is relative to the config file that set it; set
         from a mapping (no file), it is a config error naming the key, at boot."""
+        store = self.config("sessions")["store"]
+        if not store:  # the store's module with a configured store only
+            return
         from .._store.locations import is_url
 
-        store = self.config("sessions")["store"]
-        if not store or is_url(store) or os.path.isabs(os.path.expanduser(store)):
+        if is_url(store) or os.path.isabs(os.path.expanduser(store)):
             return
         if self.config_file("sessions", "store") is None:
             raise self.config_source.error(

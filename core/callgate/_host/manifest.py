@@ -94,9 +94,11 @@ def _editable_sources(dist_path: str, modules: Iterable[str]) -> list[Any]:
         return []
     if not url.startswith("file://"):
         return [url]
-    from urllib.parse import unquote
+    project = url[len("file://") :]
+    if "%" in project:  # urllib.parse (and ipaddress) for a quoted path only
+        from urllib.parse import unquote
 
-    project = unquote(url[len("file://") :])
+        project = unquote(project)
     out: list[Any] = []
     for module in sorted(set(modules)):
         roots = [

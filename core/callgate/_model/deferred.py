@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +56,8 @@ class Deferred:
     def exists(self) -> bool:
         """Whether the module can be found (its parent packages are imported, not it)."""
         try:
+            import importlib.util  # the module's finder: when asked, not at boot
+
             return importlib.util.find_spec(self.module_name) is not None
         except (ImportError, ValueError):
             return False

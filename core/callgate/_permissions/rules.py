@@ -39,24 +39,21 @@ rule's text; rules naming no known tool are warnings.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
 import posixpath
 import re
-import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
-from .._fs.globs import GlobError, compile_glob
 from .._model.errors import ConfigError
 from .._model.spec import NAME_RULE, ToolSpec
 from .._model.values import Decision
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # and difflib, urllib.parse, the globs: imported where used (not at boot)
     from .._config.source import ConfigSource
     from .boot import BootingHost as Host
     from .boot import RuleNames
@@ -300,6 +297,8 @@ def compile_spec(kind: str, spec: str, kinds: Mapping[str, SubjectKind] | None =
     if kind == "path":
         pattern = _clean_path_pattern(spec)
         absolute = _is_abs(pattern)
+        from .._fs.globs import GlobError, compile_glob
+
         try:
             glob = compile_glob(pattern, by_name=False, tree_root=True)
         except GlobError as exc:
@@ -310,6 +309,7 @@ def compile_spec(kind: str, spec: str, kinds: Mapping[str, SubjectKind] | None =
         if not host:
             raise RuleError("domain: needs a host name, e.g. web_fetch(domain:docs.python.org)")
         regex = re.compile(_star_regex(host), re.DOTALL)
+        import urllib.parse
 
         def by_host(value: str) -> bool:
             try:
@@ -579,6 +579,8 @@ class RuleEngine:
         if not NAME_RULE.match(rule.tool):
             self._warn(rule, f"matches no tool: {rule.tool!r} is not a valid tool name")
             return
+        import difflib  # a rule naming no tool only
+
         close = difflib.get_close_matches(rule.tool, sorted(names | self.groups), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         self._warn(rule, f"names {rule.tool!r}, which is not a registered tool{hint}")
@@ -927,6 +929,8 @@ class RuleEngine:
             elif suggest is not None:
                 rule = f"{group or name}({suggest(unit.label)})"
             elif kind == "url":
+                import urllib.parse
+
                 host = urllib.parse.urlsplit(unit.label).hostname if "://" in unit.label else None
                 rule = f"{name}(domain:{host})" if host else f"{name}({unit.label})"
             else:

@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._files.gate import GatedPath
-from .._fs.workspace import Workspace
-from .._model.spec import ToolSpec
-from .._model.values import ToolCall
-from .progress import PROGRESS_SINK
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the package's import (a listing) needs none of them
     from .._files.access import FileAccess
+    from .._files.gate import GatedPath
+    from .._fs.workspace import Workspace
+    from .._model.spec import ToolSpec
+    from .._model.values import ToolCall
     from .view import HostView, SessionView
 
 log = logging.getLogger("callgate")
@@ -66,6 +64,8 @@ class ToolContext:
         """Report how far the call is (``done`` only grows: lines, bytes, seconds; ``total``
         if known). Callable from any thread; does nothing when nobody listens (the
         integrator's `Session.progress_to`) or while previewing."""
+        from .progress import PROGRESS_SINK  # with the first report, not the package
+
         sink = PROGRESS_SINK.get()
         if sink is None or self.previewing:
             return

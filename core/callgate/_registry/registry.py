@@ -28,7 +28,6 @@ from .._model.deferred import Deferred
 from .._model.errors import BootError, ConfigError
 from .._model.keys import SessionKey
 from .._model.spec import NAME_RULE, PLATFORMS, VISIBILITIES, ToolSpec
-from .._permissions.boot import RuleNames
 from .._permissions.rules import BUILTIN_KINDS
 from .._validation.compiled import Compiled, compile_schema
 
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from .._config.layers import LayeredSource
+    from .._permissions.boot import RuleNames
     from .._permissions.rules import SubjectKind
 
 log = logging.getLogger("callgate")
