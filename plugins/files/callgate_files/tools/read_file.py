@@ -179,12 +179,15 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
                    "limit; skip it with offset/limit or inspect it with the shell") from None
     last = window.first + len(window.lines) - 1
     width = len(str(last))
-    rows, lossy = [], False
-    for number, raw in enumerate(window.lines, window.first):
-        text = display_line(decode_bytes(raw, encoding, strip_bom=False))
-        if has_escapes(text):
-            lossy = True
-        rows.append(f"{number:>{width}}→{display(text)}")
+    rows = _clean_rows(window.lines, encoding, window.first, width)
+    lossy = False
+    if rows is None:
+        rows = []
+        for number, raw in enumerate(window.lines, window.first):
+            text = display_line(decode_bytes(raw, encoding, strip_bom=False))
+            if has_escapes(text):
+                lossy = True
+            rows.append(f"{number:>{width}}→{display(text)}")
     notes = []
     if window.more:
         notes.append(f"[lines {window.first}-{last} shown; more follow: call read_file with "
@@ -197,6 +200,38 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
     recorded = record()
     meta["lines"] = [window.first, last]
     return _result("\n".join(rows), notes, rp, recorded, reader, meta)
+
+
+#: Encodings whose decoding of a window at once is the lines' decodings one by one: a
+#: newline byte is never part of a UTF-8 sequence, so no error or character spans two lines.
+_JOINABLE = frozenset({"utf-8", "utf-8-bom", "utf-8-lossy"})
+
+
+def _clean_rows(lines: list[bytes], encoding: str, first: int, width: int) -> list[str] | None:
+    """The numbered rows of a UTF-8 window that decodes cleanly, from one decode of the
+    whole window (not one per line); ``None`` when a line holds bytes that are shown as
+    U+FFFD (or another encoding): the caller then decodes line by line."""
+    if encoding not in _JOINABLE or not lines:
+        return None
+    text = decode_bytes(b"".join(lines), encoding, strip_bom=False)
+    try:
+        text.encode("utf-8")  # no surrogate escape: every line displays as decoded
+    except UnicodeEncodeError:
+        return None
+    parts = text.split("\n")
+    if parts[-1]:  # a last line without a newline keeps a final "\r" (`display_line`)
+        last = parts.pop()
+    else:
+        last = None
+        parts.pop()
+    rows = []
+    for number, part in enumerate(parts, first):
+        if part.endswith("\r"):  # a CRLF line: shown without its "\r", as `display_line`
+            part = part[:-1]
+        rows.append(f"{number:>{width}}→{part}")
+    if last is not None:
+        rows.append(f"{first + len(parts):>{width}}→{last}")
+    return rows
 
 
 def _settle(ctx: ToolContext, rp: ResolvedPath, head: bytes, complete: bool, small: bool,
