@@ -70,3 +70,30 @@ def test_a_small_file_s_window_makes_no_search_per_line(fs, monkeypatch):
                         lambda enc: finders.append(enc) or real(enc))
     s.expect_ok("read_file", {"path": "f.txt", "offset": 5, "limit": 10})
     assert finders == ["utf-8"]  # the offset's locate only; read_window searched too before
+
+
+def test_a_whole_utf8_file_is_not_detected_again_for_its_observation(fs, monkeypatch):
+    """The observation's text of a file read whole comes from the detection the read just
+    made (UTF-8 found on the whole file), not from a second `decode_text`; an edit after
+    the read still matches against it."""
+    s = fs({"f.txt": "".join(f"line {i} é\n" for i in range(40))})
+    detections = []
+    real = read_file.decode_text
+    monkeypatch.setattr(read_file, "decode_text",
+                        lambda *a, **k: detections.append(a[0]) or real(*a, **k))
+    s.expect_ok("read_file", {"path": "f.txt"})
+    assert detections == []  # 1 before
+    s.expect_ok("edit_file", {"path": "f.txt", "old_string": "line 3 é", "new_string": "x"})
+    assert s.path("f.txt").read_text().splitlines()[3] == "x"
+
+
+@pytest.mark.parametrize("data", [
+    b"plain\n", b"caf\xc3\xa9\r\n", b"\xef\xbb\xbfbom\n", b"bad \xff byte\n",
+    b"# -*- coding: latin-1 -*-\ncaf\xe9\n", b"\xff\xfeu\x00t\x00f\x00",
+    "# coding: utf-8\nx = 'é'\n".encode(), b"",
+])
+def test_the_observation_s_text_is_decode_text_s(data):
+    from callgate.text import decode_text, detect
+
+    found = detect(data, complete=True, declared=None)
+    assert read_file._snapshot(data, True, found.encoding, None) == decode_text(data).text

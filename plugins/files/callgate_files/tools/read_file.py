@@ -147,7 +147,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
         if whole is not None:
             if not is_binary(whole, encoding):
                 # as the write-time checks decode it
-                snapshot = decode_text(whole, declared).text
+                snapshot = _snapshot(whole, complete, encoding, declared)
             if needs_digest(fst):
                 digest = hashlib.sha256(whole).hexdigest()
         ctx.session.ledger.record_present(rp, fst, content=whole, snapshot=snapshot,
@@ -200,6 +200,20 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
     recorded = record()
     meta["lines"] = [window.first, last]
     return _result("\n".join(rows), notes, rp, recorded, reader, meta)
+
+
+def _snapshot(whole: bytes, complete: bool, encoding: str,
+              declared: Declaration | None) -> str:
+    """The text of a whole file as `decode_text` makes it, for the observation (the
+    write-time checks compare with it). When ``detect`` just found the whole file
+    (``complete``: it was its sample) to be UTF-8 with the same declaration, that is its
+    strict decoding: not detected a second time."""
+    if complete and encoding == "utf-8":
+        try:
+            return whole.decode("utf-8")
+        except UnicodeDecodeError:  # as decode_text would: escapes kept
+            pass
+    return decode_text(whole, declared).text
 
 
 #: Encodings whose decoding of a window at once is the lines' decodings one by one: a
