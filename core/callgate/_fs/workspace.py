@@ -151,9 +151,15 @@ class Workspace:
             if not os.path.isabs(os.fspath(path))
             else os.path.normpath(os.fspath(path))
         )
+        return self._display(lexical)
+
+    def _display(self, lexical: str) -> str:
+        """`display` of a path already made `lexical` (absolute, normalized)."""
         if within(lexical, self.root):
-            rel = os.path.relpath(lexical, self.root)
-            return "." if rel == "." else rel.replace(os.sep, "/")
+            # what ``os.path.relpath`` gives for a normalized path inside the root (the
+            # root's own components dropped), without its two abspath/split passes
+            rel = lexical[len(self.root) :].lstrip(os.sep)
+            return rel.replace(os.sep, "/") if rel else "."
         return lexical
 
     def relative(self, path: str | os.PathLike[str]) -> str:
@@ -171,7 +177,7 @@ class Workspace:
         The answer is the same whether or not the path exists.
         """
         lexical = self.lexical(path)
-        display = self.display(lexical)
+        display = self._display(lexical)
         roots = self.write_roots if write else self.read_roots
         try:
             canonical = os.path.realpath(lexical)
