@@ -64,12 +64,14 @@ class ResolvedPath:
             return os.lstat(self.path)
         return self.anchor.stat(self.rel)
 
-    def parent(self) -> tuple[HeldDir, str]:
-        """The parent directory, held (close it), and this path's final name."""
+    def parent(self, *, lookup: bool = False) -> tuple[HeldDir, str]:
+        """The parent directory, held (close it), and this path's final name; ``lookup``:
+        held only to stat and open that name (no listing, no fsync; on Linux no inotify
+        event for a watcher of the tree)."""
         if self.anchor is None:
             head, name = os.path.split(self.path)
             return open_dir(head), name
-        return self.anchor.parent(self.rel)
+        return self.anchor.parent(self.rel, lookup=lookup)
 
     def opendir(self) -> HeldDir:
         """This path as a held directory (close it)."""

@@ -89,7 +89,7 @@ def _open(ctx: ToolContext, rp: ResolvedPath) -> tuple[int, os.stat_result]:
     directory, never through a symlink (a swap in between fails the call)."""
     ledger = ctx.session.ledger
     try:
-        parent, name = rp.parent()
+        parent, name = rp.parent(lookup=True)  # no inotify event for the watcher
     except IsADirectoryError:  # a root itself
         raise is_directory(rp.display) from None
     except (FileNotFoundError, NotADirectoryError):
