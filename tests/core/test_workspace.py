@@ -61,3 +61,21 @@ def test_read_roots_extend_write_roots(tmp_path):
 def test_nul_bytes_are_refused(tmp_path):
     with pytest.raises(ToolError):
         Workspace(tmp_path).resolve("a\x00b")
+
+
+def test_display_is_relpath_s_without_calling_it(tmp_path, monkeypatch):
+    """A resolved path's display is ``os.path.relpath``'s from the root, cut from the
+    normalized path (issue 38: relpath's abspath/split passes ran on every read)."""
+    (tmp_path / "ws" / "a" / "b").mkdir(parents=True)
+    ws = Workspace(tmp_path / "ws")
+    cases = [".", "a", "a/b", "a/b/c.txt", "a/../a/./b//x", str(tmp_path / "ws"),
+             str(tmp_path / "ws" / "a" / "y.py"), "x/..", "no/such/file"]
+    expected = {c: os.path.relpath(ws.lexical(c), ws.root).replace(os.sep, "/") for c in cases}
+    outside = str(tmp_path / "elsewhere" / "z")
+    calls = []
+    monkeypatch.setattr(os.path, "relpath", lambda *a: calls.append(a) or "?")
+    for case in cases:
+        assert ws.resolve(case).display == expected[case]
+        assert ws.display(case) == expected[case]
+    assert ws.display(outside) == outside
+    assert calls == []

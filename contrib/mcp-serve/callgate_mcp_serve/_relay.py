@@ -20,13 +20,11 @@ Everything is bounded by ``[serve] approval_timeout_s`` and ends when the reques
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
-import anyio.lowlevel
 
 from ._approval import REQUEST_CANCELLED, TIMED_OUT
 from ._render import visible
@@ -72,8 +70,7 @@ class ClientRelay:
         self.running = running
         #: the request's form elicitation (``_elicit_for`` without lending the turn), or None
         self.elicit = elicit
-        self.token = anyio.lowlevel.current_token()
-        self.loop = asyncio.get_running_loop()
+        self.loop, self.token = app.loop_token()
 
     # --- blocking: from a worker thread ---------------------------------------------------
 

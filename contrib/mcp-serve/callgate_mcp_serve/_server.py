@@ -56,6 +56,7 @@ from urllib.parse import unquote, urlparse
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import attrs
 import callgate_providers as providers
 import mcp_types as types
@@ -327,6 +328,8 @@ class CallgateMCP:
         #: the client's connection-level peer, for messages outside any request
         self._peer: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: the loop the calls run on and anyio's token for it (`loop_token`)
+        self._loop_token: tuple[asyncio.AbstractEventLoop, Any] | None = None
         self._log_tasks: set[asyncio.Task[None]] = set()
         self.session_dir = session_dir
         #: the stored session every connection naming it joins (``serve --session NAME``)
@@ -637,6 +640,16 @@ class CallgateMCP:
             else None
         return ApprovalChannel(session, elicit,
                                _relay.ClientRelay(self, ctx, relay_elicit, running))
+
+    def loop_token(self) -> tuple[asyncio.AbstractEventLoop, Any]:
+        """The running loop and anyio's token for it, which a call's relay uses to reach
+        the loop from a worker thread: taken once per loop, not for every call (most calls
+        never relay anything, and taking the token cost more than the rest of the relay)."""
+        loop = asyncio.get_running_loop()
+        held = self._loop_token
+        if held is None or held[0] is not loop:
+            held = self._loop_token = (loop, anyio.lowlevel.current_token())
+        return held
 
     # --- tools/call -----------------------------------------------------------------
 

@@ -59,6 +59,12 @@ O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 #: How a directory is held: readable (to list and fsync it), never through a final symlink.
 DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+#: How a directory is held only to look names up in it (stat, open beneath it): Linux's
+#: ``O_PATH`` reads nothing, so holding it is no inotify ``IN_OPEN`` for a watcher of the
+#: tree (the files plugin's woke for every read below the root); elsewhere `DIR_FLAGS`.
+LOOKUP_FLAGS = (
+    (os.O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) if hasattr(os, "O_PATH") else DIR_FLAGS
+)
 #: How a file is opened to be read: never through a final symlink; a FIFO does not block.
 READ_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
 
@@ -510,7 +516,7 @@ class Anchor:
             head, name = os.path.split(rel)
             if not head:
                 return os.stat(name, dir_fd=fd, follow_symlinks=False)
-            parent = open_beneath(fd, head, DIR_FLAGS)
+            parent = open_beneath(fd, head, LOOKUP_FLAGS)
             try:
                 return os.stat(name, dir_fd=parent, follow_symlinks=False)
             finally:
@@ -518,21 +524,23 @@ class Anchor:
         finally:
             self._release()
 
-    def dir(self, rel: str) -> HeldDir:
-        """The directory ``rel`` below the root, held (``""``: the root, borrowed)."""
+    def dir(self, rel: str, flags: int = DIR_FLAGS) -> HeldDir:
+        """The directory ``rel`` below the root, held (``""``: the root, borrowed);
+        ``flags`` `LOOKUP_FLAGS`: held only to stat and open names in it."""
         if not rel:
             return self.held()
         path = os.path.join(self.path, rel)
         if not HELD:
             return _by_name_dir(path)
-        return HeldDir(path, self.open(rel, DIR_FLAGS))
+        return HeldDir(path, self.open(rel, flags))
 
-    def parent(self, rel: str) -> tuple[HeldDir, str]:
-        """The held parent directory of ``rel`` and the final name (``rel`` not ``""``)."""
+    def parent(self, rel: str, *, lookup: bool = False) -> tuple[HeldDir, str]:
+        """The held parent directory of ``rel`` and the final name (``rel`` not ``""``);
+        with ``lookup``, held only to stat and open the name (not listed, not synced)."""
         head, name = os.path.split(rel)
         if not name:
             raise IsADirectoryError(errno.EISDIR, "a root has no parent inside it", self.path)
-        return self.dir(head), name
+        return self.dir(head, LOOKUP_FLAGS if lookup else DIR_FLAGS), name
 
     def make_dirs(self, rel: str) -> tuple[HeldDir, list[str]]:
         """Hold the directory ``rel`` below the root, creating missing components one by

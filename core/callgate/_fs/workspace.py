@@ -64,12 +64,14 @@ class ResolvedPath:
             return os.lstat(self.path)
         return self.anchor.stat(self.rel)
 
-    def parent(self) -> tuple[HeldDir, str]:
-        """The parent directory, held (close it), and this path's final name."""
+    def parent(self, *, lookup: bool = False) -> tuple[HeldDir, str]:
+        """The parent directory, held (close it), and this path's final name; ``lookup``:
+        held only to stat and open that name (no listing, no fsync; on Linux no inotify
+        event for a watcher of the tree)."""
         if self.anchor is None:
             head, name = os.path.split(self.path)
             return open_dir(head), name
-        return self.anchor.parent(self.rel)
+        return self.anchor.parent(self.rel, lookup=lookup)
 
     def opendir(self) -> HeldDir:
         """This path as a held directory (close it)."""
@@ -151,9 +153,15 @@ class Workspace:
             if not os.path.isabs(os.fspath(path))
             else os.path.normpath(os.fspath(path))
         )
+        return self._display(lexical)
+
+    def _display(self, lexical: str) -> str:
+        """`display` of a path already made `lexical` (absolute, normalized)."""
         if within(lexical, self.root):
-            rel = os.path.relpath(lexical, self.root)
-            return "." if rel == "." else rel.replace(os.sep, "/")
+            # what ``os.path.relpath`` gives for a normalized path inside the root (the
+            # root's own components dropped), without its two abspath/split passes
+            rel = lexical[len(self.root) :].lstrip(os.sep)
+            return rel.replace(os.sep, "/") if rel else "."
         return lexical
 
     def relative(self, path: str | os.PathLike[str]) -> str:
@@ -171,7 +179,7 @@ class Workspace:
         The answer is the same whether or not the path exists.
         """
         lexical = self.lexical(path)
-        display = self.display(lexical)
+        display = self._display(lexical)
         roots = self.write_roots if write else self.read_roots
         try:
             canonical = os.path.realpath(lexical)

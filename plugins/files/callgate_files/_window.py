@@ -277,6 +277,8 @@ def read_window(reader: Reader, encoding: str, start: int, first: int, limit: in
     """Up to ``limit`` lines from byte ``start`` (line ``first``), at most `WINDOW_MAX` raw
     bytes (the first line always fits unless it is over `LINE_MAX`)."""
     unit = unit_of(encoding)
+    if unit == 1 and reader.size == len(reader.head) <= min(LINE_MAX, WINDOW_MAX):
+        return _window_in_memory(reader.head, start, first, limit)
     find = _newline_finder(encoding)
     nl = newline_bytes(encoding)
     cr = "\r".encode(_codec(encoding))
@@ -314,6 +316,20 @@ def read_window(reader: Reader, encoding: str, start: int, first: int, limit: in
         pos = line_end
     more = pos < reader.size and bool(reader.read(pos, 1))
     return Window(first, lines, more)
+
+
+def _window_in_memory(data: bytes, start: int, first: int, limit: int) -> Window:
+    """`read_window` of a file held whole in memory (``data``), in a byte-unit encoding,
+    no larger than `LINE_MAX` and `WINDOW_MAX`: no line can be too long and the window
+    cannot outgrow its limit, so the lines are one split of the bytes, not a search per
+    line (the same lines, and ``more`` when bytes follow the last)."""
+    parts = data[start:].split(b"\n", limit)
+    if len(parts) > limit:  # ``limit`` whole lines; the rest (maybe empty) follows
+        return Window(first, [part + b"\n" for part in parts[:limit]], bool(parts[limit]))
+    lines = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:  # a last line without a newline
+        lines.append(parts[-1])
+    return Window(first, lines, False)
 
 
 def _codec(encoding: str) -> str:

@@ -9,13 +9,16 @@ the stdio row), pinned as mechanisms, counted, never timed:
   way out, not first built into the SDK's model here (a validation and a dump that the
   sieve repeated); the sieve makes the same wire fields of it either way;
 - a call makes no memory object stream in callgate (its events go through a plain inbox)
-  and no ``requestState`` token unless it asks the client something.
+  and no ``requestState`` token unless it asks the client something;
+- a call's relay (how a proxied server reaches this request's client) takes anyio's token of
+  the loop once per loop, not once per call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+import sys
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -232,3 +235,27 @@ def test_a_call_makes_no_memory_stream_and_no_token_in_callgate(
 
     run(scenario)
     assert made == []
+
+
+def test_calls_take_anyio_s_loop_token_once_not_per_call(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every call's relay (what a proxied server asks goes to this request's client) needs
+    anyio's token of the loop; it is taken once for the loop, not for each call."""
+    taken: list[object] = []
+    real = anyio.lowlevel.current_token
+
+    def token() -> Any:
+        caller = sys._getframe(1).f_code.co_filename
+        if "callgate_mcp_serve" in caller:  # callgate's own, not anyio's internal ones
+            taken.append(caller)
+        return real()
+
+    monkeypatch.setattr(anyio.lowlevel, "current_token", token)
+    async def scenario() -> None:
+        async with Client(_app(ws).server, mode="legacy") as client:
+            for _ in range(4):
+                r = await client.call_tool("peek", {"path": "a.txt"})
+                assert not r.is_error, r.content
+
+    run(scenario)
+    assert len(taken) == 1, taken  # 4 before: one per call

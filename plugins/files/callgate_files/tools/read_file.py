@@ -89,7 +89,7 @@ def _open(ctx: ToolContext, rp: ResolvedPath) -> tuple[int, os.stat_result]:
     directory, never through a symlink (a swap in between fails the call)."""
     ledger = ctx.session.ledger
     try:
-        parent, name = rp.parent()
+        parent, name = rp.parent(lookup=True)  # no inotify event for the watcher
     except IsADirectoryError:  # a root itself
         raise is_directory(rp.display) from None
     except (FileNotFoundError, NotADirectoryError):
@@ -147,7 +147,7 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
         if whole is not None:
             if not is_binary(whole, encoding):
                 # as the write-time checks decode it
-                snapshot = decode_text(whole, declared).text
+                snapshot = _snapshot(whole, complete, encoding, declared)
             if needs_digest(fst):
                 digest = hashlib.sha256(whole).hexdigest()
         ctx.session.ledger.record_present(rp, fst, content=whole, snapshot=snapshot,
@@ -179,12 +179,15 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
                    "limit; skip it with offset/limit or inspect it with the shell") from None
     last = window.first + len(window.lines) - 1
     width = len(str(last))
-    rows, lossy = [], False
-    for number, raw in enumerate(window.lines, window.first):
-        text = display_line(decode_bytes(raw, encoding, strip_bom=False))
-        if has_escapes(text):
-            lossy = True
-        rows.append(f"{number:>{width}}→{display(text)}")
+    rows = _clean_rows(window.lines, encoding, window.first, width)
+    lossy = False
+    if rows is None:
+        rows = []
+        for number, raw in enumerate(window.lines, window.first):
+            text = display_line(decode_bytes(raw, encoding, strip_bom=False))
+            if has_escapes(text):
+                lossy = True
+            rows.append(f"{number:>{width}}→{display(text)}")
     notes = []
     if window.more:
         notes.append(f"[lines {window.first}-{last} shown; more follow: call read_file with "
@@ -197,6 +200,52 @@ def _read(ctx: ToolContext, rp: ResolvedPath, fd: int, st: os.stat_result, offse
     recorded = record()
     meta["lines"] = [window.first, last]
     return _result("\n".join(rows), notes, rp, recorded, reader, meta)
+
+
+def _snapshot(whole: bytes, complete: bool, encoding: str,
+              declared: Declaration | None) -> str:
+    """The text of a whole file as `decode_text` makes it, for the observation (the
+    write-time checks compare with it). When ``detect`` just found the whole file
+    (``complete``: it was its sample) to be UTF-8 with the same declaration, that is its
+    strict decoding: not detected a second time."""
+    if complete and encoding == "utf-8":
+        try:
+            return whole.decode("utf-8")
+        except UnicodeDecodeError:  # as decode_text would: escapes kept
+            pass
+    return decode_text(whole, declared).text
+
+
+#: Encodings whose decoding of a window at once is the lines' decodings one by one: a
+#: newline byte is never part of a UTF-8 sequence, so no error or character spans two lines.
+_JOINABLE = frozenset({"utf-8", "utf-8-bom", "utf-8-lossy"})
+
+
+def _clean_rows(lines: list[bytes], encoding: str, first: int, width: int) -> list[str] | None:
+    """The numbered rows of a UTF-8 window that decodes cleanly, from one decode of the
+    whole window (not one per line); ``None`` when a line holds bytes that are shown as
+    U+FFFD (or another encoding): the caller then decodes line by line."""
+    if encoding not in _JOINABLE or not lines:
+        return None
+    text = decode_bytes(b"".join(lines), encoding, strip_bom=False)
+    try:
+        text.encode("utf-8")  # no surrogate escape: every line displays as decoded
+    except UnicodeEncodeError:
+        return None
+    parts = text.split("\n")
+    if parts[-1]:  # a last line without a newline keeps a final "\r" (`display_line`)
+        last = parts.pop()
+    else:
+        last = None
+        parts.pop()
+    rows = []
+    for number, part in enumerate(parts, first):
+        if part.endswith("\r"):  # a CRLF line: shown without its "\r", as `display_line`
+            part = part[:-1]
+        rows.append(f"{number:>{width}}→{part}")
+    if last is not None:
+        rows.append(f"{first + len(parts):>{width}}→{last}")
+    return rows
 
 
 def _settle(ctx: ToolContext, rp: ResolvedPath, head: bytes, complete: bool, small: bool,
