@@ -555,7 +555,7 @@ class SqliteStore:
     def _call_started(self, conn: sqlite3.Connection, op: m.CallStarted) -> None:
         """The call's row, whole when its end is known (else ``running``), queued for the
         group's next multi-row insert (`_flush_calls`)."""
-        tally = self._tallies.get(op.session) or self._tally(conn, op.session)  # type: ignore[union-attr]
+        tally = self._tally(conn, op.session)
         if tally is None:
             return
         tally.last_seq += 1
