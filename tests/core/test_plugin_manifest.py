@@ -26,7 +26,8 @@ import os
 from callgate import ToolSpec, hookimpl
 
 SCHEMA = {"type": "object", "additionalProperties": False,
-          "properties": {"loud": {"type": "boolean", "default": False}}}
+          "properties": {"loud": {"type": "boolean", "default": False},
+                         "label": {"type": "string", "default": ""}}}
 
 
 @hookimpl
@@ -248,3 +249,19 @@ def test_a_listing_host_runs_nothing(site: Path, tmp_path: Path,
     assert "probe_tool" in host.visible_names()
     with pytest.raises(BootError, match="booted to list tools"):
         host.open_session(tmp_path)
+
+
+def test_no_variable_or_config_value_is_written_to_the_manifest(
+        site: Path, tmp_path: Path, user_config: Path) -> None:
+    """A declaration's key compares the ``CALLGATE_*`` variables and the plugin's config
+    values, which may be tokens (docs/mcp.md's ``CALLGATE_TOKEN``): the manifest on disk
+    holds their checksums, never the values, and still answers for the same inputs."""
+    (user_config / "config.toml").write_text('[probe]\nlabel = "cfg-secret-4711"\n')
+    first = _tools(site, tmp_path, CALLGATE_TOKEN="env-secret-0815")
+    assert first["plugin"]
+    text = _manifest().read_text()
+    assert "cfg-secret-4711" not in text and "env-secret-0815" not in text
+    again = _tools(site, tmp_path, CALLGATE_TOKEN="env-secret-0815")
+    assert not again["plugin"] and again["out"] == first["out"]
+    other = _tools(site, tmp_path, CALLGATE_TOKEN="env-secret-0816")  # another token
+    assert other["plugin"]

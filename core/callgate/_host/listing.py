@@ -230,8 +230,6 @@ def variables_state(names: Any) -> list[Any]:
     """What a plugin read of the environment: each name's value's CRC (``None``: unset; a
     value, a token perhaps, is never written), for ``*`` (it read them all: a program's
     environment built) every one's but the shell's bookkeeping."""
-    import zlib
-
     names = {"*"} if "*" in names else set(names)
     out: list[Any] = []
     for name in sorted(names):
@@ -240,8 +238,7 @@ def variables_state(names: Any) -> list[Any]:
             value: str | None = repr(sorted(every))
         else:
             value = os.environ.get(name)
-        crc = None if value is None else zlib.crc32(value.encode("utf-8", "surrogateescape"))
-        out.append([name, crc])
+        out.append([name, None if value is None else manifest.checksum(value)])
     return out
 
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from .._model.entrypoints import version as dist_version
 
-FORMAT = 1
+FORMAT = 2
 FILE = "plugin-manifest.json"
 #: declarations kept per plugin (one per combination of its inputs seen), newest first
 VARIANTS = 8
@@ -155,16 +155,29 @@ def environment_fingerprint(entry_points: Iterable[Any]) -> str:
     return json.dumps(parts, sort_keys=True)
 
 
+def checksum(value: str) -> int:
+    """What a key keeps of a value it compares: its CRC-32, never the value (a variable or
+    a config value may be a token; the manifest is written to disk)."""
+    import zlib
+
+    return zlib.crc32(value.encode("utf-8", "surrogateescape"))
+
+
 def probe_key(os_name: str, workspace: str | None) -> list[Any]:
     """The inputs besides its config tables that a plugin's registration may read without
     the recorder seeing it (variables): part of every declaration's key."""
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("CALLGATE_"))
+    env = sorted((k, checksum(v)) for k, v in os.environ.items() if k.startswith("CALLGATE_"))
     return [os_name, workspace, os.environ.get("PATH", ""), env, os.environ.get("HOME")]
 
 
 def variant_key(probe: list[Any], tables: list[tuple[str, Any]]) -> str:
-    """The key of one plugin's declarations: the probe inputs and its tables' values."""
-    return json.dumps([probe, tables], sort_keys=True, default=repr)
+    """The key of one plugin's declarations: the probe inputs and its tables' values (as
+    checksums: a table may hold a token)."""
+    values = [
+        (table, checksum(json.dumps(value, sort_keys=True, default=repr)))
+        for table, value in tables
+    ]
+    return json.dumps([probe, values], sort_keys=True)
 
 
 def describe_key(registered: Iterable[str], visible: Iterable[str]) -> str:
@@ -260,6 +273,7 @@ def _merge_descriptions(into: dict[str, Any], older: dict[str, Any]) -> None:
 __all__ = [
     "FILE",
     "FORMAT",
+    "checksum",
     "describe_key",
     "environment_fingerprint",
     "merge",
