@@ -44,11 +44,8 @@ def batch_started(state: SessionState, steps: Sequence[Step]) -> None:
     journal = state.journal
     if not journal.calls:
         return
-    if len(steps) == 1:
-        step = steps[0]
-        calls: tuple[tuple[Step, ToolCall], ...] = ((step, step.call),)
-    else:
-        calls = tuple([(step, step.call) for step in steps])
+    # (a batch of one is queued by `started_one`: `pipeline.run_batch`)
+    calls = tuple([(step, step.call) for step in steps])
     journal.call_started((_started, journal, calls, state.turn_origin, time.time()))
 
 
@@ -194,7 +191,11 @@ def _ended(
     shown with it; its stored result is linked to the record (``item.end``: the result store
     lets the bytes go once it is committed)."""
     start = step.record
-    if start is None:
+    results = journal.results
+    if start is None:  # no record will commit it: the result store must not wait for one
+        if item is not None and results is not None:
+            results.link(item, step, None)
+            journal.recorder.after_commit(id(journal), results.settle)  # type: ignore[union-attr]
         return []
     effective = step.call.name if isinstance(step.call.name, str) else None
     op = CallEnded(
@@ -211,12 +212,10 @@ def _ended(
         item.seq if item is not None else 0,
     )
     start.end = op  # applied whole if the start is still queued
-    if item is not None:
-        if item.end is step:
-            item.end = op
-        settle = journal.settle
-        if settle is not None:  # the result store settles once this commit is done
-            journal.recorder.after_commit(id(journal), settle)  # type: ignore[union-attr]
+    if item is not None and results is not None:
+        results.link(item, step, op)
+        # the result store settles once this commit is done
+        journal.recorder.after_commit(id(journal), results.settle)  # type: ignore[union-attr]
     if not notices:
         return [op]
     now = time.time()

@@ -270,6 +270,14 @@ class ResultStore:
             self._evict()
             return item
 
+    def link(self, item: StoredResult, step: Any, record: Any) -> None:
+        """Hand ``item`` from its call's pipeline ``step`` to the call's ``record`` (``None``:
+        the call has none, nothing will commit it); under the lock, so an eviction
+        meanwhile (which unlinks it) stands. The store's writer thread calls it."""
+        with self._lock:
+            if item.end is step:
+                item.end = record
+
     def settle(self) -> None:
         """With a session store: let go of what the results whose records are now committed
         no longer need (`_release_memory`). The store's writer thread calls it after each

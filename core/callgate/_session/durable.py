@@ -239,7 +239,7 @@ def result_store(session: Session, max_bytes: int, restored: m.Restored | None) 
         stored_bytes=restored.result_bytes if restored else 0,
         trim=trim,
     )
-    journal.settle = results.settle  # on the writer thread, after its calls commit
+    journal.results = results  # linked and settled on the writer thread (`record._ended`)
     return results
 
 

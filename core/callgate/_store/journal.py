@@ -68,9 +68,10 @@ class Journal:
         self.call_ended = defer
         #: an executed writer's or destructive call's execution fact (with its calls)
         self.fact = defer
-        #: what the writer thread runs after committing this session's call ends: its
-        #: result store's `settle` (set with the result store; `Recorder.after_commit`)
-        self.settle: Callable[[], None] | None = None
+        #: the session's result store (set with it): the writer thread links a call's
+        #: stored result to its record (`link`) and, after committing the session's call
+        #: ends, runs its `settle` (`Recorder.after_commit`)
+        self.results: Any | None = None
 
     @property
     def store(self) -> Any | None:

@@ -98,3 +98,38 @@ def test_the_writer_is_woken_once_per_gathering_not_per_call(
     asyncio.run(go())
     assert len(deferred) == 400
     assert len(wakes) <= 50, f"{len(wakes)} wake-ups for 400 entries"
+
+
+def test_a_call_whose_record_failed_to_build_holds_up_no_later_result(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The first call's start cannot be built (the writer logs it and goes on), so it never
+    gets a record: its stored result must not stay linked to the pipeline's step, or every
+    later result would keep its bytes (the result store settles in order and stops at the
+    first one not committed)."""
+    from callgate._pipeline import record
+
+    host = Host.boot({}, plugins=[Tools()], entrypoints=False, surface="full")
+    original = record._started
+    failed: list[int] = []
+
+    def _started(journal: Any, calls: Any, origin: Any, at: float) -> Any:
+        if not failed:
+            failed.append(1)
+            raise RuntimeError("cannot build this one")
+        return original(journal, calls, origin, at)
+
+    monkeypatch.setattr(record, "_started", _started)
+    big = "x" * 70_000
+
+    async def go() -> tuple[list[Any], int]:
+        async with host.open_session(str(tmp_path)) as session:
+            for i in range(5):
+                await session.run_batch([ToolCall(f"c{i}", "echo", {"text": f"{i} {big}"})])
+            session.flush()
+            return session.results.listing(), session.results.memory_bytes
+
+    held, memory = asyncio.run(go())
+    later = [item for item in held if item.call_id != "c0"]
+    assert failed and [item.call_id for item in later] == ["c1", "c2", "c3", "c4"]
+    assert all(item.end is None and item.row is not None for item in later)
+    assert all(item.data is None for item in later) and memory == 0
