@@ -49,6 +49,9 @@ class FileWatch:
         self._following: FileWatch | None = None
         #: the process's watcher of this session's roots (`_SharedWatcher`), while joined
         self._watcher: _SharedWatcher | None = None
+        #: held while the shared watcher delivers to this session: `stop` waits for a
+        #: delivery under way, so nothing reaches the session after it returns
+        self._delivering = threading.Lock()
 
     # --- lifecycle ---------------------------------------------------
 
@@ -96,14 +99,20 @@ class FileWatch:
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.leave(self)
-            self.session.file_changes.watched.clear()
+            with self._delivering:  # a delivery under way ends first; later ones see stop
+                self.session.file_changes.watched.clear()
         for thread in self._threads:
             thread.join(timeout=5)
         self._threads.clear()
 
     def _deliver(self, changes: Any) -> None:
         """A batch (maybe empty: the watcher is alive) from the shared watcher, for this
-        session and the sub-agents following it."""
+        session and the sub-agents following it (none once it has stopped)."""
+        with self._delivering:
+            if not self.stop_event.is_set():
+                self._deliver_now(changes)
+
+    def _deliver_now(self, changes: Any) -> None:
         with self._lock:
             followers = list(self._followers)
         for watch in (self, *followers):
@@ -209,8 +218,12 @@ class _SharedWatcher:
             shared.members.append(watch)
             if shared.watching.is_set():
                 watch._deliver(())
-        if fresh:
-            shared.thread.start()
+            if fresh:  # started under the lock: no one joins a watcher that never ran
+                try:
+                    shared.thread.start()
+                except BaseException:
+                    del cls._table[roots]
+                    raise
         return shared
 
     def leave(self, watch: FileWatch) -> None:

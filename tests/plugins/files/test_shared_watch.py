@@ -55,3 +55,41 @@ def test_sessions_on_one_workspace_share_one_watcher_and_each_gets_notices(callg
     watcher.join(5)
     assert not watcher.is_alive()
     assert len(_watchers()) == before
+
+
+def test_a_stopped_session_gets_nothing_from_the_shared_watcher(callgate_session):
+    """A session that leaves while the shared watcher is delivering to it (the others keep
+    the thread) returns from its stop only once that delivery is done, and no delivery
+    reaches it afterwards: its feed stays cleared and its subscribers hear nothing."""
+    first = callgate_session(plugins=[callgate_files], files={"a.txt": "one\n"},
+                             config={"files": {"watch": True}})
+    other = callgate_session(plugins=[callgate_files], workspace=first.workspace,
+                             config={"files": {"watch": True}})
+    watch = first.session.extension(FILE_WATCH)
+    assert watch.watching.wait(10) and other.session.extension(FILE_WATCH).watching.wait(10)
+    entered, release, heard = threading.Event(), threading.Event(), []
+    feed = first.session.file_changes
+    publish = feed.publish
+
+    def slow_publish(batch):
+        entered.set()
+        release.wait(10)
+        heard.append(batch)
+        publish(batch)
+
+    feed.publish = slow_publish
+    change = [(1, str(first.path("a.txt")))]
+    delivery = threading.Thread(target=watch._deliver, args=(change,))
+    delivery.start()
+    assert entered.wait(10)
+    stopped = threading.Event()
+    stopper = threading.Thread(target=lambda: (watch.stop(), stopped.set()))
+    stopper.start()
+    assert not stopped.wait(0.3)  # waits for the delivery under way
+    release.set()
+    assert stopped.wait(10)
+    delivery.join(5)
+    assert not feed.watched.is_set()
+    watch._deliver(change)  # the watcher's next batch, after the stop
+    assert len(heard) == 1 and not feed.watched.is_set()
+    other.close()
