@@ -25,6 +25,7 @@ import contextlib
 import logging
 import mmap
 import os
+import stat
 import threading
 from typing import Any
 
@@ -42,6 +43,13 @@ class TakeoverCounter:
         self.path = path
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
+            found = os.fstat(fd)
+            if (
+                not stat.S_ISREG(found.st_mode)
+                or found.st_uid != os.geteuid()
+                or found.st_mode & 0o022
+            ):  # planted by someone else (a store in a shared folder): it could freeze the count
+                raise ValueError(f"{path} is not this user's own regular file")
             with _locked(fd):
                 if os.fstat(fd).st_size < _SIZE:
                     os.ftruncate(fd, _SIZE)
@@ -51,14 +59,21 @@ class TakeoverCounter:
             raise
         self._fd = fd
 
-    def read(self) -> int:
-        """The count now (no system call: the page is shared with every other process)."""
-        return int.from_bytes(self._map[:_SIZE], "little")
+    def read(self) -> int | None:
+        """The count now (no system call: the page is shared with every other process);
+        ``None`` once closed (the server stopping under a request: read the holder)."""
+        try:
+            return int.from_bytes(self._map[:_SIZE], "little")
+        except ValueError:
+            return None
 
     def bump(self) -> None:
         """Count one takeover (after the new holder is committed to the store)."""
+        if self._map.closed:
+            return  # the server is stopping: no one here reads it again
         with _locked(self._fd):
-            self._map[:_SIZE] = ((self.read() + 1) % (1 << 64)).to_bytes(_SIZE, "little")
+            count = self.read() or 0
+            self._map[:_SIZE] = ((count + 1) % (1 << 64)).to_bytes(_SIZE, "little")
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -51,6 +51,33 @@ def test_a_takeover_counter_is_no_link_planted_in_its_place(tmp_path: Path) -> N
     assert target.read_text() == "keep"
 
 
+@pytest.mark.parametrize("how", ["world-writable", "group-writable", "foreign-owner"])
+def test_a_takeover_counter_someone_else_could_write_is_not_used(
+        tmp_path: Path, how: str) -> None:
+    """A counter file planted beside a store in a shared folder (writable by others, or
+    theirs) could hold the count still, so a takeover would go unnoticed: it is refused,
+    and the server reads each request's holder from the store instead."""
+    planted = tmp_path / "c"
+    planted.write_bytes(bytes(8))
+    planted.chmod({"world-writable": 0o666, "group-writable": 0o620}.get(how, 0o600))
+    if how == "foreign-owner":
+        if os.geteuid() != 0:
+            pytest.skip("changing a file's owner needs root")
+        os.chown(planted, 65534, 65534)
+    with pytest.raises(ValueError):
+        TakeoverCounter(str(planted))
+
+
+def test_a_closed_takeover_counter_reads_as_unknown(tmp_path: Path) -> None:
+    """A request still in flight when the server stops reads no count (it then reads the
+    holder from the store) rather than failing on the unmapped page."""
+    counter = TakeoverCounter(str(tmp_path / "c"))
+    counter.bump()
+    counter.close()
+    assert counter.read() is None
+    counter.bump()  # nothing to count on any more: no error
+
+
 class _CountedReads:
     """Counts the holder reads `SessionManager` makes of the session store."""
 
