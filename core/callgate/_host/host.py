@@ -364,12 +364,7 @@ class Host:
         user_config: str | os.PathLike[str] | Mapping[str, Any] | bool,
         recorder: Any = None,
     ) -> Self:
-        host = cls()
-        host.os = _pick_os(os)
-        host.workspace = _os.path.abspath(_os.fspath(workspace)) if workspace is not None else None
-        host.config_source = _config.load(config, workspace, user_config=user_config)
-        plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
-        host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
+        host, plugins_cfg = cls._configured(config, os, workspace, user_config)
         if entrypoints:
             for ep in host._selected_entrypoints(entrypoints, plugins_cfg):
                 host._load_entrypoint(ep)
@@ -395,6 +390,23 @@ class Host:
         return host
 
     @classmethod
+    def _configured(
+        cls,
+        config: str | os.PathLike[str] | Mapping[str, Any] | None,
+        os: str,
+        workspace: str | os.PathLike[str] | None,
+        user_config: str | os.PathLike[str] | Mapping[str, Any] | bool,
+    ) -> tuple[Self, dict[str, Any]]:
+        """A new host with its OS, workspace and config read; its ``[plugins]`` table."""
+        host = cls()
+        host.os = _pick_os(os)
+        host.workspace = _os.path.abspath(_os.fspath(workspace)) if workspace is not None else None
+        host.config_source = _config.load(config, workspace, user_config=user_config)
+        plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
+        host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
+        return host, plugins_cfg
+
+    @classmethod
     def _listing(
         cls,
         config: str | os.PathLike[str] | Mapping[str, Any] | None,
@@ -407,12 +419,7 @@ class Host:
         """`boot` with ``listing``: replay the manifest, else boot fully and record it."""
         from . import listing, manifest
 
-        host = cls()
-        host.os = _pick_os(os)
-        host.workspace = _os.path.abspath(_os.fspath(workspace)) if workspace is not None else None
-        host.config_source = _config.load(config, workspace, user_config=user_config)
-        plugins_cfg = _config.validate_table(host.config_source, "plugins", CORE_TABLES["plugins"])
-        host._plugin_sources[CORE] = (_dist_version("callgate"), "built in")
+        host, plugins_cfg = cls._configured(config, os, workspace, user_config)
         installed = metadata.entry_points(group=ENTRY_POINT_GROUP)
         selected = host._selected_entrypoints(entrypoints, plugins_cfg) if entrypoints else []
         fingerprint = manifest.environment_fingerprint(installed)
@@ -431,7 +438,6 @@ class Host:
             )
         finally:
             listing.stop()
-        recorder.host = booted
         declared = listing.declarations(booted, recorder)
         manifest.write(where, manifest.merge(found, fingerprint, declared))
         return booted
