@@ -448,9 +448,9 @@ class Connection:
     def _caller(self) -> Any:
         return self.callers[0] if self.callers else None
 
-    async def _relayed(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` in a worker thread: an integrator's hook may block."""
-        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+    def _relayed(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """``fn(*args)`` in a worker thread (an integrator's hook may block): await it."""
+        return asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
     async def _on_elicit(self, context: Any, params: Any) -> Any:
         relay = self._caller()
@@ -507,7 +507,7 @@ class Connection:
             pass
         relay = self._caller() or self.launch.relay
         if relay is not None:
-            sent = asyncio.get_running_loop().run_in_executor(None, relay.log, message)
+            sent = self._relayed(relay.log, message)
             self.relaying.add(sent)
             sent.add_done_callback(self.relaying.discard)
             await sent
