@@ -99,12 +99,9 @@ def reporter(ctx: Any) -> Reporter | None:
 
 
 @asynccontextmanager
-async def forwarding(reporter: Reporter | None, session: Session) -> AsyncIterator[None]:
-    """Run the block with its calls' progress going to ``reporter`` (if any); the reports
-    are sent before the block's result is."""
-    if reporter is None:
-        yield
-        return
+async def forwarding(reporter: Reporter, session: Session) -> AsyncIterator[None]:
+    """Run the block with its calls' progress going to ``reporter``; the reports are sent
+    before the block's result is (a call without a progress token enters none)."""
     with session.progress_to(reporter.sink):
         try:
             yield

@@ -277,10 +277,6 @@ class _Running:
     #: the session it runs in (the one current when it arrived)
     session: Session | None = None
 
-    @classmethod
-    def new(cls, call: ToolCall) -> _Running:
-        return cls(call)
-
     def asks(self) -> _Inbox:
         """The answers' inbox and the retry's token, made on the call's first question."""
         if self.answers is None:
@@ -614,7 +610,7 @@ class CallgateMCP:
         ``ask`` answered by elicitation while the request waits (a client that cannot be
         asked now gets the no-approver rule)."""
         session = await self._session_or_error(ctx)
-        running = _Running.new(_prompts.call(session, f"{self._id_prefix}{next(self._ids)}",
+        running = _Running(_prompts.call(session, f"{self._id_prefix}{next(self._ids)}",
                                              arguments))
         elicit = self._elicit_for(ctx, running) if ctx.session.can_send_request else None
         assert self._tasks is not None
@@ -668,7 +664,7 @@ class CallgateMCP:
                 session = await self._session_for(ctx, between_batches=True)
             except RootsError as exc:
                 return _text_error(f"nothing was run: {exc}")
-            running = _Running.new(ToolCall(f"{self._id_prefix}{next(self._ids)}", params.name,
+            running = _Running(ToolCall(f"{self._id_prefix}{next(self._ids)}", params.name,
                                             params.arguments))
             running.session = session
             channel = self._channel(ctx, running, session, self._elicit_for(ctx, running))
